@@ -1,0 +1,57 @@
+// The CPU kernel seam. Op kernels (ops/*.cpp) are written once and call the hot inner loops
+// through this table; each ISA (arch/x86, arch/riscv) overrides the entries it speeds up and
+// inherits the scalar reference for the rest. The table is chosen once at start-up from what the
+// running CPU reports, or forced with HART_ISA=ref|avx2|avx512|rvv|rvv_zvfh (an unknown or
+// unsupported name is a clear error).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "quant/types.h"
+
+namespace hart::cpu {
+
+// MUL_MAT inner product of one weight row (type W, n elements) with one activation row already
+// converted to `act_type`. The reference set uses act_type F32 everywhere (exact); ISA sets may
+// quantize activations (Q8_0 / Q8_K) for integer dot products.
+using VecDotFn = void (*)(int64_t n, float* out, const void* w, const void* x);
+// Converts a row of n floats to `act_type` (F32 rows are used as they are).
+using FromF32Fn = void (*)(const float* x, void* y, int64_t n);
+
+struct DotKernel {
+  Type act_type = Type::F32;
+  VecDotFn vec_dot = nullptr;  // nullptr: weight type not supported by MUL_MAT
+};
+
+struct Kernels {
+  std::string name;  // "ref", "avx2", "avx512", "rvv", "rvv_zvfh"
+
+  DotKernel dot[kTypeCount];
+  FromF32Fn from_f32[kTypeCount] = {};  // activation converters, indexed by act_type
+
+  // Row primitives (n elements, all F32).
+  float (*dot_f32)(int64_t n, const float* a, const float* b) = nullptr;
+  void (*rms_norm)(int64_t n, const float* x, float* y, float eps) = nullptr;  // y = x / rms(x)
+  void (*softmax)(int64_t n, float* x) = nullptr;                              // in place
+  void (*silu)(int64_t n, const float* x, float* y) = nullptr;
+  void (*swiglu)(int64_t n, const float* gate, const float* up, float* y) = nullptr;
+  void (*add)(int64_t n, const float* a, const float* b, float* y) = nullptr;
+  void (*mul)(int64_t n, const float* a, const float* b, float* y) = nullptr;
+  void (*scale)(int64_t n, const float* x, float s, float* y) = nullptr;
+  // y += a * x
+  void (*axpy)(int64_t n, float a, const float* x, float* y) = nullptr;
+};
+
+// The scalar reference set: every entry filled, the yardstick every ISA set is tested against.
+const Kernels& ref_kernels();
+// The set in use: chosen on first call from HART_ISA or the best the CPU supports.
+const Kernels& kernels();
+// Every set this binary can run on this CPU, best last (tests hold each to the reference).
+std::vector<const Kernels*> available_kernels();
+// Forces a set by name; throws hart::Error for an unknown or unsupported name.
+void select_kernels(std::string_view name);
+
+}  // namespace hart::cpu

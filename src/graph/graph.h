@@ -1,0 +1,74 @@
+// Building a compute graph: a Context owns tensor metadata; the builder functions below create
+// nodes (no computation happens until a backend computes the Graph). Shapes are checked here,
+// once, so kernels may trust them.
+//
+//   Context ctx;
+//   Tensor* x = ctx.new_tensor(Type::F32, {64, 8});        // input
+//   Tensor* y = mul_mat(ctx, w, x);                         // W (64,n) @ x -> y (n, 8)
+//   Graph g = build_graph({y});
+#pragma once
+
+#include <deque>
+#include <initializer_list>
+#include <span>
+#include <vector>
+
+#include "graph/tensor.h"
+
+namespace hart {
+
+class Context {
+ public:
+  Tensor* new_tensor(Type type, std::initializer_list<int64_t> ne);
+  Tensor* new_tensor(Type type, std::span<const int64_t> ne);
+  // A tensor describing memory that already exists (weights, caches): no planning needed.
+  Tensor* new_leaf(Type type, std::span<const int64_t> ne, void* data);
+  size_t size() const { return tensors_.size(); }
+
+ private:
+  std::deque<Tensor> tensors_;  // stable addresses
+};
+
+// ---- views (no computation) ------------------------------------------------------------------
+Tensor* reshape(Context& c, Tensor* a, std::initializer_list<int64_t> ne);  // a contiguous
+// A strided view: sizes ne, strides nb (nb[0] is implied by the type), byte offset into a.
+Tensor* view(Context& c, Tensor* a, std::initializer_list<int64_t> ne,
+             std::initializer_list<size_t> nb, size_t offset);
+Tensor* permute(Context& c, Tensor* a, int ax0, int ax1, int ax2, int ax3);  // as ggml_permute
+Tensor* transpose(Context& c, Tensor* a);
+
+// ---- ops -------------------------------------------------------------------------------------
+Tensor* get_rows(Context& c, Tensor* table, Tensor* ids);                    // -> F32
+Tensor* set_rows(Context& c, Tensor* dst, Tensor* src, Tensor* ids);          // -> view of dst
+Tensor* cpy(Context& c, Tensor* src, Tensor* dst);                            // -> view of dst
+Tensor* cont(Context& c, Tensor* a);
+Tensor* add(Context& c, Tensor* a, Tensor* b);
+Tensor* sub(Context& c, Tensor* a, Tensor* b);
+Tensor* mul(Context& c, Tensor* a, Tensor* b);
+Tensor* scale(Context& c, Tensor* a, float s);
+Tensor* unary(Context& c, Tensor* a, Unary kind);
+Tensor* glu(Context& c, Tensor* gate, Tensor* up, Glu kind);
+Tensor* rms_norm(Context& c, Tensor* a, float eps);
+Tensor* soft_max(Context& c, Tensor* a, Tensor* mask, float scale, float max_bias);
+Tensor* rope(Context& c, Tensor* a, Tensor* pos, Tensor* freq_factors, RopeMode mode,
+             int n_dims, float freq_base, float freq_scale);
+Tensor* mul_mat(Context& c, Tensor* w, Tensor* x);
+Tensor* flash_attn_ext(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale);
+
+// ---- graph -----------------------------------------------------------------------------------
+// The nodes that compute `outputs`, in an order where every source comes before its users.
+// Leafs (Op::NONE) are listed separately. Outputs are flagged kFlagOutput.
+struct Graph {
+  std::vector<Tensor*> nodes;
+  std::vector<Tensor*> leafs;
+};
+Graph build_graph(std::initializer_list<Tensor*> outputs);
+Graph build_graph(std::span<Tensor* const> outputs);
+
+// Assigns memory to every non-view node without data, reusing a buffer once its last user has
+// run (outputs and inputs are never reused), and resolves view data pointers. Returns the bytes
+// needed; with `arena` non-null, sets data pointers into it (it must hold that many bytes).
+// Call once with nullptr to size the arena, then again with it.
+size_t plan_memory(const Graph& g, void* arena, size_t alignment = 64);
+
+}  // namespace hart

@@ -1,0 +1,95 @@
+// The tensor: a typed view of up to 4 dimensions, plus the op that produces it.
+// Conventions are ggml's: ne[0] is the innermost (contiguous) dimension, nb[i] is the byte
+// stride of dimension i, and a row is ne[0] elements.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "quant/types.h"
+
+namespace hart {
+
+constexpr int kMaxDims = 4;
+constexpr int kMaxSrc = 4;
+constexpr int kMaxOpParams = 16;  // 32-bit words
+constexpr int kMaxName = 64;
+
+// Ops keep ggml's names so op reports line up with llama.cpp's docs/ops/*.csv.
+enum class Op : uint8_t {
+  NONE,            // a leaf: weight, input or cache
+  // data movement
+  GET_ROWS,        // src0 [n, rows] (any type), src1 I32 [m]          -> F32 [n, m]
+  SET_ROWS,        // src0 dst [n, rows], src1 F32 [n, m], src2 I64 [m] -> view of src0
+  CPY,             // src0 -> src1 (type conversion), result is a view of src1
+  CONT,            // make src0 contiguous
+  RESHAPE, VIEW, PERMUTE, TRANSPOSE,  // no computation: metadata only
+  // element-wise (src1 broadcasts over src0 along every dim where it has size 1)
+  ADD, SUB, MUL, SCALE,
+  UNARY,           // params[0] = Unary
+  GLU,             // params[0] = Glu; src0 gate [n, ...], src1 up [n, ...] -> [n, ...]
+  // row-wise
+  RMS_NORM,        // params: f32 eps
+  SOFT_MAX,        // src1 optional mask F32 [ne0, ne1]; params: f32 scale, f32 max_bias
+  ROPE,            // src1 I32 positions [ne2]; src2 optional F32 freq factors [n_dims/2]
+  // matrix
+  MUL_MAT,         // src0 W [k, n, b2, b3] (weights, any supported type), src1 X F32 [k, m, b2', b3'] -> F32 [n, m, ...]
+  FLASH_ATTN_EXT,  // q [d, n_head, n_tok], k [d, n_head_kv, n_kv], v [d, n_head_kv, n_kv], mask F32 [n_kv, n_tok] -> F32 [d, n_head, n_tok]
+  COUNT
+};
+const char* op_name(Op op);
+
+enum class Unary : int32_t { SILU, GELU, RELU, NEG, EXP };
+enum class Glu : int32_t { SWIGLU, GEGLU };
+// ROPE modes as in ggml: NORMAL rotates pairs (2i, 2i+1), NEOX rotates (i, i + n_dims/2).
+enum class RopeMode : int32_t { NORMAL = 0, NEOX = 2 };
+
+enum TensorFlags : uint32_t {
+  kFlagInput = 1u << 0,   // filled by the caller before compute (tokens, positions, mask)
+  kFlagOutput = 1u << 1,  // read by the caller after compute: its buffer is never reused
+  kFlagWeight = 1u << 2,  // data owned by the model file / backend
+};
+
+struct Tensor {
+  Type type = Type::F32;
+  int64_t ne[kMaxDims] = {1, 1, 1, 1};
+  size_t nb[kMaxDims] = {0, 0, 0, 0};
+
+  Op op = Op::NONE;
+  Tensor* src[kMaxSrc] = {};
+  int32_t params[kMaxOpParams] = {};
+
+  Tensor* view_src = nullptr;  // for views: the tensor whose memory this one aliases
+  size_t view_offs = 0;
+  void* data = nullptr;
+  uint32_t flags = 0;
+  char name[kMaxName] = {};
+
+  int64_t nelements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
+  int64_t nrows() const { return ne[1] * ne[2] * ne[3]; }
+  size_t row_bytes() const { return row_size(type, ne[0]); }
+  // Bytes spanned from the first to one past the last element.
+  size_t nbytes() const;
+  bool is_contiguous() const;
+  bool is_view() const { return view_src != nullptr; }
+
+  // Element (i0, i1, i2, i3) address; for quantized types i0 must start a block.
+  void* at(int64_t i0, int64_t i1 = 0, int64_t i2 = 0, int64_t i3 = 0) const {
+    const size_t bs = size_t(type_info(type).block_size);
+    return static_cast<char*>(data) + (i0 / bs) * nb[0] + i1 * nb[1] + i2 * nb[2] + i3 * nb[3];
+  }
+
+  float param_f32(int i) const {
+    float f;
+    std::memcpy(&f, &params[i], 4);
+    return f;
+  }
+  void set_param_f32(int i, float f) { std::memcpy(&params[i], &f, 4); }
+  void set_name(const char* fmt, ...);
+};
+
+// Strides of a contiguous tensor of `type` with sizes ne.
+void set_contiguous_strides(Tensor& t);
+
+}  // namespace hart

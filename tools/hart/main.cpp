@@ -1,0 +1,52 @@
+// hart: the command-line front end. Dispatches to the registered subcommands.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "command.h"
+#include "common/error.h"
+
+namespace hart::cli {
+
+std::map<std::string, Command>& commands() {
+  static std::map<std::string, Command> table;
+  return table;
+}
+
+}  // namespace hart::cli
+
+namespace {
+
+void usage(FILE* out) {
+  std::fprintf(out, "usage: hart <command> [options]   (hart <command> --help for its options)\n\n");
+  for (const auto& [name, cmd] : hart::cli::commands())
+    std::fprintf(out, "  %-10s %s\n", name.c_str(), cmd.help);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  auto& table = hart::cli::commands();
+  auto it = table.find(argv[1]);
+  if (it == table.end()) {
+    std::fprintf(stderr, "hart: unknown command '%s' (see hart --help)\n", argv[1]);
+    return 2;
+  }
+  std::string prog = std::string("hart ") + argv[1];
+  argv[1] = prog.data();
+  try {
+    return it->second.fn(argc - 1, argv + 1);
+  } catch (const hart::Error& e) {
+    std::fprintf(stderr, "hart: error: %s\n", e.what());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "hart: error: out of memory\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hart: error: %s\n", e.what());
+  }
+  return 1;
+}

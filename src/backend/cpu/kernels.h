@@ -45,6 +45,16 @@ struct Kernels {
   void (*axpy)(int64_t n, float a, const float* x, float* y) = nullptr;
 };
 
+// What an arch folder (arch/x86, arch/riscv) contributes: named sets, each a copy of the
+// reference with some entries overridden. CMake compiles exactly one arch's arch_kernel_sets()
+// (or an empty one for other CPUs).
+struct ArchKernelSet {
+  std::string name;
+  bool (*supported)();          // does the running CPU have what this set needs?
+  void (*fill)(Kernels& k);     // overrides entries of a copy of ref_kernels()
+};
+std::vector<ArchKernelSet> arch_kernel_sets();  // best last
+
 // The scalar reference set: every entry filled, the yardstick every ISA set is tested against.
 const Kernels& ref_kernels();
 // The set in use: chosen on first call from HART_ISA or the best the CPU supports.

@@ -1,0 +1,26 @@
+// Reference (scalar) conversion between F32 and every supported tensor type, bit-exact with
+// ggml's dequantization, plus the scalar integer dot products that optimized kernels are held to.
+// One weight type per translation unit (f16.cpp, q4_0.cpp, q4_k.cpp, ...).
+#pragma once
+
+#include <cstdint>
+
+#include "quant/types.h"
+
+namespace hart {
+
+bool can_dequantize(Type t);
+bool can_quantize(Type t);
+
+// n must be a multiple of the type's block size. Throw hart::Error for unsupported types.
+void dequantize_row(Type t, const void* src, float* dst, int64_t n);
+void quantize_row(Type t, const float* src, void* dst, int64_t n);
+
+// The activation type a weight type's integer dot product pairs with, as in ggml:
+// Q8_0 for Q4_0/Q5_0/Q8_0/IQ4_NL, Q8_1 for Q4_1/Q5_1, Q8_K for the K-quants, and the type itself
+// for F32/F16/BF16.
+Type vec_dot_type(Type weight);
+// out = dot(weight row w (type `weight`, n elements), activation row x (type vec_dot_type(weight))).
+void vec_dot(Type weight, int64_t n, float* out, const void* w, const void* x);
+
+}  // namespace hart

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -45,6 +46,7 @@ struct KeyValue {
 
 constexpr int kMaxDims = 4;
 constexpr uint32_t kDefaultAlignment = 32;
+constexpr int kMaxArrayNesting = 8;  // arrays of arrays deeper than this are rejected
 
 struct TensorInfo {
   std::string name;
@@ -141,6 +143,10 @@ class Writer {
   std::vector<KeyValue> kv_;
   std::vector<PendingTensor> tensors_;
   uint32_t alignment_ = kDefaultAlignment;
+
+  // Emits the whole file (header, metadata, tensor infos, aligned data) through `put`.
+  void emit(const std::function<void(const void*, size_t)>& put, Progress progress,
+            void* user) const;
 };
 
 }  // namespace hart::gguf

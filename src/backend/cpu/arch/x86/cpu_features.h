@@ -1,0 +1,16 @@
+// What the running x86-64 CPU and OS support, read once with cpuid + xgetbv. A feature counts
+// only when the OS also saves the registers it needs (XCR0), so a set is never chosen on a
+// kernel that would fault on its first vector instruction.
+#pragma once
+
+namespace hart::cpu::x86 {
+
+struct CpuFeatures {
+  bool avx2 = false;    // AVX2 + FMA + F16C, with YMM state enabled by the OS
+  bool avx512 = false;  // AVX-512 F/BW/VL/DQ, with ZMM/opmask state enabled by the OS
+  bool avx512_vnni = false;
+};
+
+const CpuFeatures& cpu_features();
+
+}  // namespace hart::cpu::x86

@@ -1,0 +1,37 @@
+#include "graph/graph.h"
+
+#include <unordered_set>
+#include <utility>
+
+namespace hart {
+
+Graph build_graph(std::initializer_list<Tensor*> outputs) {
+  return build_graph(std::span<Tensor* const>(outputs.begin(), outputs.size()));
+}
+
+Graph build_graph(std::span<Tensor* const> outputs) {
+  // Iterative post-order DFS (a deep model would overflow a recursive one): a tensor is
+  // emitted after all its sources, so node order is a valid execution order.
+  Graph g;
+  std::unordered_set<const Tensor*> done;
+  std::vector<std::pair<Tensor*, int>> stack;  // tensor, next source to visit
+  for (Tensor* out : outputs) {
+    out->flags |= kFlagOutput;
+    if (done.count(out)) continue;
+    stack.emplace_back(out, 0);
+    done.insert(out);
+    while (!stack.empty()) {
+      auto& [t, next] = stack.back();
+      if (next < kMaxSrc) {
+        Tensor* s = t->src[next++];
+        if (s && done.insert(s).second) stack.emplace_back(s, 0);
+        continue;
+      }
+      (t->op == Op::NONE ? g.leafs : g.nodes).push_back(t);
+      stack.pop_back();
+    }
+  }
+  return g;
+}
+
+}  // namespace hart

@@ -1,0 +1,70 @@
+#include "graph/tensor.h"
+
+#include <cstdarg>
+#include <cstdio>
+
+namespace hart {
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::NONE: return "NONE";
+    case Op::GET_ROWS: return "GET_ROWS";
+    case Op::SET_ROWS: return "SET_ROWS";
+    case Op::CPY: return "CPY";
+    case Op::CONT: return "CONT";
+    case Op::RESHAPE: return "RESHAPE";
+    case Op::VIEW: return "VIEW";
+    case Op::PERMUTE: return "PERMUTE";
+    case Op::TRANSPOSE: return "TRANSPOSE";
+    case Op::ADD: return "ADD";
+    case Op::SUB: return "SUB";
+    case Op::MUL: return "MUL";
+    case Op::SCALE: return "SCALE";
+    case Op::UNARY: return "UNARY";
+    case Op::GLU: return "GLU";
+    case Op::RMS_NORM: return "RMS_NORM";
+    case Op::SOFT_MAX: return "SOFT_MAX";
+    case Op::ROPE: return "ROPE";
+    case Op::MUL_MAT: return "MUL_MAT";
+    case Op::FLASH_ATTN_EXT: return "FLASH_ATTN_EXT";
+    case Op::COUNT: break;
+  }
+  return "?";
+}
+
+size_t Tensor::nbytes() const {
+  for (int i = 0; i < kMaxDims; i++)
+    if (ne[i] <= 0) return 0;
+  // As ggml_nbytes: the first dimension counts whole blocks, the others their last element.
+  const TypeInfo& ti = type_info(type);
+  size_t bytes = size_t(ne[0] / ti.block_size) * nb[0];
+  for (int i = 1; i < kMaxDims; i++) bytes += size_t(ne[i] - 1) * nb[i];
+  return bytes;
+}
+
+bool Tensor::is_contiguous() const {
+  // Dimensions of size 1 may have any stride: they are never stepped over.
+  const TypeInfo& ti = type_info(type);
+  size_t expected = ti.type_size;
+  for (int i = 0; i < kMaxDims; i++) {
+    if (ne[i] != 1 && nb[i] != expected) return false;
+    expected *= size_t(i == 0 ? ne[0] / ti.block_size : ne[i]);
+  }
+  return true;
+}
+
+void Tensor::set_name(const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(name, sizeof(name), fmt, args);
+  va_end(args);
+}
+
+void set_contiguous_strides(Tensor& t) {
+  const TypeInfo& ti = type_info(t.type);
+  t.nb[0] = ti.type_size;
+  t.nb[1] = t.nb[0] * size_t(t.ne[0] / ti.block_size);
+  for (int i = 2; i < kMaxDims; i++) t.nb[i] = t.nb[i - 1] * size_t(t.ne[i - 1]);
+}
+
+}  // namespace hart

@@ -1,0 +1,200 @@
+#include "model/synthetic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+
+#include "common/error.h"
+#include "quant/quant.h"
+
+namespace hart {
+namespace {
+
+struct Shape {
+  const char* name;
+  const char* arch;
+  int n_vocab, n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, n_ctx;
+  float rope_base, rms_eps;
+  bool tied;
+};
+
+// Shapes of the published models (config.json of each).
+constexpr Shape kShapes[] = {
+    {"smollm2-135m", "llama", 49152, 576, 30, 9, 3, 64, 1536, 8192, 100000.0f, 1e-5f, true},
+    {"smollm2-360m", "llama", 49152, 960, 32, 15, 5, 64, 2560, 8192, 100000.0f, 1e-5f, true},
+    {"tinyllama-1.1b", "llama", 32000, 2048, 22, 32, 4, 64, 5632, 2048, 10000.0f, 1e-5f, false},
+    {"llama-3.2-1b", "llama", 128256, 2048, 16, 32, 8, 64, 8192, 131072, 500000.0f, 1e-5f, true},
+    {"qwen2.5-0.5b", "qwen2", 151936, 896, 24, 14, 2, 64, 4864, 32768, 1000000.0f, 1e-6f, true},
+    {"qwen3-0.6b", "qwen3", 151936, 1024, 28, 16, 8, 128, 3072, 40960, 1000000.0f, 1e-6f, true},
+};
+
+const Shape& find_shape(std::string_view name) {
+  for (const Shape& s : kShapes)
+    if (name == s.name) return s;
+  std::string known;
+  for (const Shape& s : kShapes) known += std::string(known.empty() ? "" : ", ") + s.name;
+  throw Error("unknown synthetic model '" + std::string(name) + "' (known: " + known + ")");
+}
+
+// SplitMix64: a fast, well-mixed generator; weights need speed, not cryptographic quality.
+struct Rng {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  float uniform() { return float(next() >> 40) * (1.0f / 16777216.0f) * 2.0f - 1.0f; }  // [-1, 1)
+};
+
+// A deterministic vocabulary: specials, the 256 byte-fallback tokens, then syllable words.
+void add_vocab(gguf::Writer& w, int n_vocab) {
+  std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
+  std::vector<int32_t> types = {2, 3, 3};
+  for (int b = 0; b < 256; b++) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "<0x%02X>", b);
+    tokens.push_back(buf);
+    types.push_back(6);
+  }
+  static const char* kOnsets[] = {"", "b", "c", "d", "f", "g", "h", "k", "l", "m", "n", "p",
+                                  "r", "s", "t", "v", "w", "st", "th", "ch", "sh", "tr"};
+  static const char* kNuclei[] = {"a", "e", "i", "o", "u", "ai", "ea", "ou"};
+  static const char* kCodas[] = {"", "n", "r", "s", "t", "l", "nd", "ng"};
+  const int n_syll = 22 * 8 * 8;
+  for (int i = 0; int(tokens.size()) < n_vocab; i++) {
+    std::string word = (i % 2 == 0) ? "\xE2\x96\x81" : "";  // "▁" marks a word start
+    for (int k = i / 2 + 1; k > 0; k /= n_syll) {  // bijective base-n_syll digits of k
+      const int s = --k % n_syll;
+      word += std::string(kOnsets[s / 64]) + kNuclei[(s / 8) % 8] + kCodas[s % 8];
+    }
+    tokens.push_back(word);
+    types.push_back(1);
+  }
+  std::vector<float> scores(tokens.size());
+  for (size_t i = 0; i < scores.size(); i++) scores[i] = -float(i);
+  auto arr = [](gguf::ValueType t, auto&& items) {
+    auto a = std::make_shared<gguf::Array>();
+    a->elem_type = t;
+    for (auto& x : items) a->items.emplace_back(x);
+    return gguf::Value(a);
+  };
+  w.set("tokenizer.ggml.model", std::string("llama"));
+  w.set("tokenizer.ggml.tokens", arr(gguf::ValueType::STRING, tokens));
+  w.set("tokenizer.ggml.scores", arr(gguf::ValueType::FLOAT32, scores));
+  w.set("tokenizer.ggml.token_type", arr(gguf::ValueType::INT32, types));
+  w.set("tokenizer.ggml.unknown_token_id", uint32_t(0));
+  w.set("tokenizer.ggml.bos_token_id", uint32_t(1));
+  w.set("tokenizer.ggml.eos_token_id", uint32_t(2));
+  w.set("tokenizer.ggml.add_bos_token", true);
+  w.set("tokenizer.ggml.add_eos_token", false);
+}
+
+struct Builder {
+  gguf::Writer w;
+  std::vector<std::vector<uint8_t>> blobs;  // tensor data, alive until written
+  uint64_t seed = 1;
+
+  // Random weights of std `scale`, stored in `type` (norm weights are ones).
+  void tensor(const std::string& name, std::vector<int64_t> ne, Type type, float scale, bool ones = false) {
+    const int64_t n_row = ne[0], n_rows = ne.size() > 1 ? ne[1] : 1;
+    if (!ones && n_row % type_info(type).block_size != 0) type = Type::F16;
+    std::vector<uint8_t>& blob = blobs.emplace_back(row_size(type, n_row) * size_t(n_rows));
+    const unsigned n_threads = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::thread> pool;
+    const uint64_t base_seed = seed++;
+    for (unsigned t = 0; t < n_threads; t++) {
+      pool.emplace_back([&, t] {
+        std::vector<float> row(size_t(n_row), 1.0f);
+        for (int64_t r = t; r < n_rows; r += n_threads) {
+          Rng rng{base_seed * 0x100000001B3ull + uint64_t(r)};
+          if (!ones)
+            for (float& x : row) x = rng.uniform() * scale * 1.7320508f;  // uniform with std `scale`
+          quantize_row(type, row.data(), blob.data() + size_t(r) * row_size(type, n_row), n_row);
+        }
+      });
+    }
+    for (auto& th : pool) th.join();
+    w.add_tensor(name, type, ne, blob.data(), blob.size());
+  }
+};
+
+std::unique_ptr<gguf::Writer> build(std::string_view spec, std::vector<std::vector<uint8_t>>& blobs) {
+  const size_t colon = spec.find(':');
+  const Shape& s = find_shape(spec.substr(0, colon));
+  const std::string type_name_str = colon == std::string_view::npos ? "q8_0" : std::string(spec.substr(colon + 1));
+  const std::optional<Type> type = type_from_name(type_name_str);
+  if (!type || !can_quantize(*type))
+    throw Error("synthetic model type '" + type_name_str + "' is not one hart can write");
+
+  Builder b;
+  gguf::Writer& w = b.w;
+  const std::string a = s.arch;
+  w.set("general.architecture", a);
+  w.set("general.name", std::string("synthetic ") + s.name);
+  w.set(a + ".context_length", uint32_t(s.n_ctx));
+  w.set(a + ".embedding_length", uint32_t(s.n_embd));
+  w.set(a + ".block_count", uint32_t(s.n_layer));
+  w.set(a + ".feed_forward_length", uint32_t(s.n_ff));
+  w.set(a + ".attention.head_count", uint32_t(s.n_head));
+  w.set(a + ".attention.head_count_kv", uint32_t(s.n_head_kv));
+  w.set(a + ".attention.key_length", uint32_t(s.head_dim));
+  w.set(a + ".attention.value_length", uint32_t(s.head_dim));
+  w.set(a + ".rope.dimension_count", uint32_t(s.head_dim));
+  w.set(a + ".rope.freq_base", s.rope_base);
+  w.set(a + ".attention.layer_norm_rms_epsilon", s.rms_eps);
+  add_vocab(w, s.n_vocab);
+
+  const int64_t d = s.n_embd, q = int64_t(s.n_head) * s.head_dim, kv = int64_t(s.n_head_kv) * s.head_dim;
+  const float std_in = 1.0f / std::sqrt(float(d));
+  b.tensor("token_embd.weight", {d, s.n_vocab}, *type, 1.0f);
+  for (int il = 0; il < s.n_layer; il++) {
+    const std::string p = "blk." + std::to_string(il) + ".";
+    b.tensor(p + "attn_norm.weight", {d}, Type::F32, 0, true);
+    b.tensor(p + "attn_q.weight", {d, q}, *type, std_in);
+    b.tensor(p + "attn_k.weight", {d, kv}, *type, std_in);
+    b.tensor(p + "attn_v.weight", {d, kv}, *type, std_in);
+    b.tensor(p + "attn_output.weight", {q, d}, *type, 1.0f / std::sqrt(float(q)));
+    if (a == "qwen2") {
+      b.tensor(p + "attn_q.bias", {q}, Type::F32, 0.02f);
+      b.tensor(p + "attn_k.bias", {kv}, Type::F32, 0.02f);
+      b.tensor(p + "attn_v.bias", {kv}, Type::F32, 0.02f);
+    }
+    if (a == "qwen3") {
+      b.tensor(p + "attn_q_norm.weight", {s.head_dim}, Type::F32, 0, true);
+      b.tensor(p + "attn_k_norm.weight", {s.head_dim}, Type::F32, 0, true);
+    }
+    b.tensor(p + "ffn_norm.weight", {d}, Type::F32, 0, true);
+    b.tensor(p + "ffn_gate.weight", {d, s.n_ff}, *type, std_in);
+    b.tensor(p + "ffn_up.weight", {d, s.n_ff}, *type, std_in);
+    b.tensor(p + "ffn_down.weight", {s.n_ff, d}, *type, 1.0f / std::sqrt(float(s.n_ff)));
+  }
+  b.tensor("output_norm.weight", {d}, Type::F32, 0, true);
+  if (!s.tied) b.tensor("output.weight", {d, s.n_vocab}, *type, std_in);
+  blobs = std::move(b.blobs);
+  return std::make_unique<gguf::Writer>(std::move(b.w));
+}
+
+}  // namespace
+
+std::vector<std::string> synthetic_model_names() {
+  std::vector<std::string> names;
+  for (const Shape& s : kShapes) names.push_back(s.name);
+  return names;
+}
+
+std::unique_ptr<gguf::File> make_synthetic_model(std::string_view spec) {
+  std::vector<std::vector<uint8_t>> blobs;
+  const std::vector<uint8_t> bytes = build(spec, blobs)->to_bytes();
+  blobs.clear();
+  return gguf::File::from_bytes(bytes, "synthetic:" + std::string(spec));
+}
+
+void write_synthetic_model(std::string_view spec, const std::string& path) {
+  std::vector<std::vector<uint8_t>> blobs;
+  build(spec, blobs)->write(path);
+}
+
+}  // namespace hart

@@ -1,0 +1,64 @@
+#include "model_options.h"
+
+#include <cstdio>
+
+#include "common/error.h"
+#include "gguf/gguf.h"
+#include "model/synthetic.h"
+
+namespace hart::cli {
+
+void ModelOptions::add_to(CLI::App& app) {
+  app.add_option("-m,--model", model,
+                 "GGUF file, or synthetic:NAME:TYPE for random weights with a real model's shapes")
+      ->capture_default_str();
+  app.add_option("-t,--threads", threads, "threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  app.add_option("-c,--ctx-size", ctx_size, "context size in tokens (default: the model's, at most 4096)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--cache-type", cache_type, "KV cache type")
+      ->check(CLI::IsMember({"f16", "f32"}))
+      ->capture_default_str();
+  app.add_flag("--mmap", mmap, "map the weights instead of reading them into memory");
+}
+
+SessionParams ModelOptions::session_params() const {
+  SessionParams sp;
+  sp.n_ctx = ctx_size;
+  sp.n_threads = threads;
+  sp.cache_type = cache_type == "f32" ? Type::F32 : Type::F16;
+  return sp;
+}
+
+void SamplingOptions::add_to(CLI::App& app) {
+  app.add_option("--temp", p.temperature, "temperature (<= 0: greedy)")->capture_default_str();
+  app.add_option("--top-k", p.top_k, "top-k (<= 0: off)")->capture_default_str();
+  app.add_option("--top-p", p.top_p, "top-p (1: off)")->capture_default_str();
+  app.add_option("--min-p", p.min_p, "min-p (0: off)")->capture_default_str();
+  app.add_option("--repeat-penalty", p.repeat_penalty, "repetition penalty (1: off)")->capture_default_str();
+  app.add_option("--repeat-last-n", p.repeat_last_n, "tokens the penalties look back over")->capture_default_str();
+  app.add_option("--frequency-penalty", p.frequency_penalty, "frequency penalty")->capture_default_str();
+  app.add_option("--presence-penalty", p.presence_penalty, "presence penalty")->capture_default_str();
+  app.add_option("-s,--seed", p.seed, "random seed (default: random)");
+}
+
+LoadedModel load_model(const ModelOptions& opt) {
+  LoadedModel lm;
+  std::unique_ptr<gguf::File> file;
+  if (opt.model.rfind("synthetic:", 0) == 0) {
+    std::fprintf(stderr, "hart: building %s (random weights, real shapes: output is gibberish)\n",
+                 opt.model.c_str());
+    file = make_synthetic_model(opt.model.substr(10));
+    lm.synthetic = true;
+  } else {
+    std::fprintf(stderr, "hart: loading %s\n", opt.model.c_str());
+    file = gguf::File::open(opt.model, opt.mmap ? gguf::LoadMode::Mmap : gguf::LoadMode::Memory);
+  }
+  lm.tokenizer = Tokenizer::from_gguf(*file);
+  lm.model = Model::from_file(std::move(file));
+  if (lm.tokenizer->n_vocab() != lm.model->hp.n_vocab)
+    throw Error("vocabulary has " + std::to_string(lm.tokenizer->n_vocab()) +
+                " tokens but the model's embedding has " + std::to_string(lm.model->hp.n_vocab));
+  return lm;
+}
+
+}  // namespace hart::cli

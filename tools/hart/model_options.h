@@ -1,0 +1,43 @@
+// Flags shared by the commands that load a model and generate (run, chat, bench, serve), and
+// the loading itself, so every command spells them the same way.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+
+#include "model/model.h"
+#include "model/session.h"
+#include "sample/sampler.h"
+#include "tokenizer/tokenizer.h"
+
+namespace hart::cli {
+
+constexpr const char* kDefaultModel = "synthetic:smollm2-135m:q8_0";
+
+struct ModelOptions {
+  std::string model = kDefaultModel;
+  int threads = 0;
+  int ctx_size = 0;
+  std::string cache_type = "f16";
+  bool mmap = false;
+
+  void add_to(CLI::App& app);
+  SessionParams session_params() const;
+};
+
+struct SamplingOptions {
+  SamplerParams p;
+  void add_to(CLI::App& app);
+};
+
+struct LoadedModel {
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Tokenizer> tokenizer;
+  bool synthetic = false;
+};
+
+// Opens MODEL (a GGUF path or synthetic:NAME:TYPE) with a progress line on stderr.
+LoadedModel load_model(const ModelOptions& opt);
+
+}  // namespace hart::cli

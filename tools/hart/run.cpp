@@ -1,0 +1,116 @@
+// hart run: generate text from a prompt, streaming it to stdout (or one JSON object with --json).
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "model/generate.h"
+#include "model_options.h"
+
+namespace hart::cli {
+namespace {
+
+// Prints the text of a growing token sequence as it grows, holding back an incomplete
+// UTF-8 sequence at the end until its remaining bytes arrive.
+class TextStream {
+ public:
+  explicit TextStream(const Tokenizer& tok) : tok_(tok) {}
+  void push(int32_t id) {
+    ids_.push_back(id);
+    const std::string text = tok_.decode(ids_);
+    size_t end = complete_utf8_prefix(text);
+    if (end > printed_) {
+      std::fwrite(text.data() + printed_, 1, end - printed_, stdout);
+      std::fflush(stdout);
+      printed_ = end;
+    }
+  }
+  std::string text() const { return tok_.decode(ids_); }
+
+ private:
+  static size_t complete_utf8_prefix(const std::string& s) {
+    size_t n = s.size(), i = n;
+    while (i > 0 && i > n - 4 && (uint8_t(s[i - 1]) & 0xC0) == 0x80) i--;  // continuation bytes
+    if (i == 0) return n;
+    const uint8_t lead = uint8_t(s[i - 1]);
+    const size_t len = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    return (n - (i - 1) >= len) ? n : i - 1;
+  }
+  const Tokenizer& tok_;
+  std::vector<int32_t> ids_;
+  size_t printed_ = 0;
+};
+
+int cmd_run(int argc, char** argv) {
+  CLI::App app{"Generate text from a prompt (streams to stdout)", "hart run"};
+  ModelOptions mo;
+  SamplingOptions so;
+  std::string prompt;
+  int n_predict = 128;
+  bool json = false, logits = false, ignore_eos = false;
+  mo.add_to(app);
+  so.add_to(app);
+  app.add_option("-p,--prompt", prompt, "prompt text (special tokens parsed; default: BOS alone)");
+  app.add_option("-n,--n-predict", n_predict, "tokens to generate (-1: until end of text)")
+      ->capture_default_str();
+  app.add_flag("--json", json, "print one JSON object: tokens, text, timings");
+  app.add_flag("--logits", logits, "with --json: include the first generated step's logits");
+  app.add_flag("--ignore-eos", ignore_eos, "keep generating past end-of-generation tokens");
+  CLI11_PARSE(app, argc, argv);
+  const bool have_prompt = app.count("--prompt") > 0;
+
+  LoadedModel lm = load_model(mo);
+  const Tokenizer& tok = *lm.tokenizer;
+  std::vector<int32_t> prompt_tokens;
+  if (have_prompt) {
+    prompt_tokens = tok.encode(prompt, /*add_special=*/true, /*parse_special=*/true);
+  } else {
+    if (tok.bos() < 0) throw Error("the model has no BOS token: give a prompt with -p");
+    prompt_tokens = {tok.bos()};
+  }
+  if (prompt_tokens.empty()) throw Error("the prompt is empty after tokenization");
+
+  Session session(*lm.model, mo.session_params());
+  Sampler sampler(so.p, lm.model->hp.n_vocab);
+  TextStream stream(tok);
+  std::vector<int32_t> generated;
+  std::vector<float> logits0;
+  GenerateOptions go;
+  go.n_predict = n_predict;
+  if (!ignore_eos) go.is_eog = [&](int32_t t) { return tok.is_eog(t); };
+  go.on_token = [&](int32_t t) {
+    generated.push_back(t);
+    if (!json) stream.push(t);
+    return true;
+  };
+  if (json && logits) go.logits_step0 = &logits0;
+  const GenerateStats st = generate(session, sampler, prompt_tokens, go);
+
+  if (json) {
+    nlohmann::json j;
+    j["prompt_tokens"] = prompt_tokens;
+    j["generated_tokens"] = generated;
+    j["text"] = tok.decode(generated);
+    j["timings"] = {{"prompt_ms", st.prompt_ms},
+                    {"generate_ms", st.generate_ms},
+                    {"prompt_tokens_per_s", st.prompt_ms > 0 ? st.n_prompt * 1e3 / st.prompt_ms : 0},
+                    {"generate_tokens_per_s",
+                     st.generate_ms > 0 ? st.n_generated * 1e3 / st.generate_ms : 0}};
+    if (logits) j["logits_step0"] = logits0;
+    std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  } else {
+    std::printf("\n");
+    std::fprintf(stderr, "hart: prompt %d tokens in %.1f ms (%.1f tok/s), generated %d tokens in %.1f ms (%.1f tok/s)\n",
+                 st.n_prompt, st.prompt_ms, st.prompt_ms > 0 ? st.n_prompt * 1e3 / st.prompt_ms : 0.0,
+                 st.n_generated, st.generate_ms,
+                 st.generate_ms > 0 ? st.n_generated * 1e3 / st.generate_ms : 0.0);
+  }
+  return 0;
+}
+
+}  // namespace
+
+HART_COMMAND(run, "generate text from a prompt", cmd_run);
+
+}  // namespace hart::cli

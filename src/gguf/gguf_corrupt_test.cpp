@@ -80,7 +80,7 @@ const std::vector<Corruption>& corruptions() {
       {"data past end", [](RawFile& f) { f.tensors[1].offset = 96; }, "tensor 'b' data (offset 96, 34 bytes) runs past the end"},
       {"huge offset", [](RawFile& f) { f.tensors[1].offset = ~uint64_t(0) - 31; }, "runs past the end"},
       {"data truncated", [](RawFile& f) { f.data_bytes -= 1; }, "runs past the end"},
-      {"duplicate tensor", [](RawFile& f) { f.tensors[1].name = "a"; }, "duplicate tensor 'a'"},
+      {"duplicate tensor", [](RawFile& f) { f.tensors[1].name = f.tensors[0].name; }, "duplicate tensor 'a'"},
   };
   return table;
 }

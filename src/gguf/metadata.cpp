@@ -194,7 +194,8 @@ std::optional<std::vector<int64_t>> File::get_int_array(std::string_view key) co
                                 [&](const Value& item) -> std::optional<int64_t> {
                                   const Integer i = integer_of(item);
                                   if (!i.is_integer) return std::nullopt;
-                                  if (!i.fits) throw Error(path_ + ": key '" + k + "' holds a value that does not fit in int64");
+                                  if (!i.fits)
+                                    throw Error(path_ + ": key '" + k + "' holds a value that does not fit in int64");
                                   return i.value;
                                 });
 }

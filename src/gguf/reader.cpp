@@ -170,6 +170,41 @@ uint8_t* alloc_aligned(std::unique_ptr<uint8_t[]>& storage, size_t size) {
   return storage.get() + (align_up(addr, kHeapAlignment) - addr);
 }
 
+// One tensor info: name, shape, type and data offset, checked for a known type, a shape whose
+// element and byte counts fit in 64 bits, whole blocks per row and an aligned offset.
+TensorInfo read_tensor_info(Parser& p, uint32_t alignment) {
+  TensorInfo ti{};
+  ti.name = p.read_string("tensor name");
+  const std::string what = "tensor '" + ti.name + "'";
+  ti.n_dims = p.read<uint32_t>("dimension count", ti.name);
+  if (ti.n_dims > uint32_t(kMaxDims))
+    p.fail(what + " has " + std::to_string(ti.n_dims) + " dimensions (at most " + std::to_string(kMaxDims) + ")");
+  int64_t nelements = 1;
+  for (int d = 0; d < kMaxDims; d++) {
+    ti.ne[d] = uint32_t(d) < ti.n_dims ? p.read<int64_t>("shape", ti.name) : 1;
+    if (ti.ne[d] < 0)
+      p.fail(what + " has negative dimension ne[" + std::to_string(d) + "] = " + std::to_string(ti.ne[d]));
+    if (__builtin_mul_overflow(nelements, ti.ne[d], &nelements))
+      p.fail(what + " has too many elements (overflows int64)");
+  }
+  const uint32_t type = p.read<uint32_t>("type", ti.name);
+  const auto info = find_type_info(type);
+  if (!info) p.fail(what + " has unknown type " + std::to_string(type));
+  ti.type = Type(type);
+  ti.offset = p.read<uint64_t>("data offset", ti.name);
+  if (ti.ne[0] % info->block_size != 0)
+    p.fail(what + " row length " + std::to_string(ti.ne[0]) + " is not a multiple of the " +
+           std::string(info->name) + " block size " + std::to_string(info->block_size));
+  uint64_t nbytes;
+  if (__builtin_mul_overflow(uint64_t(nelements / info->block_size), uint64_t(info->type_size), &nbytes))
+    p.fail(what + " byte size overflows");
+  ti.nbytes = size_t(nbytes);
+  if (ti.offset % alignment != 0)
+    p.fail(what + " data offset " + std::to_string(ti.offset) + " is not a multiple of the alignment " +
+           std::to_string(alignment));
+  return ti;
+}
+
 }  // namespace
 
 std::unique_ptr<File> File::open(const std::string& path, LoadMode mode) {
@@ -227,7 +262,7 @@ void File::parse() {
   if (magic != kMagic) p.fail("not a GGUF file (bad magic)");
   version_ = p.read<uint32_t>("version");
   if (version_ != 2 && version_ != 3) {
-    if (std::byteswap(version_) == 2 || std::byteswap(version_) == 3)
+    if (__builtin_bswap32(version_) == 2 || __builtin_bswap32(version_) == 3)
       p.fail("big-endian GGUF files are not supported");
     p.fail("unsupported GGUF version " + std::to_string(version_) + " (only 2 and 3 are supported)");
   }
@@ -246,8 +281,10 @@ void File::parse() {
 
   if (const Value* a = find("general.alignment")) {
     const auto* v = std::get_if<uint32_t>(a);
-    if (!v) p.fail("general.alignment must be of type u32, not " + std::string(value_type_name(value_type(*a))));
-    if (*v == 0 || !std::has_single_bit(*v)) p.fail("general.alignment " + std::to_string(*v) + " is not a power of two");
+    if (!v)
+      p.fail("general.alignment must be of type u32, not " + std::string(value_type_name(value_type(*a))));
+    if (*v == 0 || !std::has_single_bit(*v))
+      p.fail("general.alignment " + std::to_string(*v) + " is not a power of two");
     alignment_ = *v;
   }
 
@@ -255,35 +292,8 @@ void File::parse() {
   p.check_count(n_tensors, kMinTensorInfoBytes, "tensor count");
   tensors_.reserve(size_t(n_tensors));
   for (uint64_t i = 0; i < n_tensors; i++) {
-    TensorInfo ti{};
-    ti.name = p.read_string("tensor name");
-    const std::string what = "tensor '" + ti.name + "'";
-    if (!tensor_index_.emplace(ti.name, tensors_.size()).second) p.fail("duplicate " + what);
-    ti.n_dims = p.read<uint32_t>("dimension count", ti.name);
-    if (ti.n_dims > uint32_t(kMaxDims))
-      p.fail(what + " has " + std::to_string(ti.n_dims) + " dimensions (at most " + std::to_string(kMaxDims) + ")");
-    int64_t nelements = 1;
-    for (int d = 0; d < kMaxDims; d++) {
-      ti.ne[d] = uint32_t(d) < ti.n_dims ? p.read<int64_t>("shape", ti.name) : 1;
-      if (ti.ne[d] < 0) p.fail(what + " has negative dimension ne[" + std::to_string(d) + "] = " + std::to_string(ti.ne[d]));
-      if (__builtin_mul_overflow(nelements, ti.ne[d], &nelements)) p.fail(what + " has too many elements (overflows int64)");
-    }
-    const uint32_t type = p.read<uint32_t>("type", ti.name);
-    const auto info = find_type_info(type);
-    if (!info) p.fail(what + " has unknown type " + std::to_string(type));
-    ti.type = Type(type);
-    ti.offset = p.read<uint64_t>("data offset", ti.name);
-    if (ti.ne[0] % info->block_size != 0)
-      p.fail(what + " row length " + std::to_string(ti.ne[0]) + " is not a multiple of the " +
-             std::string(info->name) + " block size " + std::to_string(info->block_size));
-    const uint64_t blocks = uint64_t(nelements / info->block_size);
-    uint64_t nbytes;
-    if (__builtin_mul_overflow(blocks, uint64_t(info->type_size), &nbytes))
-      p.fail(what + " byte size overflows");
-    ti.nbytes = size_t(nbytes);
-    if (ti.offset % alignment_ != 0)
-      p.fail(what + " data offset " + std::to_string(ti.offset) + " is not a multiple of the alignment " +
-             std::to_string(alignment_));
+    TensorInfo ti = read_tensor_info(p, alignment_);
+    if (!tensor_index_.emplace(ti.name, tensors_.size()).second) p.fail("duplicate tensor '" + ti.name + "'");
     tensors_.push_back(std::move(ti));
   }
 
@@ -291,8 +301,9 @@ void File::parse() {
   const size_t data_size = data_offset_ <= size_ ? size_ - data_offset_ : 0;
   for (TensorInfo& ti : tensors_) {
     if (data_offset_ > size_ || ti.offset > data_size || ti.nbytes > data_size - ti.offset)
-      p.fail("tensor '" + ti.name + "' data (offset " + std::to_string(ti.offset) + ", " + std::to_string(ti.nbytes) +
-             " bytes) runs past the end of the file (data section holds " + std::to_string(data_size) + " bytes)");
+      p.fail("tensor '" + ti.name + "' data (offset " + std::to_string(ti.offset) + ", " +
+             std::to_string(ti.nbytes) + " bytes) runs past the end of the file (data section holds " +
+             std::to_string(data_size) + " bytes)");
     ti.data = base_ + data_offset_ + ti.offset;
   }
 }

@@ -153,7 +153,8 @@ void Writer::add_tensor(std::string name, Type type, std::span<const int64_t> ne
                 std::to_string(info->block_size));
   const size_t expected = size_t(nelements / info->block_size) * info->type_size;
   if (nbytes != expected)
-    throw Error(what + " has " + std::to_string(nbytes) + " bytes of data, its shape needs " + std::to_string(expected));
+    throw Error(what + " has " + std::to_string(nbytes) + " bytes of data, its shape needs " +
+                std::to_string(expected));
   if (nbytes > 0 && !data) throw Error(what + " has no data");
   for (const PendingTensor& t : tensors_)
     if (t.name == name) throw Error("gguf writer: duplicate tensor '" + name + "'");

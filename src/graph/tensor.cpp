@@ -37,7 +37,8 @@ size_t Tensor::nbytes() const {
     if (ne[i] <= 0) return 0;
   // As ggml_nbytes: the first dimension counts whole blocks, the others their last element.
   const TypeInfo& ti = type_info(type);
-  size_t bytes = size_t(ne[0] / ti.block_size) * nb[0];
+  size_t bytes = ti.block_size == 1 ? ti.type_size + size_t(ne[0] - 1) * nb[0]
+                                    : size_t(ne[0] / ti.block_size) * nb[0];
   for (int i = 1; i < kMaxDims; i++) bytes += size_t(ne[i] - 1) * nb[i];
   return bytes;
 }

@@ -38,6 +38,11 @@ enum class Op : uint8_t {
   FLASH_ATTN_EXT,  // q [d, n_head, n_tok], k [d, n_head_kv, n_kv], v [d, n_head_kv, n_kv], mask F32 [n_kv, n_tok] -> F32 [d, n_head, n_tok]
   COUNT
 };
+// params layout (32-bit words; "f32" words hold a float's bits, see param_f32):
+//   SCALE [0] f32 s          UNARY [0] Unary     GLU [0] Glu       RMS_NORM [0] f32 eps
+//   SOFT_MAX [0] f32 scale, [1] f32 max_bias (must be 0)           PERMUTE [0..3] axes
+//   ROPE [0] RopeMode, [1] n_dims, [2] f32 freq_base, [3] f32 freq_scale
+//   FLASH_ATTN_EXT [0] f32 scale
 const char* op_name(Op op);
 
 enum class Unary : int32_t { SILU, GELU, RELU, NEG, EXP };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <thread>
 
 #include "backend/cpu/cpu_backend.h"
 #include "common/error.h"
@@ -25,7 +26,8 @@ int default_n_ctx(const HParams& hp) { return std::min(hp.n_ctx_train, 4096); }
 Session::Session(const Model& model, const SessionParams& params)
     : model_(model),
       cache_(model.hp, params.n_ctx > 0 ? params.n_ctx : default_n_ctx(model.hp), params.cache_type),
-      backend_(std::make_unique<CpuBackend>(params.n_threads)) {}
+      backend_(std::make_unique<cpu::CpuBackend>(
+          params.n_threads > 0 ? params.n_threads : int(std::max(1u, std::thread::hardware_concurrency())))) {}
 
 Session::~Session() = default;
 

@@ -11,7 +11,9 @@
 
 namespace hart {
 
+namespace cpu {
 class CpuBackend;
+}
 
 struct SessionParams {
   int n_ctx = 0;                // 0: the model's training context, capped at 4096
@@ -39,7 +41,7 @@ class Session {
  private:
   const Model& model_;
   KvCache cache_;
-  std::unique_ptr<CpuBackend> backend_;
+  std::unique_ptr<cpu::CpuBackend> backend_;
   std::unique_ptr<uint8_t[]> arena_;  // intermediate tensors, reused across calls
   size_t arena_size_ = 0;
   int n_past_ = 0;

@@ -1,5 +1,6 @@
 // Q8_0 (weights and activations) and Q8_1 (activations of Q4_1 / Q5_1): blocks of 32 int8
 // levels times an fp16 scale; Q8_1 also stores s = d * sum(levels) for the partner's minimum.
+#include <algorithm>
 #include <cmath>
 
 #include "quant/block32.h"
@@ -12,13 +13,20 @@ void levels(const Block& b, int8_t* q) {
   std::memcpy(q, b.qs, QK32);
 }
 
+// roundf (half away from zero) for |v| < 2^23 without a libm call: v - trunc(v) is exact.
+inline int round_half_away(float v) {
+  const int i = int(v);
+  const float frac = v - float(i);
+  return frac >= 0.5f ? i + 1 : frac <= -0.5f ? i - 1 : i;
+}
+
 // Symmetric 8-bit: d = amax / 127, levels rounded half away from zero. Returns the float d.
 float quantize_block(const float* x, int8_t* qs) {
   float amax = 0;
   for (int j = 0; j < QK32; j++) amax = std::max(amax, std::fabs(x[j]));
   const float d = amax / 127;
   const float id = d != 0 ? 1.0f / d : 0.0f;
-  for (int j = 0; j < QK32; j++) qs[j] = int8_t(std::round(x[j] * id));
+  for (int j = 0; j < QK32; j++) qs[j] = int8_t(round_half_away(x[j] * id));
   return d;
 }
 

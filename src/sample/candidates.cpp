@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace hart {
 
@@ -29,39 +30,67 @@ void top_k_candidates(std::span<const float> logits, int k, std::vector<Candidat
   std::sort_heap(out.begin(), out.end(), ranks_before);
 }
 
+namespace {
+
+// Keeps the shortest prefix of best-first `cands` whose weight exp(logit - top), top being the
+// best logit, reaches target; all of them when rounding leaves the sum just short.
+void cut_sorted_at_mass(std::vector<Candidate>& cands, float top, double target) {
+  double cum = 0.0;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    cum += std::exp(static_cast<double>(cands[i].logit - top));
+    if (cum >= target) {
+      cands.resize(i + 1);
+      return;
+    }
+  }
+}
+
+}  // namespace
+
 void top_p_filter(std::vector<Candidate>& cands, bool sorted, float p) {
   if (cands.empty()) return;
-  float max_logit = cands.front().logit;
-  for (const Candidate& c : cands) max_logit = std::max(max_logit, c.logit);
-  double total = 0.0;
-  for (const Candidate& c : cands) total += std::exp(static_cast<double>(c.logit - max_logit));
-  const double target = static_cast<double>(p) * total;
-
-  // Sort a growing head of the list until it holds the mass: with a peaked distribution a few
-  // hundred of 152k tokens suffice, so the full sort is rarely paid.
-  const size_t n = cands.size();
-  size_t head = sorted ? n : std::min<size_t>(n, 256);
-  for (;;) {
-    if (!sorted) std::partial_sort(cands.begin(), cands.begin() + head, cands.end(), ranks_before);
-    double cum = 0.0;
-    for (size_t i = 0; i < head; ++i) {
-      cum += std::exp(static_cast<double>(cands[i].logit - max_logit));
-      if (cum >= target) {
-        cands.resize(i + 1);
-        return;
-      }
-    }
-    if (head == n) return;  // rounding left the mass just short of p: keep everything
-    head = std::min(n, head * 8);
+  float top = -std::numeric_limits<float>::infinity();
+  float min_logit = std::numeric_limits<float>::infinity();
+  for (const Candidate& c : cands) {
+    top = std::max(top, c.logit);
+    if (std::isfinite(c.logit)) min_logit = std::min(min_logit, c.logit);
   }
+  // Bucket the tokens by logit (one bucket when already sorted): the mass per bucket gives the
+  // total, and the bucket where the running mass reaches the target bounds what must be sorted,
+  // so an unsorted 152k vocabulary is not sorted whole.
+  const int buckets = sorted ? 1 : 1024;
+  const float range = top - min_logit;
+  const float scale = range > 0.0f ? static_cast<float>(buckets - 1) / range : 0.0f;
+  auto bucket_of = [&](float logit) {
+    return static_cast<int>(std::min<float>(static_cast<float>(buckets - 1), (top - logit) * scale));
+  };
+  std::vector<double> mass(static_cast<size_t>(buckets), 0.0);
+  for (const Candidate& c : cands) mass[bucket_of(c.logit)] += std::exp(static_cast<double>(c.logit - top));
+  double total = 0.0;
+  for (double m : mass) total += m;
+  const double target = static_cast<double>(p) * total;
+  if (sorted) return cut_sorted_at_mass(cands, top, target);
+
+  int last = 0;
+  for (double cum = mass[0]; cum < target && last < buckets - 1;) cum += mass[++last];
+
+  const auto head_end = std::partition(cands.begin(), cands.end(),
+                                       [&](const Candidate& c) { return bucket_of(c.logit) <= last; });
+  cands.erase(head_end, cands.end());
+  std::sort(cands.begin(), cands.end(), ranks_before);
+  cut_sorted_at_mass(cands, top, target);
 }
 
 void min_p_filter(std::vector<Candidate>& cands, float min_p) {
   if (cands.empty()) return;
-  float max_logit = cands.front().logit;
-  for (const Candidate& c : cands) max_logit = std::max(max_logit, c.logit);
-  const float threshold = max_logit + std::log(min_p);
+  const float threshold = max_logit(cands) + std::log(min_p);
   std::erase_if(cands, [threshold](const Candidate& c) { return c.logit < threshold; });
+}
+
+float max_logit(std::span<const Candidate> cands) {
+  float best = cands.front().logit;
+  for (const Candidate& c : cands) best = std::max(best, c.logit);
+  return best;
 }
 
 int32_t argmax(std::span<const float> logits) {
@@ -73,10 +102,10 @@ int32_t argmax(std::span<const float> logits) {
 }
 
 float log_sum_exp(std::span<const float> logits) {
-  const float max_logit = logits[static_cast<size_t>(argmax(logits))];
+  const float top = logits[static_cast<size_t>(argmax(logits))];
   double sum = 0.0;
-  for (float l : logits) sum += std::exp(static_cast<double>(l - max_logit));
-  return max_logit + static_cast<float>(std::log(sum));
+  for (float l : logits) sum += std::exp(static_cast<double>(l - top));
+  return top + static_cast<float>(std::log(sum));
 }
 
 }  // namespace hart

@@ -26,13 +26,16 @@ void all_candidates(std::span<const float> logits, std::vector<Candidate>& out);
 void top_k_candidates(std::span<const float> logits, int k, std::vector<Candidate>& out);
 
 // Keeps the shortest best-first prefix whose softmax mass reaches p (mass normalized over the
-// current candidates, as llama.cpp's top-p does). Sorts only as much of the list as it needs;
+// current candidates, as llama.cpp's top-p does). Sorts only the tokens it might keep;
 // `sorted` says whether cands is already best-first. Leaves the kept prefix sorted.
 void top_p_filter(std::vector<Candidate>& cands, bool sorted, float p);
 
 // Keeps the tokens whose probability is at least min_p times the best one's (in logit space:
 // logit >= max_logit + log(min_p)). Preserves order.
 void min_p_filter(std::vector<Candidate>& cands, float min_p);
+
+// The highest logit among non-empty cands.
+float max_logit(std::span<const Candidate> cands);
 
 // Index of the best logit; the lowest index on ties.
 int32_t argmax(std::span<const float> logits);

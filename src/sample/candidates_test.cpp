@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "sample/recent_tokens.h"
@@ -64,13 +65,30 @@ TEST(Candidates, TopPKeepsTheShortestPrefixReachingTheMass) {
   }
 }
 
-TEST(Candidates, TopPOnALargeFlatVocabularyGrowsItsSortedHead) {
+TEST(Candidates, TopPOnALargeFlatVocabularyKeepsTheLowestIds) {
   std::vector<float> logits(5000, 0.25f);
   std::vector<Candidate> c;
   all_candidates(logits, c);
   top_p_filter(c, false, 0.5f);
   ASSERT_EQ(c.size(), 2500u);
   for (size_t i = 0; i < c.size(); ++i) EXPECT_EQ(c[i].id, static_cast<int32_t>(i));
+}
+
+TEST(Candidates, TopPGivesTheSameSetWhetherOrNotTheInputIsSorted) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  std::vector<float> logits(20000);
+  for (float& l : logits) l = normal(rng);
+  logits[123] = -std::numeric_limits<float>::infinity();  // a masked token
+  for (float p : {0.3f, 0.9f, 0.999f}) {
+    std::vector<Candidate> sorted, unsorted;
+    top_k_candidates(logits, static_cast<int>(logits.size()), sorted);
+    all_candidates(logits, unsorted);
+    top_p_filter(sorted, true, p);
+    top_p_filter(unsorted, false, p);
+    EXPECT_GT(sorted.size(), 1u);
+    EXPECT_EQ(ids(unsorted), ids(sorted)) << "p = " << p;
+  }
 }
 
 TEST(Candidates, MinPKeepsTokensNearTheBest) {

@@ -103,14 +103,13 @@ int32_t Sampler::sample(std::span<const float> logits) {
 }
 
 int32_t Sampler::draw(std::span<Candidate> cands) {
-  float max_logit = cands.front().logit;
-  for (const Candidate& c : cands) max_logit = std::max(max_logit, c.logit);
+  const float top = max_logit(cands);
   double total = 0.0;
-  for (const Candidate& c : cands) total += std::exp(static_cast<double>(c.logit - max_logit));
+  for (const Candidate& c : cands) total += std::exp(static_cast<double>(c.logit - top));
   const double u = uniform01(rng_) * total;
   double cum = 0.0;
   for (const Candidate& c : cands) {
-    cum += std::exp(static_cast<double>(c.logit - max_logit));
+    cum += std::exp(static_cast<double>(c.logit - top));
     if (u < cum) return c.id;
   }
   return cands.back().id;  // u landed in the rounding gap at the very end

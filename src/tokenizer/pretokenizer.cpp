@@ -4,6 +4,7 @@
 #include <initializer_list>
 
 #include "common/error.h"
+#include "tokenizer/utf8.h"
 
 namespace hart::tok {
 
@@ -38,26 +39,25 @@ constexpr std::string_view kDeepseekPunct =
 struct Family {
   std::initializer_list<std::string_view> names;
   std::initializer_list<std::string_view> regexes;
-  bool ignore_merges = false;
-  bool add_bos = false;
+  PreTokenizerTraits traits;
 };
 
 const Family kFamilies[] = {
-    {{"", "default"},
-     {R"([\p{P}\$\+<=>\^~\|]+)", kGpt2, R"(\p{N}+)", "[0-9][0-9][0-9]"}},
+    {{"", "default"}, {R"([\p{P}\$\+<=>\^~\|]+)", kGpt2, R"(\p{N}+)", "[0-9][0-9][0-9]"}, {}},
     {{"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2"},
      {kLlama3},
-     true,
-     true},
-    {{"dbrx", "smaug-bpe"}, {kLlama3}},
-    {{"qwen2", "deepseek-r1-qwen", "stablelm2", "hunyuan", "megrez"}, {kQwen2}},
-    {{"gpt-2", "phi-2", "mpt", "olmo", "jais", "exaone4", "gigachat"}, {kGpt2}},
+     {.ignore_merges = true, .add_bos = true}},
+    {{"dbrx", "smaug-bpe"}, {kLlama3}, {}},
+    {{"qwen2", "deepseek-r1-qwen", "stablelm2", "hunyuan", "megrez"}, {kQwen2}, {}},
+    {{"gpt-2", "phi-2", "mpt", "olmo", "jais", "exaone4", "gigachat"}, {kGpt2}, {}},
     {{"starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b"},
-     {R"(\p{N})", kGpt2}},
-    {{"falcon"}, {R"([\p{P}\$\+<=>\^~\|`]+)", kGpt2, "[0-9][0-9][0-9]"}},
+     {R"(\p{N})", kGpt2},
+     {}},
+    {{"falcon"}, {R"([\p{P}\$\+<=>\^~\|`]+)", kGpt2, "[0-9][0-9][0-9]"}, {}},
     {{"deepseek-llm"},
-     {R"([\r\n])", kDeepseekLatin, kDeepseekPunct, R"(\s+$)", kCjk, R"(\p{N}+)"}},
-    {{"deepseek-coder"}, {R"([\r\n])", R"(\s?\p{L}+)", R"(\s?\p{P}+)", kCjk, R"(\p{N})"}},
+     {R"([\r\n])", kDeepseekLatin, kDeepseekPunct, R"(\s+$)", kCjk, R"(\p{N}+)"},
+     {}},
+    {{"deepseek-coder"}, {R"([\r\n])", R"(\s?\p{L}+)", R"(\s?\p{P}+)", kCjk, R"(\p{N})"}, {}},
 };
 
 // PCRE2's \s is \p{Z} plus \t\n\v\f\r; the tokenizers' reference (Unicode White_Space, as in
@@ -84,17 +84,20 @@ std::string widen_whitespace(std::string_view pattern) {
   return out;
 }
 
+const Family& family(std::string_view name) {
+  for (const Family& f : kFamilies)
+    if (std::find(f.names.begin(), f.names.end(), name) != f.names.end()) return f;
+  throw Error("unsupported pre-tokenizer '" + std::string(name) + "' (tokenizer.ggml.pre)");
+}
+
 }  // namespace
 
+PreTokenizerTraits pre_tokenizer_traits(std::string_view name) { return family(name).traits; }
+
 PreTokenizer::PreTokenizer(std::string_view name) {
-  for (const Family& f : kFamilies) {
-    if (std::find(f.names.begin(), f.names.end(), name) == f.names.end()) continue;
-    for (std::string_view re : f.regexes) regexes_.emplace_back(widen_whitespace(re));
-    ignore_merges_ = f.ignore_merges;
-    default_add_bos_ = f.add_bos;
-    return;
-  }
-  throw Error("unsupported pre-tokenizer '" + std::string(name) + "' (tokenizer.ggml.pre)");
+  const Family& f = family(name);
+  for (std::string_view re : f.regexes) regexes_.emplace_back(widen_whitespace(re));
+  traits_ = f.traits;
 }
 
 std::vector<std::string_view> PreTokenizer::split(std::string_view text) const {
@@ -108,8 +111,9 @@ std::vector<std::string_view> PreTokenizer::split(std::string_view text) const {
       for (size_t from = 0; from < piece.size();) {
         const auto m = re.find(piece, from);
         if (!m) break;
-        if (m->end == m->begin) {  // an empty match matches nothing: look one byte further
-          from = m->end + 1;
+        if (m->end == m->begin) {  // an empty match consumes nothing: look one character further
+          if (m->end == piece.size()) break;
+          from = m->end + utf8_seq_len(static_cast<uint8_t>(piece[m->end]));
           continue;
         }
         if (m->begin > done) next.push_back(piece.substr(done, m->begin - done));

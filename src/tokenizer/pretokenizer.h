@@ -13,24 +13,31 @@
 
 namespace hart::tok {
 
+// What a pre-tokenizer family implies for the rest of the tokenizer.
+struct PreTokenizerTraits {
+  // Llama-3 style: a word that is a token as a whole is emitted without merging.
+  bool ignore_merges = false;
+  // The add-BOS default of the family, used when the file has no add_bos_token key.
+  bool add_bos = false;
+};
+
+// `name` is the value of tokenizer.ggml.pre ("" means "default"). Throws hart::Error for
+// a name we do not know.
+PreTokenizerTraits pre_tokenizer_traits(std::string_view name);
+
 class PreTokenizer {
  public:
-  // `name` is the value of tokenizer.ggml.pre ("" means "default"). Throws hart::Error for
-  // a name we do not know.
+  // Throws hart::Error for an unknown name, like pre_tokenizer_traits.
   explicit PreTokenizer(std::string_view name);
 
   // Splits valid UTF-8 `text` into words (views into `text`, in order, covering all of it).
   std::vector<std::string_view> split(std::string_view text) const;
 
-  // Llama-3 style vocabularies: a word that is a token as a whole is emitted without merging.
-  bool ignore_merges() const { return ignore_merges_; }
-  // The add-BOS default of the family, used when the file has no add_bos_token key.
-  bool default_add_bos() const { return default_add_bos_; }
+  const PreTokenizerTraits& traits() const { return traits_; }
 
  private:
   std::vector<Regex> regexes_;
-  bool ignore_merges_ = false;
-  bool default_add_bos_ = false;
+  PreTokenizerTraits traits_;
 };
 
 }  // namespace hart::tok

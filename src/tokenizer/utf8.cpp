@@ -31,11 +31,7 @@ char32_t next_code_point(std::string_view s, size_t& pos) {
   return cp;
 }
 
-namespace {
-
-// Length of the well-formed sequence at s[pos] (RFC 3629: no overlongs, no surrogates,
-// nothing above U+10FFFF), or 0 when the byte there does not start one.
-size_t valid_seq_len(std::string_view s, size_t pos) {
+size_t valid_utf8_len(std::string_view s, size_t pos) {
   const auto b = [&](size_t i) { return static_cast<uint8_t>(s[pos + i]); };
   const uint8_t lead = b(0);
   if (lead < 0x80) return 1;
@@ -61,13 +57,11 @@ size_t valid_seq_len(std::string_view s, size_t pos) {
   return n;
 }
 
-}  // namespace
-
 std::string repair_utf8(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (size_t pos = 0; pos < s.size();) {
-    const size_t n = valid_seq_len(s, pos);
+    const size_t n = valid_utf8_len(s, pos);
     if (n == 0) {
       append_utf8(out, 0xFFFD);
       ++pos;

@@ -21,6 +21,10 @@ void append_utf8(std::string& out, char32_t cp);
 // Decodes the code point at `pos` of valid UTF-8 and advances `pos` past it.
 char32_t next_code_point(std::string_view s, size_t& pos);
 
+// Length of the well-formed UTF-8 sequence at s[pos] (RFC 3629: no overlongs, surrogates or
+// code points above U+10FFFF), or 0 when the byte there does not start one.
+size_t valid_utf8_len(std::string_view s, size_t pos);
+
 // `s` with every byte that does not start a well-formed sequence replaced by U+FFFD.
 std::string repair_utf8(std::string_view s);
 

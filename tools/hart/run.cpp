@@ -5,42 +5,13 @@
 #include <vector>
 
 #include "command.h"
+#include "common/error.h"
 #include "model/generate.h"
 #include "model_options.h"
+#include "text_stream.h"
 
 namespace hart::cli {
 namespace {
-
-// Prints the text of a growing token sequence as it grows, holding back an incomplete
-// UTF-8 sequence at the end until its remaining bytes arrive.
-class TextStream {
- public:
-  explicit TextStream(const Tokenizer& tok) : tok_(tok) {}
-  void push(int32_t id) {
-    ids_.push_back(id);
-    const std::string text = tok_.decode(ids_);
-    size_t end = complete_utf8_prefix(text);
-    if (end > printed_) {
-      std::fwrite(text.data() + printed_, 1, end - printed_, stdout);
-      std::fflush(stdout);
-      printed_ = end;
-    }
-  }
-  std::string text() const { return tok_.decode(ids_); }
-
- private:
-  static size_t complete_utf8_prefix(const std::string& s) {
-    size_t n = s.size(), i = n;
-    while (i > 0 && i > n - 4 && (uint8_t(s[i - 1]) & 0xC0) == 0x80) i--;  // continuation bytes
-    if (i == 0) return n;
-    const uint8_t lead = uint8_t(s[i - 1]);
-    const size_t len = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-    return (n - (i - 1) >= len) ? n : i - 1;
-  }
-  const Tokenizer& tok_;
-  std::vector<int32_t> ids_;
-  size_t printed_ = 0;
-};
 
 int cmd_run(int argc, char** argv) {
   CLI::App app{"Generate text from a prompt (streams to stdout)", "hart run"};

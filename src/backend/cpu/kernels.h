@@ -20,6 +20,8 @@ namespace hart::cpu {
 using VecDotFn = void (*)(int64_t n, float* out, const void* w, const void* x);
 // Converts a row of n floats to `act_type` (F32 rows are used as they are).
 using FromF32Fn = void (*)(const float* x, void* y, int64_t n);
+// Converts a row of n elements of some type to floats (dequantization).
+using ToF32Fn = void (*)(const void* x, float* y, int64_t n);
 
 struct DotKernel {
   Type act_type = Type::F32;
@@ -31,15 +33,20 @@ struct Kernels {
 
   DotKernel dot[kTypeCount];
   FromF32Fn from_f32[kTypeCount] = {};  // activation converters, indexed by act_type
+  ToF32Fn to_f32[kTypeCount] = {};      // row dequantizers (GET_ROWS, CPY, F16 KV caches)
 
-  // Row primitives (n elements, all F32).
+  // Row primitives (n elements, all F32). Outputs may alias inputs (y == x: in place).
   float (*dot_f32)(int64_t n, const float* a, const float* b) = nullptr;
   void (*rms_norm)(int64_t n, const float* x, float* y, float eps) = nullptr;  // y = x / rms(x)
-  void (*softmax)(int64_t n, float* x) = nullptr;                              // in place
+  void (*softmax)(int64_t n, float* x) = nullptr;  // in place; an all -inf row becomes all 0
   void (*silu)(int64_t n, const float* x, float* y) = nullptr;
   void (*swiglu)(int64_t n, const float* gate, const float* up, float* y) = nullptr;
   void (*add)(int64_t n, const float* a, const float* b, float* y) = nullptr;
   void (*mul)(int64_t n, const float* a, const float* b, float* y) = nullptr;
+  void (*sub)(int64_t n, const float* a, const float* b, float* y) = nullptr;
+  // gelu is ggml's tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+  void (*gelu)(int64_t n, const float* x, float* y) = nullptr;
+  void (*geglu)(int64_t n, const float* gate, const float* up, float* y) = nullptr;
   void (*scale)(int64_t n, const float* x, float s, float* y) = nullptr;
   // y += a * x
   void (*axpy)(int64_t n, float a, const float* x, float* y) = nullptr;

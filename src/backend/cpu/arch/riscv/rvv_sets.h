@@ -1,13 +1,17 @@
-// Fill functions of the RISC-V kernel sets. Their translation units are compiled with
-// -march=rv64gcv (rvv_zvfh: rv64gcv_zvfh) whatever the build's baseline: call a fill function only
-// after cpu_features() says the core has what it needs.
+// Fill functions of the RISC-V kernel sets, one per kernel family. Their translation units are
+// compiled with -march=rv64gcv (rvv_f16.cpp: rv64gcv_zvfh) whatever the build's baseline: call
+// them only after cpu_features() says the core has what they need.
 #pragma once
 
 #include "backend/cpu/kernels.h"
 
 namespace hart::cpu::riscv {
 
-void fill_rvv(Kernels& k);       // RVV 1.0: F32 rows, integer dots, BF16
-void fill_rvv_zvfh(Kernels& k);  // fill_rvv + F16 weights with Zvfh arithmetic
+void fill_rvv_rows(Kernels& k);  // F32 row primitives
+void fill_rvv_q8(Kernels& k);    // Q8_0 weights, Q8_0 / Q8_1 activation quantizers
+void fill_rvv_q4(Kernels& k);    // Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL weights
+void fill_rvv_k(Kernels& k);     // Q4_K, Q5_K, Q6_K weights, Q8_K activation quantizer
+void fill_rvv_bf16(Kernels& k);  // BF16 weights (integer widening, no Zvfbf*)
+void fill_rvv_f16(Kernels& k);   // F16 weights (Zvfh arithmetic)
 
 }  // namespace hart::cpu::riscv

@@ -1,0 +1,176 @@
+// Google Benchmark micro-benchmarks of the CPU kernel table, one entry per (kernel, set) so the
+// reference and each ISA set can be compared directly:
+//   vec_dot/<type>/<set>         one 4096-element weight row x one prepared activation row
+//   gemv/<type>/<set>            W (4096,4096) @ x (4096,) -> y (4096,), activation conversion included
+//   from_f32/<act type>/<set>    activation quantizer on 4096 floats
+//   <primitive>/<set>            row primitives on 4096 floats
+// Bytes/s counters count weight bytes (dots) or row bytes read and written (primitives).
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/kernels.h"
+#include "quant/quant.h"
+
+namespace hart::cpu {
+namespace {
+
+constexpr int64_t kN = 4096;     // row length
+constexpr int64_t kRows = 4096;  // GEMV rows
+constexpr int64_t kDistinctRows = 16;  // quantized once, then repeated down the matrix
+
+const Type kWeightTypes[] = {Type::F32,  Type::F16,  Type::BF16, Type::Q8_0, Type::Q4_0, Type::Q4_1,
+                             Type::Q5_0, Type::Q5_1, Type::IQ4_NL, Type::Q4_K, Type::Q5_K, Type::Q6_K};
+
+std::vector<float> random_floats(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& f : v) f = dist(rng);
+  return v;
+}
+
+// Weight rows of type t. Types without a reference quantizer (IQ4_NL) get random quant bytes
+// with a fixed sane scale in each block's leading fp16.
+std::vector<uint8_t> make_row(Type t, uint32_t seed) {
+  const size_t bytes = row_size(t, kN);
+  std::vector<uint8_t> row(bytes);
+  if (can_quantize(t)) {
+    const std::vector<float> f = random_floats(kN, seed);
+    quantize_row(t, f.data(), row.data(), kN);
+    return row;
+  }
+  std::mt19937 rng(seed);
+  for (uint8_t& b : row) b = uint8_t(rng());
+  const fp16_t d = f32_to_fp16(0.01f);
+  for (size_t b = 0; b < bytes; b += type_info(t).type_size) std::memcpy(&row[b], &d, 2);
+  return row;
+}
+
+// The (kRows, kN) matrix of type t, built once per type on first use.
+const std::vector<uint8_t>& weight_matrix(Type t) {
+  static std::map<Type, std::vector<uint8_t>> cache;
+  auto [it, fresh] = cache.try_emplace(t);
+  if (fresh) {
+    const size_t rb = row_size(t, kN);
+    it->second.resize(rb * kRows);
+    for (int64_t r = 0; r < kDistinctRows; ++r) {
+      const std::vector<uint8_t> row = make_row(t, uint32_t(r + 1));
+      for (int64_t dst = r; dst < kRows; dst += kDistinctRows)
+        std::memcpy(it->second.data() + size_t(dst) * rb, row.data(), rb);
+    }
+  }
+  return it->second;
+}
+
+// x converted to the set's activation type for weight type t.
+std::vector<uint8_t> activation(const Kernels& k, Type t, const std::vector<float>& x) {
+  const Type act = k.dot[int(t)].act_type;
+  std::vector<uint8_t> out(row_size(act, kN));
+  if (act == Type::F32) std::memcpy(out.data(), x.data(), out.size());
+  else k.from_f32[int(act)](x.data(), out.data(), kN);
+  return out;
+}
+
+void bench_vec_dot(benchmark::State& state, const Kernels* k, Type t) {
+  const std::vector<uint8_t>& w = weight_matrix(t);
+  const std::vector<uint8_t> x = activation(*k, t, random_floats(kN, 99));
+  float out = 0;
+  for (auto _ : state) {
+    k->dot[int(t)].vec_dot(kN, &out, w.data(), x.data());
+    benchmark::DoNotOptimize(out);
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(row_size(t, kN)));
+}
+
+// W (kRows, kN) @ x (kN,) -> y (kRows,), one thread.
+void bench_gemv(benchmark::State& state, const Kernels* k, Type t) {
+  const std::vector<uint8_t>& w = weight_matrix(t);
+  const std::vector<float> xf = random_floats(kN, 99);
+  std::vector<uint8_t> x = activation(*k, t, xf);
+  std::vector<float> y(kRows);
+  const Type act = k->dot[int(t)].act_type;
+  const size_t rb = row_size(t, kN);
+  for (auto _ : state) {
+    if (act != Type::F32) k->from_f32[int(act)](xf.data(), x.data(), kN);
+    for (int64_t r = 0; r < kRows; ++r) k->dot[int(t)].vec_dot(kN, &y[size_t(r)], w.data() + size_t(r) * rb, x.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(w.size()));
+}
+
+void bench_from_f32(benchmark::State& state, const Kernels* k, Type act) {
+  const std::vector<float> x = random_floats(kN, 7);
+  std::vector<uint8_t> y(row_size(act, kN));
+  for (auto _ : state) {
+    k->from_f32[int(act)](x.data(), y.data(), kN);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * kN * 4);
+}
+
+// Row primitives, all over the same three rows a, b (inputs) and y (output).
+struct Rows {
+  std::vector<float> a = random_floats(kN, 1), b = random_floats(kN, 2), y = std::vector<float>(kN);
+};
+using PrimitiveFn = void (*)(const Kernels&, Rows&);
+struct Primitive {
+  const char* name;
+  int rows_touched;  // rows of kN floats read + written per call
+  PrimitiveFn run;
+};
+const Primitive kPrimitives[] = {
+    {"dot_f32", 2, [](const Kernels& k, Rows& r) { benchmark::DoNotOptimize(k.dot_f32(kN, r.a.data(), r.b.data())); }},
+    {"rms_norm", 2, [](const Kernels& k, Rows& r) { k.rms_norm(kN, r.a.data(), r.y.data(), 1e-5f); }},
+    {"softmax", 2, [](const Kernels& k, Rows& r) { r.y = r.a; k.softmax(kN, r.y.data()); }},
+    {"silu", 2, [](const Kernels& k, Rows& r) { k.silu(kN, r.a.data(), r.y.data()); }},
+    {"gelu", 2, [](const Kernels& k, Rows& r) { k.gelu(kN, r.a.data(), r.y.data()); }},
+    {"swiglu", 3, [](const Kernels& k, Rows& r) { k.swiglu(kN, r.a.data(), r.b.data(), r.y.data()); }},
+    {"add", 3, [](const Kernels& k, Rows& r) { k.add(kN, r.a.data(), r.b.data(), r.y.data()); }},
+    {"mul", 3, [](const Kernels& k, Rows& r) { k.mul(kN, r.a.data(), r.b.data(), r.y.data()); }},
+    {"scale", 2, [](const Kernels& k, Rows& r) { k.scale(kN, r.a.data(), 0.5f, r.y.data()); }},
+    {"axpy", 3, [](const Kernels& k, Rows& r) { k.axpy(kN, 1e-3f, r.a.data(), r.y.data()); }},
+};
+
+void bench_primitive(benchmark::State& state, const Kernels* k, const Primitive* p) {
+  Rows rows;
+  for (auto _ : state) {
+    p->run(*k, rows);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * kN * 4 * p->rows_touched);
+}
+
+void register_all() {
+  for (const Kernels* k : available_kernels()) {
+    for (Type t : kWeightTypes) {
+      if (!k->dot[int(t)].vec_dot) continue;
+      const std::string tail = std::string(type_name(t)) + "/" + k->name;
+      benchmark::RegisterBenchmark(("vec_dot/" + tail).c_str(), bench_vec_dot, k, t);
+      benchmark::RegisterBenchmark(("gemv/" + tail).c_str(), bench_gemv, k, t)->Unit(benchmark::kMillisecond);
+    }
+    for (Type act : {Type::Q8_0, Type::Q8_1, Type::Q8_K})
+      if (k->from_f32[int(act)])
+        benchmark::RegisterBenchmark(("from_f32/" + std::string(type_name(act)) + "/" + k->name).c_str(),
+                                     bench_from_f32, k, act);
+    for (const Primitive& p : kPrimitives)
+      benchmark::RegisterBenchmark((std::string(p.name) + "/" + k->name).c_str(), bench_primitive, k, &p);
+  }
+}
+
+}  // namespace
+}  // namespace hart::cpu
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  hart::cpu::register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

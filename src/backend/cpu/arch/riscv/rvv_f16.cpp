@@ -1,0 +1,41 @@
+// F16 weights with Zvfh (this file is compiled with -march=rv64gcv_zvfh): activations are
+// converted to F16 too, and each f16*f16 product widens into an f32 lane (vfwmacc), where it is
+// exact, so the only rounding is in the f32 sums.
+#include <riscv_vector.h>
+
+#include "backend/cpu/arch/riscv/rvv_math.h"
+#include "backend/cpu/arch/riscv/rvv_sets.h"
+
+namespace hart::cpu::riscv {
+namespace {
+
+// W (n,) f16 . x (n,) f16 -> out
+void vec_dot_f16(int64_t n, float* out, const void* w, const void* x) {
+  const auto* a = static_cast<const _Float16*>(w);
+  const auto* b = static_cast<const _Float16*>(x);
+  vfloat32m4_t acc = zero_lanes();
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e16m2(size_t(n) - i);
+    acc = __riscv_vfwmacc_vv_f32m4_tu(acc, __riscv_vle16_v_f16m2(a + i, vl),
+                                      __riscv_vle16_v_f16m2(b + i, vl), vl);
+  }
+  *out = sum_lanes(acc);
+}
+
+// f32 -> f16, round to nearest even (the dynamic rounding mode's default), overflow to inf.
+void f32_to_f16_row(const float* x, void* y, int64_t n) {
+  auto* h = static_cast<_Float16*>(y);
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e32m8(size_t(n) - i);
+    __riscv_vse16_v_f16m4(h + i, __riscv_vfncvt_f_f_w_f16m4(__riscv_vle32_v_f32m8(x + i, vl), vl), vl);
+  }
+}
+
+}  // namespace
+
+void fill_rvv_f16(Kernels& k) {
+  k.dot[uint32_t(Type::F16)] = {Type::F16, vec_dot_f16};
+  k.from_f32[uint32_t(Type::F16)] = f32_to_f16_row;
+}
+
+}  // namespace hart::cpu::riscv

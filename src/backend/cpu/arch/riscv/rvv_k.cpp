@@ -1,0 +1,152 @@
+// K-quants (Q4_K, Q5_K, Q6_K) against Q8_K activations, and the Q8_K activation quantizer.
+//
+// A super-block is 16 groups of 16 weights. Per group the 16 products w*a are formed in int16
+// (|w*a| <= 32*127) and added, times the group's integer scale, into int32 lanes (vwmacc.vx);
+// the integer sum of a super-block is exact. Each super-block then adds d*isum to f32 lanes,
+// which are reduced once per row. 16 lanes fit every VLEN >= 128 at LMUL 1 for int8.
+#include <riscv_vector.h>
+
+#include <cstring>
+
+#include "backend/cpu/arch/riscv/rvv_math.h"
+#include "backend/cpu/arch/riscv/rvv_sets.h"
+
+namespace hart::cpu::riscv {
+namespace {
+
+constexpr size_t kGroup = 16;  // weights per group, lanes per vector op
+constexpr int kGroups = QK_K / kGroup;
+
+// Q4_K / Q5_K: the 6-bit scale and min of 32-weight sub-block j, packed in 12 bytes.
+void scale_min_k4(int j, const uint8_t* q, int& scale, int& min) {
+  if (j < 4) {
+    scale = q[j] & 63;
+    min = q[j + 4] & 63;
+  } else {
+    scale = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+    min = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+  }
+}
+
+// Group g's levels of Q4_K / Q5_K: 64-weight chunk c = g / 4 keeps its first 32 weights in the
+// low nibbles of qs[32c..32c+32), the next 32 in the high nibbles; Q5_K's fifth bit of weight l
+// of the chunk's first (second) half is bit 2c (2c+1) of qh[l].
+template <class Block>
+vint8m1_t scale_min_levels(const Block& b, int g) {
+  const int c = g / 4, half = (g / 2) % 2, l = 16 * (g % 2);
+  const vuint8m1_t q = __riscv_vle8_v_u8m1(b.qs + 32 * c + l, kGroup);
+  vuint8m1_t v = half ? __riscv_vsrl_vx_u8m1(q, 4, kGroup) : __riscv_vand_vx_u8m1(q, 0xF, kGroup);
+  if constexpr (requires { b.qh; }) {
+    const vuint8m1_t h = __riscv_vle8_v_u8m1(b.qh + l, kGroup);
+    const vuint8m1_t bit = __riscv_vand_vx_u8m1(__riscv_vsrl_vx_u8m1(h, 2 * c + half, kGroup), 1, kGroup);
+    v = __riscv_vor_vv_u8m1(v, __riscv_vsll_vx_u8m1(bit, 4, kGroup), kGroup);
+  }
+  return __riscv_vreinterpret_v_u8m1_i8m1(v);
+}
+
+// Group g's levels of Q6_K: in 128-weight half h, weight l + 32k takes nibble k/2 of
+// ql[64h + l + 32(k%2)] and bits 2k..2k+1 of qh[32h + l]; levels are 6-bit values - 32.
+vint8m1_t q6_levels(const block_q6_K& b, int g) {
+  const int h = g / 8, k = (g % 8) / 2, l = 16 * (g % 2);
+  const vuint8m1_t ql = __riscv_vle8_v_u8m1(b.ql + 64 * h + l + 32 * (k % 2), kGroup);
+  const vuint8m1_t lo = k / 2 ? __riscv_vsrl_vx_u8m1(ql, 4, kGroup) : __riscv_vand_vx_u8m1(ql, 0xF, kGroup);
+  const vuint8m1_t qh = __riscv_vle8_v_u8m1(b.qh + 32 * h + l, kGroup);
+  const vuint8m1_t hi = __riscv_vand_vx_u8m1(__riscv_vsrl_vx_u8m1(qh, 2 * k, kGroup), 3, kGroup);
+  const vuint8m1_t v = __riscv_vor_vv_u8m1(lo, __riscv_vsll_vx_u8m1(hi, 4, kGroup), kGroup);
+  return __riscv_vsub_vx_i8m1(__riscv_vreinterpret_v_u8m1_i8m1(v), 32, kGroup);
+}
+
+// Integer scale of each group; returns the min correction dmin * sum(bsums * mins) (0 for Q6_K),
+// still to be multiplied by the activation's d.
+template <class Block>
+float group_scales(const Block& b, const block_q8_K& x, int16_t* scale16) {
+  if constexpr (requires { b.dmin; }) {
+    int corr = 0;
+    for (int j = 0; j < 8; j++) {
+      int sc, m;
+      scale_min_k4(j, b.scales, sc, m);
+      scale16[2 * j] = scale16[2 * j + 1] = int16_t(sc);
+      corr += m * (x.bsums[2 * j] + x.bsums[2 * j + 1]);
+    }
+    return fp16_to_f32(b.dmin) * float(corr);
+  } else {
+    for (int g = 0; g < kGroups; g++) scale16[g] = b.scales[g];
+    return 0.0f;
+  }
+}
+
+template <class Block, vint8m1_t (*Levels)(const Block&, int)>
+void vec_dot_k(int64_t n, float* out, const void* wv, const void* xv) {
+  const auto* w = static_cast<const Block*>(wv);
+  const auto* x = static_cast<const block_q8_K*>(xv);
+  vfloat32m4_t acc = zero_lanes();
+  float mins = 0;
+  for (int64_t i = 0; i < n / QK_K; i++) {
+    int16_t scale16[kGroups];
+    mins += x[i].d * group_scales(w[i], x[i], scale16);
+    vint32m4_t isum = __riscv_vmv_v_x_i32m4(0, kGroup);
+    for (int g = 0; g < kGroups; g++) {
+      const vint8m1_t a = __riscv_vle8_v_i8m1(x[i].qs + kGroup * g, kGroup);
+      const vint16m2_t p = __riscv_vwmul_vv_i16m2(Levels(w[i], g), a, kGroup);
+      isum = __riscv_vwmacc_vx_i32m4(isum, scale16[g], p, kGroup);
+    }
+    const float d = fp16_to_f32(w[i].d) * x[i].d;
+    acc = __riscv_vfmacc_vf_f32m4_tu(acc, d, __riscv_vfcvt_f_x_v_f32m4(isum, kGroup), kGroup);
+  }
+  *out = sum_lanes(acc) - mins;
+}
+
+// Q8_K as ggml's quantize_row_q8_K_ref: the signed value of largest magnitude (the first on ties)
+// maps to -127, levels round to nearest even, bsums hold each group's level sum.
+void quantize_q8_k(const float* xf, void* y, int64_t n) {
+  auto* out = static_cast<block_q8_K*>(y);
+  const vfloat32m1_t zero = __riscv_vfmv_s_f_f32m1(0.0f, 1);
+  for (int64_t i = 0; i < n / QK_K; i++) {
+    const float* x = xf + i * QK_K;
+    block_q8_K& b = out[i];
+    vfloat32m1_t red = zero;
+    for (size_t e = 0, vl; e < size_t(QK_K); e += vl) {
+      vl = __riscv_vsetvl_e32m8(QK_K - e);
+      red = __riscv_vfredmax_vs_f32m8_f32m1(__riscv_vfabs_v_f32m8(__riscv_vle32_v_f32m8(x + e, vl), vl), red, vl);
+    }
+    const float amax = __riscv_vfmv_f_s_f32m1_f32(red);
+    if (amax == 0) {
+      std::memset(&b, 0, sizeof(b));
+      continue;
+    }
+    float max = 0;
+    for (size_t e = 0, vl; e < size_t(QK_K); e += vl) {
+      vl = __riscv_vsetvl_e32m8(QK_K - e);
+      const vfloat32m8_t v = __riscv_vfabs_v_f32m8(__riscv_vle32_v_f32m8(x + e, vl), vl);
+      const long first = __riscv_vfirst_m_b4(__riscv_vmfeq_vf_f32m8_b4(v, amax, vl), vl);
+      if (first >= 0) {
+        max = x[e + size_t(first)];
+        break;
+      }
+    }
+    const float iscale = -127.f / max;
+    for (size_t e = 0, vl; e < size_t(QK_K); e += vl) {
+      vl = __riscv_vsetvl_e32m8(QK_K - e);
+      const vfloat32m8_t v = __riscv_vfmul_vf_f32m8(__riscv_vle32_v_f32m8(x + e, vl), iscale, vl);
+      const vint32m8_t q = __riscv_vmin_vx_i32m8(__riscv_vfcvt_x_f_v_i32m8_rm(v, __RISCV_FRM_RNE, vl), 127, vl);
+      __riscv_vse8_v_i8m2(b.qs + e, __riscv_vncvt_x_x_w_i8m2(__riscv_vncvt_x_x_w_i16m4(q, vl), vl), vl);
+    }
+    const vint16m1_t z = __riscv_vmv_s_x_i16m1(0, 1);
+    for (int g = 0; g < kGroups; g++) {
+      const vint8m1_t q = __riscv_vle8_v_i8m1(b.qs + kGroup * g, kGroup);
+      b.bsums[g] = __riscv_vmv_x_s_i16m1_i16(__riscv_vwredsum_vs_i8m1_i16m1(q, z, kGroup));
+    }
+    b.d = 1 / iscale;
+  }
+}
+
+}  // namespace
+
+void fill_rvv_k(Kernels& k) {
+  k.dot[uint32_t(Type::Q4_K)] = {Type::Q8_K, vec_dot_k<block_q4_K, scale_min_levels<block_q4_K>>};
+  k.dot[uint32_t(Type::Q5_K)] = {Type::Q8_K, vec_dot_k<block_q5_K, scale_min_levels<block_q5_K>>};
+  k.dot[uint32_t(Type::Q6_K)] = {Type::Q8_K, vec_dot_k<block_q6_K, q6_levels>};
+  k.from_f32[uint32_t(Type::Q8_K)] = quantize_q8_k;
+}
+
+}  // namespace hart::cpu::riscv

@@ -1,0 +1,114 @@
+// RVV row primitives (F32). Vector-length agnostic: every loop is strip-mined with vsetvl, sums
+// are kept per lane in a tail-undisturbed accumulator and reduced once per row.
+#include <riscv_vector.h>
+
+#include <cmath>
+
+#include "backend/cpu/arch/riscv/rvv_math.h"
+#include "backend/cpu/arch/riscv/rvv_sets.h"
+
+namespace hart::cpu::riscv {
+namespace {
+
+// sum(a[i] * b[i]); a == b gives the sum of squares.
+float dot_f32(int64_t n, const float* a, const float* b) {
+  vfloat32m4_t acc = zero_lanes();
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e32m4(size_t(n) - i);
+    const vfloat32m4_t va = __riscv_vle32_v_f32m4(a + i, vl);
+    const vfloat32m4_t vb = __riscv_vle32_v_f32m4(b + i, vl);
+    acc = __riscv_vfmacc_vv_f32m4_tu(acc, va, vb, vl);
+  }
+  return sum_lanes(acc);
+}
+
+// y = x * s
+void scale(int64_t n, const float* x, float s, float* y) {
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e32m8(size_t(n) - i);
+    __riscv_vse32_v_f32m8(y + i, __riscv_vfmul_vf_f32m8(__riscv_vle32_v_f32m8(x + i, vl), s, vl), vl);
+  }
+}
+
+void rms_norm(int64_t n, const float* x, float* y, float eps) {
+  const float mean = dot_f32(n, x, x) / float(n);
+  scale(n, x, 1.0f / std::sqrt(mean + eps), y);
+}
+
+// Element-wise y = Op(a, b) for the binary operations.
+template <vfloat32m8_t (*Op)(vfloat32m8_t, vfloat32m8_t, size_t)>
+void binary(int64_t n, const float* a, const float* b, float* y) {
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e32m8(size_t(n) - i);
+    __riscv_vse32_v_f32m8(y + i, Op(__riscv_vle32_v_f32m8(a + i, vl), __riscv_vle32_v_f32m8(b + i, vl), vl), vl);
+  }
+}
+
+vfloat32m8_t vadd(vfloat32m8_t a, vfloat32m8_t b, size_t vl) { return __riscv_vfadd_vv_f32m8(a, b, vl); }
+vfloat32m8_t vmul(vfloat32m8_t a, vfloat32m8_t b, size_t vl) { return __riscv_vfmul_vv_f32m8(a, b, vl); }
+
+// y += a * x
+void axpy(int64_t n, float a, const float* x, float* y) {
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e32m8(size_t(n) - i);
+    const vfloat32m8_t vy = __riscv_vle32_v_f32m8(y + i, vl);
+    __riscv_vse32_v_f32m8(y + i, __riscv_vfmacc_vf_f32m8(vy, a, __riscv_vle32_v_f32m8(x + i, vl), vl), vl);
+  }
+}
+
+// silu(x) = x / (1 + e^-x)
+vfloat32m2_t silu_v(vfloat32m2_t x, size_t vl) {
+  const vfloat32m2_t e = exp_f32m2(__riscv_vfneg_v_f32m2(x, vl), vl);
+  return __riscv_vfdiv_vv_f32m2(x, __riscv_vfadd_vf_f32m2(e, 1.0f, vl), vl);
+}
+
+void silu(int64_t n, const float* x, float* y) {
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e32m2(size_t(n) - i);
+    __riscv_vse32_v_f32m2(y + i, silu_v(__riscv_vle32_v_f32m2(x + i, vl), vl), vl);
+  }
+}
+
+// y = silu(gate) * up
+void swiglu(int64_t n, const float* gate, const float* up, float* y) {
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e32m2(size_t(n) - i);
+    const vfloat32m2_t s = silu_v(__riscv_vle32_v_f32m2(gate + i, vl), vl);
+    __riscv_vse32_v_f32m2(y + i, __riscv_vfmul_vv_f32m2(s, __riscv_vle32_v_f32m2(up + i, vl), vl), vl);
+  }
+}
+
+// x = e^(x - max) / sum, in place: one pass for the max, one for e^ and the sum, one to scale.
+void softmax(int64_t n, float* x) {
+  if (n <= 0) return;
+  vfloat32m1_t red = __riscv_vfmv_s_f_f32m1(x[0], 1);
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e32m8(size_t(n) - i);
+    red = __riscv_vfredmax_vs_f32m8_f32m1(__riscv_vle32_v_f32m8(x + i, vl), red, vl);
+  }
+  const float max = __riscv_vfmv_f_s_f32m1_f32(red);
+  vfloat32m2_t acc = __riscv_vfmv_v_f_f32m2(0.0f, __riscv_vsetvlmax_e32m2());
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e32m2(size_t(n) - i);
+    const vfloat32m2_t e = exp_f32m2(__riscv_vfsub_vf_f32m2(__riscv_vle32_v_f32m2(x + i, vl), max, vl), vl);
+    __riscv_vse32_v_f32m2(x + i, e, vl);
+    acc = __riscv_vfadd_vv_f32m2_tu(acc, acc, e, vl);
+  }
+  scale(n, x, 1.0f / sum_lanes(acc), x);
+}
+
+}  // namespace
+
+void fill_rvv_rows(Kernels& k) {
+  k.dot_f32 = dot_f32;
+  k.rms_norm = rms_norm;
+  k.softmax = softmax;
+  k.silu = silu;
+  k.swiglu = swiglu;
+  k.add = binary<vadd>;
+  k.mul = binary<vmul>;
+  k.scale = scale;
+  k.axpy = axpy;
+}
+
+}  // namespace hart::cpu::riscv

@@ -1,0 +1,24 @@
+// The "avx2" kernel set: AVX2 + FMA + F16C.
+// The kernels are the shared x86 sources (set_body.inc) compiled for this target.
+#include "backend/cpu/arch/x86/target.h"  // first: its diagnostics apply to immintrin.h
+
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "backend/cpu/arch/x86/sets.h"
+#include "backend/cpu/kernels.h"
+#include "quant/types.h"
+
+#define HART_X86_WIDE 0
+#define HART_X86_SET_FILL fill_avx2
+#define HART_X86_VNNI 0
+
+HART_X86_TARGET_BEGIN("avx2,fma,f16c")
+
+#include "backend/cpu/arch/x86/set_body.inc"
+
+HART_X86_TARGET_END

@@ -1,0 +1,24 @@
+// The "avx512" kernel set: AVX-512 F/BW/VL/DQ: 512-bit float kernels, 256-bit (EVEX) integer block dots.
+// The kernels are the shared x86 sources (set_body.inc) compiled for this target.
+#include "backend/cpu/arch/x86/target.h"  // first: its diagnostics apply to immintrin.h
+
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "backend/cpu/arch/x86/sets.h"
+#include "backend/cpu/kernels.h"
+#include "quant/types.h"
+
+#define HART_X86_WIDE 1
+#define HART_X86_SET_FILL fill_avx512
+#define HART_X86_VNNI 0
+
+HART_X86_TARGET_BEGIN("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq")
+
+#include "backend/cpu/arch/x86/set_body.inc"
+
+HART_X86_TARGET_END

@@ -1,0 +1,298 @@
+// Focused tests of the x86 kernel sets, each held to the scalar reference: activation quantizers
+// bit-exact with quantize_row, quantized dots against quant.h's vec_dot on the same blocks,
+// float dots and row primitives against double-precision sums. Sizes are odd and include tails.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/arch/x86/cpu_features.h"
+#include "backend/cpu/kernels.h"
+#include "quant/quant.h"
+
+namespace hart::cpu {
+namespace {
+
+class X86Set : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    for (const ArchKernelSet& set : arch_kernel_sets()) {
+      if (set.name != GetParam()) continue;
+      if (!set.supported()) GTEST_SKIP() << "this CPU lacks " << set.name;
+      set.fill(k);
+      return;
+    }
+    FAIL() << "no kernel set named " << GetParam();
+  }
+
+  std::vector<float> random_floats(int64_t n, float lo, float hi) {
+    std::uniform_real_distribution<float> dist(lo, hi);
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& f : v) f = dist(rng);
+    return v;
+  }
+
+  // Rows whose blocks span magnitudes from 1e-3 to 1e2, as real activations and weights do.
+  std::vector<float> varied_floats(int64_t n) {
+    std::vector<float> v = random_floats(n, -1.0f, 1.0f);
+    std::uniform_real_distribution<float> exponent(-3.0f, 2.0f);
+    for (size_t b = 0; b < v.size(); b += 32) {
+      const float s = std::pow(10.0f, exponent(rng));
+      for (size_t i = b; i < b + 32 && i < v.size(); ++i) v[i] *= s;
+    }
+    return v;
+  }
+
+  Kernels k;
+  std::mt19937 rng{1234};
+};
+
+std::vector<uint8_t> quantized(Type t, const std::vector<float>& x) {
+  std::vector<uint8_t> q(row_size(t, int64_t(x.size())));
+  quantize_row(t, x.data(), q.data(), int64_t(x.size()));
+  return q;
+}
+
+std::vector<float> dequantized(Type t, const std::vector<uint8_t>& q, int64_t n) {
+  std::vector<float> x(static_cast<size_t>(n));
+  dequantize_row(t, q.data(), x.data(), n);
+  return x;
+}
+
+double abs_dot(const std::vector<float>& a, const std::vector<float>& b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size(); ++i) s += std::fabs(double(a[i]) * double(b[i]));
+  return s;
+}
+
+TEST(X86Features, AvxLevelsNest) {
+  const x86::CpuFeatures& f = x86::cpu_features();
+  EXPECT_TRUE(f.avx2 || !f.avx512);
+  EXPECT_TRUE(f.avx512 || !f.avx512_vnni);
+}
+
+TEST(X86Registry, EverySupportedSetIsSelectable) {
+  std::vector<std::string> names;
+  for (const Kernels* k : available_kernels()) names.push_back(k->name);
+  for (const ArchKernelSet& set : arch_kernel_sets())
+    EXPECT_EQ(std::find(names.begin(), names.end(), set.name) != names.end(), set.supported()) << set.name;
+}
+
+// ---- activation quantizers ----------------------------------------------------------------
+
+TEST_P(X86Set, ActivationQuantizersMatchQuantizeRowBitForBit) {
+  for (Type t : {Type::Q8_0, Type::Q8_1, Type::Q8_K}) {
+    ASSERT_NE(k.from_f32[int(t)], nullptr) << type_name(t);
+    const int64_t bs = type_info(t).block_size;
+    for (int64_t blocks : {1, 3, 17}) {
+      const int64_t n = blocks * bs;
+      std::vector<float> x = varied_floats(n);
+      // Edge cases: an all-zero block, and values landing exactly on .5 steps (rounding ties).
+      std::fill(x.begin(), x.begin() + bs, 0.0f);
+      if (blocks > 1)
+        for (int64_t i = 0; i < bs; ++i) x[size_t(bs + i)] = float(i - bs / 2) * 0.5f;
+      std::vector<uint8_t> got(row_size(t, n), 0xAA);
+      k.from_f32[int(t)](x.data(), got.data(), n);
+      EXPECT_EQ(got, quantized(t, x)) << type_name(t) << " n=" << n;
+    }
+  }
+}
+
+TEST_P(X86Set, Q8KPicksTheFirstLargestMagnitudeForItsSign) {
+  std::vector<float> x = random_floats(QK_K, -1.0f, 1.0f);
+  x[40] = -3.0f;  // first of equal magnitudes: the scale must be negative-signed from this one
+  x[200] = 3.0f;
+  std::vector<uint8_t> got(row_size(Type::Q8_K, QK_K));
+  k.from_f32[int(Type::Q8_K)](x.data(), got.data(), QK_K);
+  EXPECT_EQ(got, quantized(Type::Q8_K, x));
+}
+
+// ---- quantized dot products ---------------------------------------------------------------
+
+struct DotCase {
+  Type weight, act;
+};
+const DotCase kDotCases[] = {
+    {Type::Q8_0, Type::Q8_0}, {Type::Q4_0, Type::Q8_0}, {Type::Q5_0, Type::Q8_0},
+    {Type::IQ4_NL, Type::Q8_0}, {Type::Q4_1, Type::Q8_1}, {Type::Q5_1, Type::Q8_1},
+    {Type::Q4_K, Type::Q8_K}, {Type::Q5_K, Type::Q8_K}, {Type::Q6_K, Type::Q8_K},
+};
+
+// Weight blocks with every quant bit random (high scale bits, extreme levels included) and the
+// fp16 scale fields reset to modest values.
+std::vector<uint8_t> random_blocks(Type t, int64_t n, std::mt19937& rng) {
+  std::vector<uint8_t> q(row_size(t, n));
+  for (uint8_t& b : q) b = uint8_t(rng());
+  const size_t bsize = type_info(t).type_size;
+  std::vector<size_t> scale_fields = {0};  // byte offsets of fp16 fields in a block
+  if (t == Type::Q4_1 || t == Type::Q5_1 || t == Type::Q4_K || t == Type::Q5_K) scale_fields = {0, 2};
+  if (t == Type::Q6_K) scale_fields = {offsetof(block_q6_K, d)};
+  std::uniform_real_distribution<float> d(-0.05f, 0.05f);
+  for (size_t b = 0; b < q.size(); b += bsize)
+    for (size_t off : scale_fields) {
+      const fp16_t h = f32_to_fp16(d(rng));
+      std::memcpy(&q[b + off], &h, 2);
+    }
+  return q;
+}
+
+TEST_P(X86Set, QuantizedDotsMatchVecDot) {
+  for (const DotCase& c : kDotCases) {
+    ASSERT_EQ(k.dot[int(c.weight)].act_type, c.act) << type_name(c.weight);
+    ASSERT_EQ(vec_dot_type(c.weight), c.act);
+    const int64_t bs = type_info(c.weight).block_size;
+    for (int64_t blocks : {1, 5, 33}) {
+      const int64_t n = blocks * bs;
+      const std::vector<float> xf = varied_floats(n);
+      const std::vector<uint8_t> x = quantized(c.act, xf);
+      for (bool raw : {false, true}) {
+        if (!raw && !can_quantize(c.weight)) continue;  // IQ4_NL: no reference quantizer
+        const std::vector<uint8_t> w = raw ? random_blocks(c.weight, n, rng) : quantized(c.weight, varied_floats(n));
+        float want = 0, got = 0;
+        vec_dot(c.weight, n, &want, w.data(), x.data());
+        k.dot[int(c.weight)].vec_dot(n, &got, w.data(), x.data());
+        const double mag = abs_dot(dequantized(c.weight, w, n), dequantized(c.act, x, n));
+        EXPECT_NEAR(got, want, 2e-6 * mag * std::sqrt(double(blocks)) + 1e-30)
+            << type_name(c.weight) << " n=" << n << (raw ? " random bits" : " quantized");
+      }
+    }
+  }
+}
+
+// ---- float dots -------------------------------------------------------------------------
+
+const int64_t kSizes[] = {1, 7, 8, 15, 16, 17, 33, 63, 64, 65, 100, 1000, 4099};
+
+TEST_P(X86Set, FloatDotsMatchDoubleSums) {
+  for (Type t : {Type::F32, Type::F16, Type::BF16}) {
+    ASSERT_EQ(k.dot[int(t)].act_type, Type::F32) << type_name(t);
+    for (int64_t n : kSizes) {
+      const std::vector<float> wf = random_floats(n, -2.0f, 2.0f), x = random_floats(n, -2.0f, 2.0f);
+      const std::vector<uint8_t> w = quantized(t, wf);
+      const std::vector<float> wd = dequantized(t, w, n);
+      double want = 0;
+      for (int64_t i = 0; i < n; ++i) want += double(wd[size_t(i)]) * double(x[size_t(i)]);
+      float got = 0;
+      k.dot[int(t)].vec_dot(n, &got, w.data(), x.data());
+      EXPECT_NEAR(got, want, 1e-6 * abs_dot(wd, x) + 1e-30) << type_name(t) << " n=" << n;
+      if (t == Type::F32) continue;
+      std::vector<float> rows(static_cast<size_t>(n) + 1, 42.0f);
+      k.to_f32[int(t)](w.data(), rows.data(), n);
+      EXPECT_EQ(rows, [&] { auto r = wd; r.push_back(42.0f); return r; }()) << "to_f32 " << type_name(t);
+    }
+  }
+  for (int64_t n : kSizes) {
+    const std::vector<float> a = random_floats(n, -2.0f, 2.0f), b = random_floats(n, -2.0f, 2.0f);
+    double want = 0;
+    for (int64_t i = 0; i < n; ++i) want += double(a[size_t(i)]) * double(b[size_t(i)]);
+    EXPECT_NEAR(k.dot_f32(n, a.data(), b.data()), want, 1e-6 * abs_dot(a, b)) << "n=" << n;
+  }
+}
+
+// ---- row primitives ---------------------------------------------------------------------
+
+// Relative error bound for kernels built on the vector exp (a few ulp); results below 1e-30
+// get absolute slack (silu(-90) is -0 in float, as with expf).
+constexpr double kExpTol = 4e-7;
+
+void expect_rel_near(const std::vector<float>& got, const std::vector<double>& want, double tol,
+                     const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], tol * std::fabs(want[i]) + 1e-30) << what << " at " << i << " of " << got.size();
+}
+
+TEST_P(X86Set, ElementwiseKernelsTouchExactlyNElements) {
+  for (int64_t n : kSizes) {
+    const std::vector<float> a = random_floats(n, -3.0f, 3.0f), b = random_floats(n, -3.0f, 3.0f);
+    const size_t m = size_t(n);
+    std::vector<float> y(m + 1, 42.0f);  // the element past the end must survive the tails
+    k.add(n, a.data(), b.data(), y.data());
+    for (size_t i = 0; i < m; ++i) ASSERT_EQ(y[i], a[i] + b[i]);
+    k.sub(n, a.data(), b.data(), y.data());
+    for (size_t i = 0; i < m; ++i) ASSERT_EQ(y[i], a[i] - b[i]);
+    k.mul(n, a.data(), b.data(), y.data());
+    for (size_t i = 0; i < m; ++i) ASSERT_EQ(y[i], a[i] * b[i]);
+    k.scale(n, a.data(), 0.37f, y.data());
+    for (size_t i = 0; i < m; ++i) ASSERT_EQ(y[i], a[i] * 0.37f);
+    std::vector<float> acc = b;
+    acc.push_back(42.0f);
+    k.axpy(n, -1.5f, a.data(), acc.data());
+    for (size_t i = 0; i < m; ++i) ASSERT_EQ(acc[i], std::fma(-1.5f, a[i], b[i]));
+    EXPECT_EQ(y[m], 42.0f);
+    EXPECT_EQ(acc[m], 42.0f);
+  }
+}
+
+TEST_P(X86Set, SiluGeluAndTheirGatesFollowTheExpRange) {
+  for (int64_t n : kSizes) {
+    const std::vector<float> x = random_floats(n, -100.0f, 100.0f), up = random_floats(n, -2.0f, 2.0f);
+    const size_t m = size_t(n);
+    std::vector<double> silu(m), swiglu(m), gelu(m), geglu(m), gelu_tol(m);
+    for (size_t i = 0; i < m; ++i) {
+      const double v = x[i], two_u = 2 * 0.7978845608028654 * (v + 0.044715 * v * v * v);
+      silu[i] = v / (1.0 + std::exp(-v));
+      swiglu[i] = silu[i] * double(up[i]);
+      gelu[i] = v / (1.0 + std::exp(-two_u));  // = 0.5 v (1 + tanh(u)), without cancellation
+      geglu[i] = gelu[i] * double(up[i]);
+      // The float rounding of the exp argument 2u scales the relative error by |2u|.
+      gelu_tol[i] = 2 * kExpTol + 3e-7 * std::fabs(two_u);
+    }
+    std::vector<float> y(m), y2(m);
+    k.silu(n, x.data(), y.data());
+    expect_rel_near(y, silu, kExpTol, "silu");
+    k.swiglu(n, x.data(), up.data(), y.data());
+    expect_rel_near(y, swiglu, 2 * kExpTol, "swiglu");
+    k.gelu(n, x.data(), y.data());
+    k.geglu(n, x.data(), up.data(), y2.data());
+    for (size_t i = 0; i < m; ++i) {
+      ASSERT_NEAR(y[i], gelu[i], gelu_tol[i] * std::fabs(gelu[i]) + 1e-30) << "gelu(" << x[i] << ")";
+      ASSERT_NEAR(y2[i], geglu[i], (gelu_tol[i] + kExpTol) * std::fabs(geglu[i]) + 1e-30) << "geglu";
+    }
+  }
+}
+
+TEST_P(X86Set, SoftmaxIncludingMaskedAndUnderflowingEntries) {
+  for (int64_t n : kSizes) {
+    std::vector<float> x = random_floats(n, -120.0f, 10.0f);
+    if (n > 3) x[2] = -INFINITY;
+    float mx = -INFINITY;
+    for (float v : x) mx = std::max(mx, v);
+    double sum = 0;
+    std::vector<double> want(static_cast<size_t>(n));  // x - max rounds in float, as in ref
+    for (size_t i = 0; i < size_t(n); ++i) sum += (want[i] = std::exp(double(x[i] - mx)));
+    for (double& w : want) w /= sum;
+    k.softmax(n, x.data());
+    // Tiny probabilities come out of exp's subnormal range: absolute slack there.
+    for (size_t i = 0; i < size_t(n); ++i)
+      ASSERT_NEAR(x[i], want[i], 1e-6 * want[i] + 1e-37) << "n=" << n << " i=" << i;
+  }
+  std::vector<float> masked(19, -INFINITY);
+  k.softmax(19, masked.data());
+  for (float v : masked) EXPECT_EQ(v, 0.0f);
+}
+
+TEST_P(X86Set, RmsNorm) {
+  for (int64_t n : kSizes) {
+    const std::vector<float> x = random_floats(n, -4.0f, 4.0f);
+    double ss = 0;
+    for (float v : x) ss += double(v) * double(v);
+    const double s = 1.0 / std::sqrt(ss / double(n) + 1e-5);
+    std::vector<double> want(static_cast<size_t>(n));
+    for (size_t i = 0; i < size_t(n); ++i) want[i] = double(x[i]) * s;
+    std::vector<float> y(static_cast<size_t>(n));
+    k.rms_norm(n, x.data(), y.data(), 1e-5f);
+    expect_rel_near(y, want, 1e-6, "rms_norm");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sets, X86Set, ::testing::Values("avx2", "avx512", "avx512_vnni"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace hart::cpu

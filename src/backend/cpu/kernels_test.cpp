@@ -1,0 +1,198 @@
+// Every kernel set this CPU can run, entry by entry, against the scalar reference, on random
+// data with odd sizes so vector tails are exercised.
+#include "backend/cpu/kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "common/error.h"
+#include "quant/quant.h"
+
+namespace hart::cpu {
+namespace {
+
+const int64_t kSizes[] = {1, 7, 16, 33, 65, 257};
+
+std::vector<float> random_row(int64_t n, std::mt19937& rng, float lo = -2.0f, float hi = 2.0f) {
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, float rel, const char* what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++)
+    ASSERT_NEAR(got[i], want[i], rel * (1.0f + std::fabs(want[i]))) << what << " n=" << got.size() << " i=" << i;
+}
+
+class KernelSet : public ::testing::TestWithParam<const Kernels*> {
+ protected:
+  const Kernels& k() const { return *GetParam(); }
+  const Kernels& ref() const { return ref_kernels(); }
+  std::mt19937 rng{1234};
+};
+
+TEST_P(KernelSet, RowPrimitives) {
+  using Unary = void (*)(int64_t, const float*, float*);
+  using Binary = void (*)(int64_t, const float*, const float*, float*);
+  const std::pair<const char*, Unary> unaries[] = {{"silu", k().silu}, {"gelu", k().gelu}};
+  const std::pair<const char*, Unary> ref_unaries[] = {{"silu", ref().silu}, {"gelu", ref().gelu}};
+  const std::pair<Binary, Binary> binaries[] = {{k().add, ref().add}, {k().sub, ref().sub}, {k().mul, ref().mul},
+                                                {k().swiglu, ref().swiglu}, {k().geglu, ref().geglu}};
+  for (int64_t n : kSizes) {
+    const std::vector<float> a = random_row(n, rng, -8.0f, 8.0f), b = random_row(n, rng);
+    std::vector<float> y(static_cast<size_t>(n)), r(static_cast<size_t>(n));
+    for (size_t u = 0; u < 2; u++) {
+      unaries[u].second(n, a.data(), y.data());
+      ref_unaries[u].second(n, a.data(), r.data());
+      expect_close(y, r, 1e-5f, unaries[u].first);
+    }
+    for (auto [f, g] : binaries) {
+      f(n, a.data(), b.data(), y.data());
+      g(n, a.data(), b.data(), r.data());
+      expect_close(y, r, 1e-5f, "binary");
+    }
+    k().scale(n, a.data(), 0.37f, y.data());
+    ref().scale(n, a.data(), 0.37f, r.data());
+    expect_close(y, r, 1e-6f, "scale");
+    y = b;
+    r = b;
+    k().axpy(n, -1.25f, a.data(), y.data());
+    ref().axpy(n, -1.25f, a.data(), r.data());
+    expect_close(y, r, 1e-6f, "axpy");
+    k().rms_norm(n, a.data(), y.data(), 1e-6f);
+    ref().rms_norm(n, a.data(), r.data(), 1e-6f);
+    expect_close(y, r, 1e-5f, "rms_norm");
+    y = a;
+    r = a;
+    if (n > 3) y[2] = r[2] = -INFINITY;  // masked entries
+    k().softmax(n, y.data());
+    ref().softmax(n, r.data());
+    expect_close(y, r, 1e-6f, "softmax");
+    ASSERT_NEAR(k().dot_f32(n, a.data(), b.data()), ref().dot_f32(n, a.data(), b.data()), 1e-5f * float(n) * 16.0f);
+  }
+  std::vector<float> masked(9, -INFINITY);
+  k().softmax(9, masked.data());
+  for (float x : masked) EXPECT_EQ(x, 0.0f);
+}
+
+// n elements of type t from random floats (types that cannot be quantized are skipped).
+std::vector<uint8_t> random_typed_row(Type t, int64_t n, std::mt19937& rng) {
+  const std::vector<float> f = random_row(n, rng);
+  std::vector<uint8_t> out(row_size(t, n));
+  quantize_row(t, f.data(), out.data(), n);
+  return out;
+}
+
+TEST_P(KernelSet, ConvertersMatchReference) {
+  for (uint32_t ti = 0; ti < kTypeCount; ti++) {
+    const Type t = Type(ti);
+    if (!ref().to_f32[ti] || !can_quantize(t)) continue;
+    ASSERT_TRUE(k().to_f32[ti]) << type_name(t);
+    const int64_t bs = type_info(t).block_size;
+    for (int64_t n : {bs, 3 * bs, bs == 1 ? 257 : 5 * bs}) {
+      const std::vector<uint8_t> row = random_typed_row(t, n, rng);
+      std::vector<float> y(static_cast<size_t>(n)), r(static_cast<size_t>(n));
+      k().to_f32[ti](row.data(), y.data(), n);
+      ref().to_f32[ti](row.data(), r.data(), n);
+      EXPECT_EQ(y, r) << "to_f32 " << type_name(t) << " n=" << n;
+    }
+  }
+  for (uint32_t ti = 0; ti < kTypeCount; ti++) {
+    const Type t = Type(ti);
+    if (!k().from_f32[ti]) continue;
+    ASSERT_TRUE(ref().from_f32[ti] && ref().to_f32[ti]) << type_name(t);
+    const int64_t bs = type_info(t).block_size;
+    for (int64_t n : {bs, 3 * bs, bs == 1 ? 257 : 5 * bs}) {
+      const std::vector<float> x = random_row(n, rng);
+      std::vector<uint8_t> a(row_size(t, n)), b(row_size(t, n));
+      k().from_f32[ti](x.data(), a.data(), n);
+      ref().from_f32[ti](x.data(), b.data(), n);
+      std::vector<float> ya(static_cast<size_t>(n)), yb(static_cast<size_t>(n));
+      ref().to_f32[ti](a.data(), ya.data(), n);
+      ref().to_f32[ti](b.data(), yb.data(), n);
+      // Rounding may differ by one step of the block scale (amax / 127 for 8-bit types).
+      const float step = type_info(t).quantized ? 2.0f / 100.0f : 0.0f;
+      for (int64_t i = 0; i < n; i++) ASSERT_NEAR(ya[size_t(i)], yb[size_t(i)], step) << type_name(t) << " i=" << i;
+    }
+  }
+}
+
+TEST_P(KernelSet, DotProductsMatchReference) {
+  for (uint32_t ti = 0; ti < kTypeCount; ti++) {
+    const Type t = Type(ti);
+    const DotKernel& d = k().dot[ti];
+    if (!d.vec_dot) continue;
+    if (!can_quantize(t)) continue;  // no way to make a valid random row
+    const int64_t bs = type_info(t).block_size;
+    for (int64_t n : {bs, 3 * bs, bs == 1 ? 257 : 5 * bs}) {
+      const std::vector<uint8_t> w = random_typed_row(t, n, rng);
+      const std::vector<float> x = random_row(n, rng);
+      std::vector<float> wf(static_cast<size_t>(n));
+      ref().to_f32[ti](w.data(), wf.data(), n);
+      double l1 = 0.0, wsum = 0.0, xmax = 0.0;
+      for (int64_t i = 0; i < n; i++) {
+        l1 += std::fabs(double(wf[size_t(i)]) * x[size_t(i)]);
+        wsum += std::fabs(wf[size_t(i)]);
+        xmax = std::max(xmax, double(std::fabs(x[size_t(i)])));
+      }
+      std::vector<uint8_t> xa(row_size(d.act_type, n));
+      const void* xp = x.data();
+      if (d.act_type != Type::F32) {
+        ASSERT_TRUE(k().from_f32[size_t(d.act_type)]) << type_name(d.act_type);
+        k().from_f32[size_t(d.act_type)](x.data(), xa.data(), n);
+        xp = xa.data();
+      }
+      float got = 0.0f, want = 0.0f;
+      d.vec_dot(n, &got, w.data(), xp);
+      ref().dot[ti].vec_dot(n, &want, w.data(), x.data());
+      const bool quantized_act = type_info(d.act_type).quantized;
+      const double tol = d.act_type == Type::F32 ? 1e-5 * l1 + 1e-6
+                         : quantized_act         ? wsum * xmax / 100.0
+                                                 : 8e-3 * l1 + 1e-6;
+      EXPECT_NEAR(got, want, tol) << k().name << " dot " << type_name(t) << " n=" << n;
+    }
+  }
+}
+
+std::string set_name(const ::testing::TestParamInfo<const Kernels*>& info) { return info.param->name; }
+
+INSTANTIATE_TEST_SUITE_P(Available, KernelSet, ::testing::ValuesIn(available_kernels()), set_name);
+
+TEST(KernelSelection, RefIsAlwaysAvailableAndComplete) {
+  const auto sets = available_kernels();
+  ASSERT_FALSE(sets.empty());
+  EXPECT_EQ(sets.front()->name, "ref");
+  const Kernels& r = ref_kernels();
+  EXPECT_TRUE(r.dot_f32 && r.rms_norm && r.softmax && r.silu && r.gelu && r.swiglu && r.geglu && r.add &&
+              r.sub && r.mul && r.scale && r.axpy);
+  for (Type t : {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0}) {
+    EXPECT_TRUE(r.dot[size_t(t)].vec_dot) << type_name(t);
+    EXPECT_EQ(r.dot[size_t(t)].act_type, Type::F32);
+    EXPECT_TRUE(r.to_f32[size_t(t)]) << type_name(t);
+  }
+  EXPECT_TRUE(r.from_f32[size_t(Type::Q8_0)] && r.from_f32[size_t(Type::F16)]);
+}
+
+TEST(KernelSelection, SelectByNameAndRejectUnknown) {
+  select_kernels("ref");
+  EXPECT_EQ(kernels().name, "ref");
+  try {
+    select_kernels("foo");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("HART_ISA=foo: unknown kernel set (known: ref"), std::string::npos)
+        << e.what();
+  }
+  const std::string best = available_kernels().back()->name;
+  select_kernels(best);
+  EXPECT_EQ(kernels().name, best);
+}
+
+}  // namespace
+}  // namespace hart::cpu

@@ -1,0 +1,90 @@
+#include "backend/cpu/op_test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "backend/cpu/cpu_backend.h"
+#include "quant/quant.h"
+
+namespace hart::cpu::test {
+
+Dense read(const Tensor& t) {
+  Dense d({t.ne[0], t.ne[1], t.ne[2], t.ne[3]});
+  std::vector<float> row(size_t(t.ne[0]));
+  const bool quantized = type_info(t.type).quantized;
+  for (int64_t i3 = 0; i3 < t.ne[3]; i3++)
+    for (int64_t i2 = 0; i2 < t.ne[2]; i2++)
+      for (int64_t i1 = 0; i1 < t.ne[1]; i1++) {
+        const char* base = static_cast<const char*>(t.data) + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3];
+        if (quantized) dequantize_row(t.type, base, row.data(), t.ne[0]);
+        for (int64_t i0 = 0; i0 < t.ne[0]; i0++) {
+          const char* p = base + i0 * t.nb[0];
+          double v = 0.0;
+          switch (t.type) {
+            case Type::F32: v = *reinterpret_cast<const float*>(p); break;
+            case Type::F16: v = fp16_to_f32(*reinterpret_cast<const fp16_t*>(p)); break;
+            case Type::BF16: v = bf16_to_f32(*reinterpret_cast<const bf16_t*>(p)); break;
+            case Type::I32: v = *reinterpret_cast<const int32_t*>(p); break;
+            case Type::I64: v = double(*reinterpret_cast<const int64_t*>(p)); break;
+            default: v = row[size_t(i0)]; break;
+          }
+          d.at(i0, i1, i2, i3) = v;
+        }
+      }
+  return d;
+}
+
+std::byte* Bench::allocate(size_t bytes) {
+  memory_.push_back(std::make_unique<std::byte[]>(bytes + 64));
+  std::byte* p = memory_.back().get();
+  return p + (64 - reinterpret_cast<uintptr_t>(p) % 64) % 64;
+}
+
+Tensor* Bench::random(Type type, std::initializer_list<int64_t> ne, float lo, float hi) {
+  Tensor* t = ctx.new_tensor(type, ne);
+  t->data = allocate(t->nbytes());
+  const int64_t n = t->nelements();
+  if (type == Type::I32 || type == Type::I64) {
+    std::uniform_int_distribution<int64_t> dist(int64_t(lo), int64_t(hi) - 1);
+    for (int64_t i = 0; i < n; i++) {
+      if (type == Type::I32) static_cast<int32_t*>(t->data)[i] = int32_t(dist(rng_));
+      else static_cast<int64_t*>(t->data)[i] = dist(rng_);
+    }
+    return t;
+  }
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> f(static_cast<size_t>(n));
+  for (float& x : f) x = dist(rng_);
+  quantize_row(type, f.data(), t->data, n);
+  return t;
+}
+
+void Bench::run(std::initializer_list<Tensor*> outputs, int n_threads) {
+  Graph g = build_graph(outputs);
+  const size_t size = plan_memory(g, nullptr);
+  plan_memory(g, allocate(size));
+  CpuBackend(n_threads).compute(g);
+}
+
+void Bench::run_without_reuse(std::initializer_list<Tensor*> outputs, int n_threads) {
+  Graph g = build_graph(outputs);
+  for (Tensor* t : g.nodes)
+    if (!t->view_src && !t->data) t->data = allocate(t->nbytes());
+  for (Tensor* t : g.nodes)
+    if (t->view_src) t->data = static_cast<char*>(t->view_src->data) + t->view_offs;
+  CpuBackend(n_threads).compute(g);
+}
+
+void expect_near(const Dense& got, const Dense& want, double atol, double rtol) {
+  ASSERT_EQ(got.ne, want.ne);
+  int reported = 0;
+  for (size_t i = 0; i < got.v.size(); i++) {
+    const double tol = atol + rtol * std::fabs(want.v[i]);
+    if (!(std::fabs(got.v[i] - want.v[i]) <= tol) && reported++ < 5)
+      ADD_FAILURE() << "element " << i << ": got " << got.v[i] << ", want " << want.v[i] << " (tol " << tol << ")";
+  }
+}
+
+}  // namespace hart::cpu::test

@@ -1,0 +1,105 @@
+// CPY (src -> dst with type conversion) and CONT (src -> a contiguous copy). Both write the
+// node's own memory: CPY's node is a view of dst, CONT's node is the new tensor.
+#include <cstring>
+
+#include "backend/cpu/ops/ops.h"
+
+namespace hart::cpu {
+namespace {
+
+bool same_shape(const Tensor& a, const Tensor& b) {
+  return a.ne[0] == b.ne[0] && a.ne[1] == b.ne[1] && a.ne[2] == b.ne[2] && a.ne[3] == b.ne[3];
+}
+
+// Row by row works when shapes match and rows are contiguous; the builders only allow the
+// element path otherwise, and only for plain (non-block) types.
+bool by_rows(const Tensor& src, const Tensor& dst) {
+  return same_shape(src, dst) && src.nb[0] == type_info(src.type).type_size &&
+         dst.nb[0] == type_info(dst.type).type_size;
+}
+
+bool is_float(Type t) { return t == Type::F32 || t == Type::F16 || t == Type::BF16; }
+
+float load(Type t, const char* p) {
+  switch (t) {
+    case Type::F16: return fp16_to_f32(*reinterpret_cast<const fp16_t*>(p));
+    case Type::BF16: return bf16_to_f32(*reinterpret_cast<const bf16_t*>(p));
+    default: return *reinterpret_cast<const float*>(p);
+  }
+}
+
+void store(Type t, char* p, float v) {
+  switch (t) {
+    case Type::F16: *reinterpret_cast<fp16_t*>(p) = f32_to_fp16(v); break;
+    case Type::BF16: *reinterpret_cast<bf16_t*>(p) = f32_to_bf16(v); break;
+    default: *reinterpret_cast<float*>(p) = v; break;
+  }
+}
+
+size_t copy_work_size(const Tensor& node, const Kernels&, int nth) {
+  // A row of floats between two conversions (neither side F32).
+  const Tensor& src = *node.src[0];
+  if (!by_rows(src, node) || src.type == node.type || src.type == Type::F32 || node.type == Type::F32) return 0;
+  return size_t(nth) * align_up(size_t(node.ne[0]) * sizeof(float));
+}
+
+void copy_rows(const Tensor& src, const Tensor& dst, const OpContext& ctx) {
+  const int64_t n = dst.ne[0];
+  auto* tmp = reinterpret_cast<float*>(ctx.thread_work(size_t(n) * sizeof(float)));
+  const auto [begin, end] = ctx.range(dst.nrows());
+  for (int64_t r = begin; r < end; r++) {
+    const RowIndex ri = row_index(dst, r);
+    const char* s = row_ptr(src, ri);
+    char* d = row_ptr(dst, ri);
+    if (src.type == dst.type) {
+      std::memcpy(d, s, dst.row_bytes());
+    } else if (src.type == Type::F32) {
+      ctx.k.from_f32[size_t(dst.type)](reinterpret_cast<const float*>(s), d, n);
+    } else if (dst.type == Type::F32) {
+      ctx.k.to_f32[size_t(src.type)](s, reinterpret_cast<float*>(d), n);
+    } else {
+      ctx.k.to_f32[size_t(src.type)](s, tmp, n);
+      ctx.k.from_f32[size_t(dst.type)](tmp, d, n);
+    }
+  }
+}
+
+// Element i of the flattened order (dim 0 fastest) of t.
+char* element(const Tensor& t, int64_t i) {
+  const int64_t i0 = i % t.ne[0];
+  i /= t.ne[0];
+  const int64_t i1 = i % t.ne[1];
+  i /= t.ne[1];
+  const int64_t i2 = i % t.ne[2];
+  return row_ptr(t, i1, i2, i / t.ne[2]) + i0 * t.nb[0];
+}
+
+void copy_elements(const Tensor& src, const Tensor& dst, const OpContext& ctx) {
+  const size_t size = type_info(src.type).type_size;
+  const auto [begin, end] = ctx.range(src.nelements());
+  for (int64_t i = begin; i < end; i++) {
+    const char* s = element(src, i);
+    char* d = element(dst, i);
+    if (src.type == dst.type) std::memcpy(d, s, size);
+    else store(dst.type, d, load(src.type, s));
+  }
+}
+
+void compute_copy(const Tensor& node, const OpContext& ctx) {
+  const Tensor& src = *node.src[0];
+  if (by_rows(src, node)) copy_rows(src, node, ctx);
+  else copy_elements(src, node, ctx);
+}
+
+bool copy_supported(const Tensor& node, const Kernels& k) {
+  const Type s = node.src[0]->type, d = node.type;
+  if (s == d) return true;
+  if (!by_rows(*node.src[0], node)) return is_float(s) && is_float(d);
+  return (s == Type::F32 || k.to_f32[size_t(s)]) && (d == Type::F32 || k.from_f32[size_t(d)]);
+}
+
+}  // namespace
+
+OpImpl impl_copy() { return {compute_copy, copy_work_size, copy_supported}; }
+
+}  // namespace hart::cpu

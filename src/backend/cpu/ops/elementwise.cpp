@@ -1,0 +1,66 @@
+// ADD, SUB, MUL (src1 broadcast over src0), SCALE, UNARY and GLU: row by row over F32 rows.
+#include <algorithm>
+#include <cmath>
+
+#include "backend/cpu/ops/ops.h"
+
+namespace hart::cpu {
+namespace {
+
+using BinaryFn = void (*)(int64_t, const float*, const float*, float*);
+
+void compute_binary(const Tensor& node, const OpContext& ctx) {
+  // a [n0, n1, n2, n3] op b [m0, m1, m2, m3] with n_i % m_i == 0 -> [n0, n1, n2, n3]
+  const Tensor& a = *node.src[0];
+  const Tensor& b = *node.src[1];
+  const BinaryFn fn = node.op == Op::ADD ? ctx.k.add : node.op == Op::SUB ? ctx.k.sub : ctx.k.mul;
+  const int64_t repeats = a.ne[0] / b.ne[0];
+  for_my_rows(node, ctx, [&](float* y, RowIndex r) {
+    const float* x = frow(a, r);
+    const float* z = frow(b, {r.i1 % b.ne[1], r.i2 % b.ne[2], r.i3 % b.ne[3]});
+    for (int64_t j = 0; j < repeats; j++) fn(b.ne[0], x + j * b.ne[0], z, y + j * b.ne[0]);
+  });
+}
+
+void compute_scale(const Tensor& node, const OpContext& ctx) {
+  const float s = node.param_f32(0);
+  for_my_rows(node, ctx, [&](float* y, RowIndex r) { ctx.k.scale(node.ne[0], frow(*node.src[0], r), s, y); });
+}
+
+template <float (*F)(float)>
+void map(int64_t n, const float* x, float* y) {
+  for (int64_t i = 0; i < n; i++) y[i] = F(x[i]);
+}
+float relu(float x) { return std::max(x, 0.0f); }
+float neg(float x) { return -x; }
+float exp(float x) { return std::exp(x); }
+
+void compute_unary(const Tensor& node, const OpContext& ctx) {
+  using UnaryFn = void (*)(int64_t, const float*, float*);
+  UnaryFn fn = nullptr;
+  switch (Unary(node.params[0])) {
+    case Unary::SILU: fn = ctx.k.silu; break;
+    case Unary::GELU: fn = ctx.k.gelu; break;
+    case Unary::RELU: fn = map<relu>; break;
+    case Unary::NEG: fn = map<neg>; break;
+    case Unary::EXP: fn = map<exp>; break;
+  }
+  for_my_rows(node, ctx, [&](float* y, RowIndex r) { fn(node.ne[0], frow(*node.src[0], r), y); });
+}
+
+void compute_glu(const Tensor& node, const OpContext& ctx) {
+  // silu|gelu(gate) * up, element-wise over rows of n
+  const BinaryFn fn = Glu(node.params[0]) == Glu::SWIGLU ? ctx.k.swiglu : ctx.k.geglu;
+  for_my_rows(node, ctx, [&](float* y, RowIndex r) {
+    fn(node.ne[0], frow(*node.src[0], r), frow(*node.src[1], r), y);
+  });
+}
+
+}  // namespace
+
+OpImpl impl_binary() { return {compute_binary, nullptr, nullptr}; }
+OpImpl impl_scale() { return {compute_scale, nullptr, nullptr}; }
+OpImpl impl_unary() { return {compute_unary, nullptr, nullptr}; }
+OpImpl impl_glu() { return {compute_glu, nullptr, nullptr}; }
+
+}  // namespace hart::cpu

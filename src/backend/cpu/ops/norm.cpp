@@ -1,0 +1,30 @@
+// RMS_NORM and SOFT_MAX: one F32 row at a time through the row kernels.
+#include "backend/cpu/ops/ops.h"
+
+namespace hart::cpu {
+namespace {
+
+void compute_rms_norm(const Tensor& node, const OpContext& ctx) {
+  const float eps = node.param_f32(0);
+  for_my_rows(node, ctx, [&](float* y, RowIndex r) { ctx.k.rms_norm(node.ne[0], frow(*node.src[0], r), y, eps); });
+}
+
+void compute_soft_max(const Tensor& node, const OpContext& ctx) {
+  // y = softmax(x * scale + mask); the mask [n0, >= n1, m2, m3] broadcasts over dims 2 and 3
+  const Tensor& a = *node.src[0];
+  const Tensor* mask = node.src[1];
+  const float s = node.param_f32(0);
+  const int64_t n = node.ne[0];
+  for_my_rows(node, ctx, [&](float* y, RowIndex r) {
+    ctx.k.scale(n, frow(a, r), s, y);
+    if (mask) ctx.k.add(n, y, frow(*mask, {r.i1, r.i2 % mask->ne[2], r.i3 % mask->ne[3]}), y);
+    ctx.k.softmax(n, y);
+  });
+}
+
+}  // namespace
+
+OpImpl impl_rms_norm() { return {compute_rms_norm, nullptr, nullptr}; }
+OpImpl impl_soft_max() { return {compute_soft_max, nullptr, nullptr}; }
+
+}  // namespace hart::cpu

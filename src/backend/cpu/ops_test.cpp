@@ -1,0 +1,401 @@
+// Every op on the CPU backend (the kernel set in use) against naive double-precision
+// references on random data: odd sizes, strided views, broadcasting, 1 and 3 threads.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <tuple>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/op_test_util.h"
+#include "common/error.h"
+#include "quant/quant.h"
+
+namespace hart::cpu::test {
+namespace {
+
+using Shape = std::array<int64_t, 4>;
+
+Shape shape(const Tensor* t) { return {t->ne[0], t->ne[1], t->ne[2], t->ne[3]}; }
+
+// want(i0, i1, i2, i3) for every element of a tensor shaped like t.
+Dense tabulate(const Tensor* t, const std::function<double(int64_t, int64_t, int64_t, int64_t)>& f) {
+  Dense d(shape(t));
+  for (int64_t i3 = 0; i3 < d.ne[3]; i3++)
+    for (int64_t i2 = 0; i2 < d.ne[2]; i2++)
+      for (int64_t i1 = 0; i1 < d.ne[1]; i1++)
+        for (int64_t i0 = 0; i0 < d.ne[0]; i0++) d.at(i0, i1, i2, i3) = f(i0, i1, i2, i3);
+  return d;
+}
+
+double silu(double x) { return x / (1.0 + std::exp(-x)); }
+double gelu(double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }
+
+std::vector<std::string> ref_and_best() {
+  const std::string best = available_kernels().back()->name;
+  if (best == "ref") return {best};
+  return {"ref", best};
+}
+
+// (threads, kernel set): the reference set and the best one this CPU runs.
+class Ops : public ::testing::TestWithParam<std::tuple<int, std::string>> {
+ protected:
+  void SetUp() override { select_kernels(std::get<1>(GetParam())); }
+  void TearDown() override { select_kernels(available_kernels().back()->name); }
+  int threads() const { return std::get<0>(GetParam()); }
+  Bench b;
+};
+
+TEST_P(Ops, GetRowsOfEveryKindOfTable) {
+  for (Type t : {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0}) {
+    const int64_t n = type_info(t).quantized ? 64 : 33;
+    Tensor* table = b.random(t, {n, 9, 2});
+    Tensor* ids = b.random(Type::I32, {5, 2}, 0, 9);
+    Tensor* y = get_rows(b.ctx, table, ids);
+    b.run({y}, threads());
+    const Dense tab = read(*table), id = read(*ids);
+    expect_near(read(*y), tabulate(y, [&](int64_t i0, int64_t i1, int64_t i2, int64_t) {
+                  return tab.at(i0, int64_t(id.at(i1, i2)), i2);
+                }), 0.0);
+  }
+}
+
+TEST_P(Ops, SetRowsConvertsIntoTheDestination) {
+  for (Type t : {Type::F32, Type::F16, Type::Q8_0}) {
+    const int64_t n = t == Type::Q8_0 ? 64 : 33;
+    Tensor* dst = b.random(t, {n, 11});
+    const Dense before = read(*dst);
+    Tensor* src = b.random(Type::F32, {n, 3});
+    Tensor* ids = b.ctx.new_tensor(Type::I64, {3});
+    const int64_t rows[] = {7, 0, 10};
+    ids->data = const_cast<int64_t*>(rows);
+    Tensor* out = set_rows(b.ctx, dst, src, ids);
+    b.run({out}, threads());
+    const Dense s = read(*src);
+    const double tol = t == Type::F32 ? 0.0 : t == Type::F16 ? 1e-3 : 1.0 / 127;
+    expect_near(read(*dst), tabulate(dst, [&](int64_t i0, int64_t i1, int64_t, int64_t) {
+                  for (int j = 0; j < 3; j++)
+                    if (rows[j] == i1) return s.at(i0, j);
+                  return before.at(i0, i1);
+                }), tol);
+  }
+}
+
+TEST_P(Ops, SetRowsWithBatchedI32Ids) {
+  // dst [n, rows, 4], src [n, m, 4], ids [m, 2]: plane i2 uses ids(:, i2 % 2)
+  Tensor* dst = b.random(Type::F32, {7, 6, 4});
+  const Dense before = read(*dst);
+  Tensor* src = b.random(Type::F32, {7, 2, 4});
+  Tensor* ids = b.ctx.new_tensor(Type::I32, {2, 2});
+  const int32_t rows[] = {5, 1, 0, 3};
+  ids->data = const_cast<int32_t*>(rows);
+  b.run({set_rows(b.ctx, dst, src, ids)}, threads());
+  const Dense s = read(*src);
+  expect_near(read(*dst), tabulate(dst, [&](int64_t i0, int64_t i1, int64_t i2, int64_t) {
+                for (int j = 0; j < 2; j++)
+                  if (rows[(i2 % 2) * 2 + j] == i1) return s.at(i0, j, i2);
+                return before.at(i0, i1, i2);
+              }), 0.0);
+}
+
+TEST_P(Ops, CpyConvertsTypesAndLayouts) {
+  struct Case {
+    Type from, to;
+    double tol;
+  };
+  for (Case c : {Case{Type::F32, Type::F16, 1e-3}, Case{Type::F16, Type::F32, 0.0},
+                 Case{Type::F32, Type::BF16, 8e-3}, Case{Type::BF16, Type::F16, 1e-3},
+                 Case{Type::F32, Type::Q8_0, 1.0 / 127}, Case{Type::Q8_0, Type::F32, 0.0}}) {
+    const int64_t n = c.to == Type::Q8_0 || c.from == Type::Q8_0 ? 96 : 65;
+    Tensor* src = b.random(c.from, {n, 3, 2});
+    Tensor* dst = b.random(c.to, {n, 3, 2});
+    Tensor* out = cpy(b.ctx, src, dst);
+    b.run({out}, threads());
+    expect_near(read(*dst), read(*src), c.tol);
+  }
+  // A transposed source into a differently shaped F16 destination, element by element.
+  Tensor* src = b.random(Type::F32, {5, 7});
+  Tensor* dst = b.random(Type::F16, {35});
+  Tensor* tr = transpose(b.ctx, src);  // [7, 5]
+  b.run({cpy(b.ctx, tr, dst)}, threads());
+  const Dense s = read(*src);
+  expect_near(read(*dst), tabulate(dst, [&](int64_t i, int64_t, int64_t, int64_t) { return s.at(i / 7, i % 7); }),
+              1e-3);
+}
+
+TEST_P(Ops, ContOfPermutedView) {
+  Tensor* a = b.random(Type::F32, {7, 3, 5, 2});
+  Tensor* p = permute(b.ctx, a, 2, 0, 3, 1);  // [3, 2, 7, 5]
+  Tensor* y = cont(b.ctx, p);
+  b.run({y}, threads());
+  EXPECT_TRUE(y->is_contiguous());
+  expect_near(read(*y), read(*p), 0.0);
+}
+
+TEST_P(Ops, BinaryOpsBroadcast) {
+  const Shape a_shape{33, 7, 3, 2};
+  const Shape b_shapes[] = {{33, 7, 3, 2}, {33, 1, 3, 1}, {1, 7, 1, 1}, {11, 7, 1, 2}, {1, 1, 1, 1}};
+  using Builder = Tensor* (*)(Context&, Tensor*, Tensor*);
+  const std::pair<Builder, double (*)(double, double)> ops[] = {
+      {add, [](double x, double y) { return x + y; }},
+      {sub, [](double x, double y) { return x - y; }},
+      {mul, [](double x, double y) { return x * y; }}};
+  for (const Shape& bs : b_shapes)
+    for (auto [op, f] : ops) {
+      Tensor* x = b.random(Type::F32, {a_shape[0], a_shape[1], a_shape[2], a_shape[3]});
+      Tensor* y = b.random(Type::F32, {bs[0], bs[1], bs[2], bs[3]});
+      Tensor* z = op(b.ctx, x, y);
+      b.run({z}, threads());
+      const Dense dx = read(*x), dy = read(*y);
+      expect_near(read(*z), tabulate(z, [&](int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+                    return f(dx.at(i0, i1, i2, i3), dy.at(i0 % bs[0], i1 % bs[1], i2 % bs[2], i3 % bs[3]));
+                  }), 1e-6);
+    }
+}
+
+TEST_P(Ops, RowOpsOnStridedViews) {
+  // A view that skips every other row: rows are contiguous, the row stride is not.
+  Tensor* base = b.random(Type::F32, {257, 10}, -3.0f, 3.0f);
+  Tensor* x = view(b.ctx, base, {257, 5}, {2 * 257 * 4}, 257 * 4);
+  Tensor* g = b.random(Type::F32, {257, 5});
+  const Dense dx = read(*x), dg = read(*g);
+  Tensor* sc = scale(b.ctx, x, -0.75f);
+  Tensor* norm = rms_norm(b.ctx, x, 1e-5f);
+  Tensor* un[5];
+  const Unary kinds[] = {Unary::SILU, Unary::GELU, Unary::RELU, Unary::NEG, Unary::EXP};
+  for (int i = 0; i < 5; i++) un[i] = unary(b.ctx, x, kinds[i]);
+  Tensor* sw = glu(b.ctx, x, g, Glu::SWIGLU);
+  Tensor* ge = glu(b.ctx, x, g, Glu::GEGLU);
+  b.run({sc, norm, un[0], un[1], un[2], un[3], un[4], sw, ge}, threads());
+
+  expect_near(read(*sc), tabulate(sc, [&](int64_t i, int64_t r, int64_t, int64_t) { return -0.75 * dx.at(i, r); }), 1e-6);
+  expect_near(read(*norm), tabulate(norm, [&](int64_t i, int64_t r, int64_t, int64_t) {
+                double ss = 0.0;
+                for (int64_t j = 0; j < 257; j++) ss += dx.at(j, r) * dx.at(j, r);
+                return dx.at(i, r) / std::sqrt(ss / 257 + 1e-5);
+              }), 1e-5, 1e-5);
+  double (*const refs[])(double) = {silu, gelu, [](double v) { return std::max(v, 0.0); },
+                                    [](double v) { return -v; }, [](double v) { return std::exp(v); }};
+  for (int k = 0; k < 5; k++)
+    expect_near(read(*un[k]), tabulate(un[k], [&](int64_t i, int64_t r, int64_t, int64_t) { return refs[k](dx.at(i, r)); }),
+                1e-5, 1e-5);
+  expect_near(read(*sw), tabulate(sw, [&](int64_t i, int64_t r, int64_t, int64_t) { return silu(dx.at(i, r)) * dg.at(i, r); }),
+              1e-5, 1e-5);
+  expect_near(read(*ge), tabulate(ge, [&](int64_t i, int64_t r, int64_t, int64_t) { return gelu(dx.at(i, r)) * dg.at(i, r); }),
+              1e-5, 1e-5);
+}
+
+TEST_P(Ops, SoftMaxWithMaskAndScale) {
+  Tensor* x = b.random(Type::F32, {33, 4, 3}, -4.0f, 4.0f);
+  Tensor* mask = b.random(Type::F32, {33, 6}, -1.0f, 1.0f);
+  float* m = static_cast<float*>(mask->data);
+  for (int64_t r = 0; r < 6; r++)
+    for (int64_t i = 0; i < 33; i++)
+      if (i > 20 + r || r == 2) m[r * 33 + i] = -INFINITY;  // row 2 fully masked
+  Tensor* y = soft_max(b.ctx, x, mask, 0.6f, 0.0f);
+  Tensor* plain = soft_max(b.ctx, x, nullptr, 1.0f, 0.0f);
+  b.run({y, plain}, threads());
+  const Dense dx = read(*x), dm = read(*mask);
+  auto ref = [&](bool masked, double s) {
+    return [&, masked, s](int64_t i, int64_t r, int64_t p, int64_t) {
+      double mx = -INFINITY, sum = 0.0;
+      auto logit = [&](int64_t j) { return dx.at(j, r, p) * s + (masked ? dm.at(j, r) : 0.0); };
+      for (int64_t j = 0; j < 33; j++) mx = std::max(mx, logit(j));
+      if (mx == -INFINITY) return 0.0;
+      for (int64_t j = 0; j < 33; j++) sum += std::exp(logit(j) - mx);
+      return std::exp(logit(i) - mx) / sum;
+    };
+  };
+  expect_near(read(*y), tabulate(y, ref(true, 0.6)), 1e-6, 1e-5);
+  expect_near(read(*plain), tabulate(plain, ref(false, 1.0)), 1e-6, 1e-5);
+}
+
+TEST_P(Ops, RopeNormalAndNeox) {
+  for (RopeMode mode : {RopeMode::NORMAL, RopeMode::NEOX})
+    for (bool factors : {false, true}) {
+      // x is a strided view: heads of 20 floats inside rows of 24
+      Tensor* base = b.random(Type::F32, {24, 3, 5});
+      Tensor* x = view(b.ctx, base, {20, 3, 5}, {24 * 4, 24 * 3 * 4}, 4);
+      Tensor* pos = b.random(Type::I32, {5}, 0, 3000);
+      Tensor* ff = factors ? b.random(Type::F32, {8}, 1.0f, 8.0f) : nullptr;
+      const int n_dims = 16;
+      const double base_f = 10000.0, scale_f = 0.5;
+      Tensor* y = rope(b.ctx, x, pos, ff, mode, n_dims, float(base_f), float(scale_f));
+      b.run({y}, threads());
+      const Dense dx = read(*x), dp = read(*pos);
+      const Dense df = ff ? read(*ff) : Dense();
+      expect_near(read(*y), tabulate(y, [&](int64_t i0, int64_t h, int64_t t, int64_t) {
+                    if (i0 >= n_dims) return dx.at(i0, h, t);
+                    const bool neox = mode == RopeMode::NEOX;
+                    const int64_t pair = neox ? i0 % (n_dims / 2) : i0 / 2;
+                    const int64_t a = neox ? pair : 2 * pair, c = neox ? pair + n_dims / 2 : 2 * pair + 1;
+                    const double theta = dp.at(t) * scale_f * std::pow(base_f, -2.0 * double(pair) / n_dims) /
+                                         (ff ? df.at(pair) : 1.0);
+                    const double x0 = dx.at(a, h, t), x1 = dx.at(c, h, t);
+                    return i0 == a ? x0 * std::cos(theta) - x1 * std::sin(theta)
+                                   : x0 * std::sin(theta) + x1 * std::cos(theta);
+                  }), 2e-4);
+    }
+}
+
+// Reference X·Wᵀ with W's batch dims broadcast over X's.
+Dense mul_mat_ref(const Tensor* w, const Tensor* x, const Tensor* y) {
+  const Dense dw = read(*w), dx = read(*x);
+  const int64_t r2 = x->ne[2] / w->ne[2], r3 = x->ne[3] / w->ne[3];
+  return tabulate(y, [&](int64_t n, int64_t m, int64_t i2, int64_t i3) {
+    double s = 0.0;
+    for (int64_t k = 0; k < x->ne[0]; k++) s += dw.at(k, n, i2 / r2, i3 / r3) * dx.at(k, m, i2, i3);
+    return s;
+  });
+}
+
+// Tolerance: exact-ish for F32 activations, quantization noise when the kernel set quantizes
+// activations (|x| <= 1, |w| <= 1: each product is off by at most ~1/127 of the block's max).
+double mul_mat_tol(Type wt, int64_t k) {
+  const Type act = kernels().dot[size_t(wt)].act_type;
+  if (act == Type::F32) return 1e-5 * double(k);
+  return (type_info(act).quantized ? 1.0 / 100 : 1e-2) * double(k) / 4;
+}
+
+TEST_P(Ops, MulMatEveryWeightTypeAndShape) {
+  for (Type t : {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0, Type::Q4_K, Type::Q6_K}) {
+    if (!can_quantize(t)) continue;
+    const int64_t k = type_info(t).block_size == 256 ? 256 : (type_info(t).quantized ? 96 : 65);
+    for (int64_t m : {1, 7, 19}) {
+      Tensor* w = b.random(t, {k, 33});
+      Tensor* x = b.random(Type::F32, {k, m});
+      Tensor* y = mul_mat(b.ctx, w, x);
+      b.run({y}, threads());
+      SCOPED_TRACE(std::string(type_name(t)) + " m=" + std::to_string(m));
+      expect_near(read(*y), mul_mat_ref(w, x, y), mul_mat_tol(t, k));
+    }
+  }
+}
+
+TEST_P(Ops, MulMatBroadcastAndStridedActivations) {
+  // W [k, n, 2] over X [k, m, 6]; X as a transposed view (strided along k)
+  Tensor* w = b.random(Type::F16, {40, 9, 2});
+  Tensor* xt = b.random(Type::F32, {5, 40, 6});
+  Tensor* x = permute(b.ctx, xt, 1, 0, 2, 3);  // [40, 5, 6], nb[0] = 20
+  Tensor* y = mul_mat(b.ctx, w, x);
+  Tensor* wq = b.random(Type::Q8_0, {64, 17});
+  Tensor* xq = transpose(b.ctx, b.random(Type::F32, {3, 64}));
+  Tensor* yq = mul_mat(b.ctx, wq, xq);
+  b.run({y, yq}, threads());
+  expect_near(read(*y), mul_mat_ref(w, x, y), mul_mat_tol(Type::F16, 40));
+  expect_near(read(*yq), mul_mat_ref(wq, xq, yq), mul_mat_tol(Type::Q8_0, 64));
+}
+
+// softmax(q·k * scale + mask) · v per query head, in double.
+Dense attention_ref(const Tensor* q, const Tensor* k, const Tensor* v, const Tensor* mask, float scale,
+                    const Tensor* y) {
+  const Dense dq = read(*q), dk = read(*k), dv = read(*v);
+  const Dense dm = mask ? read(*mask) : Dense();
+  const int64_t group = q->ne[1] / k->ne[1], n_kv = k->ne[2];
+  return tabulate(y, [&](int64_t i, int64_t h, int64_t t, int64_t) {
+    const int64_t kvh = h / group;
+    std::vector<double> s(static_cast<size_t>(n_kv));
+    double mx = -INFINITY;
+    for (int64_t j = 0; j < n_kv; j++) {
+      double dot = 0.0;
+      for (int64_t c = 0; c < q->ne[0]; c++) dot += dq.at(c, h, t) * dk.at(c, kvh, j);
+      s[size_t(j)] = dot * scale + (mask ? dm.at(j, t) : 0.0);
+      mx = std::max(mx, s[size_t(j)]);
+    }
+    if (mx == -INFINITY) return 0.0;
+    double num = 0.0, den = 0.0;
+    for (int64_t j = 0; j < n_kv; j++) {
+      const double p = std::exp(s[size_t(j)] - mx);
+      num += p * dv.at(i, kvh, j);
+      den += p;
+    }
+    return num / den;
+  });
+}
+
+TEST_P(Ops, FlashAttentionOverStridedCache) {
+  struct Case {
+    Type kv;
+    int64_t d, dv, n_head, n_head_kv, n_tok, n_kv;
+    bool mask;
+  };
+  for (Case c : {Case{Type::F16, 40, 40, 6, 2, 5, 13, true}, Case{Type::F32, 33, 17, 4, 4, 3, 7, true},
+                 Case{Type::F16, 64, 64, 8, 1, 1, 37, false}, Case{Type::BF16, 16, 16, 3, 1, 2, 5, true}}) {
+    // K and V live in caches [d * n_head_kv, 50]; the op reads the first n_kv positions.
+    Tensor* kc = b.random(c.kv, {c.d * c.n_head_kv, 50});
+    Tensor* vc = b.random(c.kv, {c.dv * c.n_head_kv, 50});
+    const size_t es = type_info(c.kv).type_size;
+    Tensor* k = view(b.ctx, kc, {c.d, c.n_head_kv, c.n_kv}, {size_t(c.d) * es, kc->nb[1]}, 0);
+    Tensor* v = view(b.ctx, vc, {c.dv, c.n_head_kv, c.n_kv}, {size_t(c.dv) * es, vc->nb[1]}, 0);
+    Tensor* q = b.random(Type::F32, {c.d, c.n_head, c.n_tok});
+    Tensor* mask = nullptr;
+    if (c.mask) {  // causal over the last n_tok positions, plus one fully masked token
+      mask = b.random(Type::F32, {c.n_kv, c.n_tok + 1}, -0.5f, 0.5f);
+      float* m = static_cast<float*>(mask->data);
+      for (int64_t t = 0; t < c.n_tok; t++)
+        for (int64_t j = 0; j < c.n_kv; j++)
+          if (j > c.n_kv - c.n_tok + t || (t == 1 && c.n_tok > 2)) m[t * c.n_kv + j] = -INFINITY;
+    }
+    const float scale = 1.0f / std::sqrt(float(c.d));
+    Tensor* y = flash_attn_ext(b.ctx, q, k, v, mask, scale);
+    b.run({y}, threads());
+    SCOPED_TRACE(std::string(type_name(c.kv)) + " heads " + std::to_string(c.n_head) + "/" +
+                 std::to_string(c.n_head_kv));
+    const Type act = kernels().dot[size_t(c.kv)].act_type;
+    expect_near(read(*y), attention_ref(q, k, v, mask, scale, y), act == Type::F32 ? 1e-5 : 5e-3);
+  }
+}
+
+// A transformer-ish block: memory reuse must not change any result.
+TEST_P(Ops, PlannedMemoryGivesTheSameResultsAsPrivateBuffers) {
+  Bench ref_bench(7), planned(7);
+  Tensor* outs[2];
+  for (Bench* bench : {&ref_bench, &planned}) {
+    Tensor* x = bench->random(Type::F32, {64, 5});
+    Tensor* wg = bench->random(Type::Q8_0, {64, 96});
+    Tensor* wu = bench->random(Type::Q8_0, {64, 96});
+    Tensor* wd = bench->random(Type::F16, {96, 64});
+    Tensor* nw = bench->random(Type::F32, {64});
+    Tensor* h = mul(bench->ctx, rms_norm(bench->ctx, x, 1e-6f), nw);
+    Tensor* act = glu(bench->ctx, mul_mat(bench->ctx, wg, h), mul_mat(bench->ctx, wu, h), Glu::SWIGLU);
+    Tensor* y = add(bench->ctx, mul_mat(bench->ctx, wd, act), x);
+    Tensor* z = add(bench->ctx, scale(bench->ctx, y, 0.5f), h);
+    outs[bench == &planned] = z;
+  }
+  ref_bench.run_without_reuse({outs[0]}, threads());
+  planned.run({outs[1]}, threads());
+  expect_near(read(*outs[1]), read(*outs[0]), 0.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, Ops,
+                         ::testing::Combine(::testing::Values(1, 3),
+                                            ::testing::ValuesIn(ref_and_best())),
+                         [](const auto& info) {
+                           return std::get<1>(info.param) + "_" + std::to_string(std::get<0>(info.param)) + "threads";
+                         });
+
+TEST(CpuBackend, BadRowIdsAndUnsupportedTypesThrow) {
+  Bench b;
+  Tensor* table = b.random(Type::F32, {8, 4});
+  Tensor* ids = b.random(Type::I32, {3}, 0, 4);
+  static_cast<int32_t*>(ids->data)[1] = 4;
+  Tensor* y = get_rows(b.ctx, table, ids);
+  try {
+    b.run({y}, 2);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("row id 4"), std::string::npos) << e.what();
+  }
+  CpuBackend cpu(1);
+  Tensor* w = b.ctx.new_tensor(Type::IQ2_XXS, {256, 4});
+  Tensor* x = b.random(Type::F32, {256, 1});
+  Tensor* mm = mul_mat(b.ctx, w, x);
+  EXPECT_FALSE(cpu.supports_op(*mm));
+  EXPECT_TRUE(cpu.supports_op(*y));
+  EXPECT_THROW(cpu.compute(build_graph({mm})), Error);
+}
+
+}  // namespace
+}  // namespace hart::cpu::test

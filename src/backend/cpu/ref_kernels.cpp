@@ -1,0 +1,136 @@
+// The scalar reference kernel set: plain loops, sums of many terms accumulated in double, weight
+// rows dequantized block by block through src/quant. Every ISA set is tested against this.
+#include <cmath>
+#include <utility>
+
+#include "backend/cpu/kernels.h"
+#include "quant/quant.h"
+
+namespace hart::cpu {
+namespace {
+
+float ref_dot_f32(int64_t n, const float* a, const float* b) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; i++) sum += double(a[i]) * double(b[i]);
+  return float(sum);
+}
+
+// out = dot(dequantized weight row, F32 activations), one block (or 256 floats) at a time.
+template <uint32_t T>
+void ref_vec_dot(int64_t n, float* out, const void* w, const void* x) {
+  constexpr int64_t kChunk = 256;  // a multiple of every block size
+  const TypeInfo& ti = type_info(Type(T));
+  const int64_t step = ti.quantized ? ti.block_size : kChunk;
+  const auto* wb = static_cast<const char*>(w);
+  const auto* xf = static_cast<const float*>(x);
+  float buf[kChunk];
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; i += step) {
+    const int64_t len = std::min(step, n - i);
+    dequantize_row(Type(T), wb + row_size(Type(T), i), buf, len);
+    sum += ref_dot_f32(len, buf, xf + i);
+  }
+  *out = float(sum);
+}
+
+template <uint32_t T>
+void ref_to_f32(const void* x, float* y, int64_t n) { dequantize_row(Type(T), x, y, n); }
+
+template <uint32_t T>
+void ref_from_f32(const float* x, void* y, int64_t n) { quantize_row(Type(T), x, y, n); }
+
+void ref_rms_norm(int64_t n, const float* x, float* y, float eps) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; i++) sum += double(x[i]) * double(x[i]);
+  const float s = 1.0f / std::sqrt(float(sum / double(n)) + eps);
+  for (int64_t i = 0; i < n; i++) y[i] = x[i] * s;
+}
+
+void ref_softmax(int64_t n, float* x) {
+  float max = -INFINITY;
+  for (int64_t i = 0; i < n; i++) max = std::max(max, x[i]);
+  if (max == -INFINITY) {  // every entry masked: no probability mass anywhere
+    for (int64_t i = 0; i < n; i++) x[i] = 0.0f;
+    return;
+  }
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; i++) sum += (x[i] = std::exp(x[i] - max));
+  const float inv = float(1.0 / sum);
+  for (int64_t i = 0; i < n; i++) x[i] *= inv;
+}
+
+float silu(float x) { return x / (1.0f + std::exp(-x)); }
+float gelu(float x) {
+  constexpr float kSqrt2OverPi = 0.79788456080286535588f;
+  return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x)));
+}
+
+template <float (*F)(float)>
+void ref_map(int64_t n, const float* x, float* y) {
+  for (int64_t i = 0; i < n; i++) y[i] = F(x[i]);
+}
+
+template <class F>
+void zip(int64_t n, const float* a, const float* b, float* y, F f) {
+  for (int64_t i = 0; i < n; i++) y[i] = f(a[i], b[i]);
+}
+
+void ref_add(int64_t n, const float* a, const float* b, float* y) { zip(n, a, b, y, std::plus<float>()); }
+void ref_sub(int64_t n, const float* a, const float* b, float* y) { zip(n, a, b, y, std::minus<float>()); }
+void ref_mul(int64_t n, const float* a, const float* b, float* y) { zip(n, a, b, y, std::multiplies<float>()); }
+void ref_swiglu(int64_t n, const float* g, const float* u, float* y) {
+  zip(n, g, u, y, [](float a, float b) { return silu(a) * b; });
+}
+void ref_geglu(int64_t n, const float* g, const float* u, float* y) {
+  zip(n, g, u, y, [](float a, float b) { return gelu(a) * b; });
+}
+
+void ref_scale(int64_t n, const float* x, float s, float* y) {
+  for (int64_t i = 0; i < n; i++) y[i] = x[i] * s;
+}
+
+void ref_axpy(int64_t n, float a, const float* x, float* y) {
+  for (int64_t i = 0; i < n; i++) y[i] += a * x[i];
+}
+
+template <uint32_t... T>
+void fill_type_tables(Kernels& k, std::integer_sequence<uint32_t, T...>) {
+  auto fill_one = [&](uint32_t t, VecDotFn dot, ToF32Fn to, FromF32Fn from) {
+    const Type type = Type(t);
+    if (!find_type_info(t) || type == Type::I32 || type == Type::I64) return;
+    if (can_dequantize(type)) {
+      k.to_f32[t] = to;
+      k.dot[t] = DotKernel{Type::F32, dot};
+    }
+    if (can_quantize(type)) k.from_f32[t] = from;
+  };
+  (fill_one(T, &ref_vec_dot<T>, &ref_to_f32<T>, &ref_from_f32<T>), ...);
+}
+
+Kernels make_ref() {
+  Kernels k;
+  k.name = "ref";
+  fill_type_tables(k, std::make_integer_sequence<uint32_t, kTypeCount>());
+  k.dot_f32 = ref_dot_f32;
+  k.rms_norm = ref_rms_norm;
+  k.softmax = ref_softmax;
+  k.silu = ref_map<silu>;
+  k.gelu = ref_map<gelu>;
+  k.swiglu = ref_swiglu;
+  k.geglu = ref_geglu;
+  k.add = ref_add;
+  k.sub = ref_sub;
+  k.mul = ref_mul;
+  k.scale = ref_scale;
+  k.axpy = ref_axpy;
+  return k;
+}
+
+}  // namespace
+
+const Kernels& ref_kernels() {
+  static const Kernels k = make_ref();
+  return k;
+}
+
+}  // namespace hart::cpu

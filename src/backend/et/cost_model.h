@@ -1,0 +1,28 @@
+// Modelled device time of a launch or a copy. Defaults are ET-SoC-1's: 1 GHz minions with an
+// 8-lane fp32 vector unit (one fused multiply-add per lane per cycle, shared by the minion's two
+// harts), LPDDR4x at 16 x 16-bit channels x 4266 MT/s = 136.5 GB/s, PCIe Gen4 x8 to the host.
+// The per-launch overhead is an estimate of the SDK's op-to-op gap (not a published figure).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backend/et/device/et_device.h"
+
+namespace hart::et {
+
+struct CostModel {
+  double clock_hz = 1e9;
+  uint32_t vector_lanes = 8;
+  uint32_t flops_per_lane_cycle = 2;
+  double dram_bytes_per_s = 136.5e9;
+  double host_link_bytes_per_s = 16e9;
+  double launch_overhead_s = 10e-6;
+
+  // max(compute, memory) + overhead. Compute is set by the busiest minion (its harts' flops);
+  // memory by the total traffic. counters holds one entry per hart, two per minion, in order.
+  double launch_seconds(const std::vector<et_counters>& counters) const;
+  double copy_seconds(uint64_t bytes) const { return double(bytes) / host_link_bytes_per_s; }
+};
+
+}  // namespace hart::et

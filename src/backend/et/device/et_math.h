@@ -1,0 +1,208 @@
+/* Device math: the ET minion has no float divide, square root or transcendental instructions we
+ * may rely on, and no libm. Everything here is multiplications, additions, int32<->float
+ * conversions and bit manipulation. Accuracy: a few ulp over the documented domains. */
+#ifndef ET_MATH_H
+#define ET_MATH_H
+
+#include <stdint.h>
+
+typedef union et_f32_bits {
+  float f;
+  uint32_t u;
+} et_f32_bits;
+
+static inline uint32_t et_bits(float f) {
+  et_f32_bits b;
+  b.f = f;
+  return b.u;
+}
+
+static inline float et_float(uint32_t u) {
+  et_f32_bits b;
+  b.u = u;
+  return b.f;
+}
+
+static inline float et_inf(void) { return et_float(0x7f800000u); }
+static inline float et_nan(void) { return et_float(0x7fc00000u); }
+static inline float et_fabs(float x) { return et_float(et_bits(x) & 0x7fffffffu); }
+static inline float et_fmax(float a, float b) { return a > b ? a : b; }
+
+/* 2^n as a float for -126 <= n <= 127. */
+static inline float et_pow2i(int32_t n) { return et_float((uint32_t)(n + 127) << 23); }
+
+/* Round to nearest integer, ties away from zero; |x| < 2^31. */
+static inline int32_t et_round_i32(float x) { return (int32_t)(x >= 0.0f ? x + 0.5f : x - 0.5f); }
+
+/* 1/x: a bit-trick estimate refined by three Newton steps (error 12% -> 2e-8 relative).
+ * 1/0 = inf with the sign of x; |x| >= 2^126 gives a signed zero (the true result is subnormal). */
+static inline float et_recip(float x) {
+  const uint32_t sign = et_bits(x) & 0x80000000u;
+  const uint32_t ax = et_bits(x) & 0x7fffffffu;
+  if (ax > 0x7f800000u) return x;
+  if (ax >= 0x7e800000u) return et_float(sign);
+  if (ax < 0x00800000u) return et_float(sign | 0x7f800000u); /* zero or subnormal */
+  const float a = et_float(ax);
+  float y = et_float(0x7ef311c7u - ax);
+  y = y * (2.0f - a * y);
+  y = y * (2.0f - a * y);
+  y = y * (2.0f - a * y);
+  return et_float(et_bits(y) | sign);
+}
+
+static inline float et_div(float a, float b) { return a * et_recip(b); }
+
+/* 1/sqrt(x) for x > 0 (0 -> inf, negative -> NaN). */
+static inline float et_rsqrt(float x) {
+  if (!(x > 0.0f)) return x == 0.0f ? et_inf() : et_nan();
+  if (x == et_inf()) return 0.0f;
+  float scale = 1.0f;
+  if (et_bits(x) < 0x00800000u) { /* subnormal: scale up by 2^24, result by 2^12 */
+    x *= 16777216.0f;
+    scale = 4096.0f;
+  }
+  const float half = 0.5f * x;
+  float y = et_float(0x5f375a86u - (et_bits(x) >> 1));
+  y = y * (1.5f - half * y * y);
+  y = y * (1.5f - half * y * y);
+  y = y * (1.5f - half * y * y);
+  return y * scale;
+}
+
+static inline float et_sqrt(float x) {
+  if (x == 0.0f || x == et_inf()) return x;
+  return x * et_rsqrt(x);
+}
+
+/* e^x: x = n ln2 + r with |r| <= ln2/2, e^r by a degree-7 Taylor polynomial, times 2^n. */
+static inline float et_exp(float x) {
+  if (x != x) return x;
+  if (x > 88.72f) return et_inf();
+  if (x < -87.33f) return 0.0f;
+  const int32_t n = et_round_i32(x * 1.44269504088896341f);
+  const float fn = (float)n;
+  const float r = (x - fn * 0.693145751953125f) - fn * 1.42860682030941723212e-6f;
+  float p = 1.0f / 5040.0f;
+  p = p * r + 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  if (n == 128) return p * 2.0f * et_pow2i(127);
+  return p * et_pow2i(n);
+}
+
+/* Natural log: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log m = 2 atanh((m-1)/(m+1)). */
+static inline float et_log(float x) {
+  if (x != x) return x;
+  if (x < 0.0f) return et_nan();
+  if (x == 0.0f) return -et_inf();
+  if (x == et_inf()) return x;
+  int32_t e = 0;
+  if (et_bits(x) < 0x00800000u) { /* subnormal */
+    x *= 16777216.0f;
+    e = -24;
+  }
+  uint32_t u = et_bits(x);
+  e += (int32_t)(u >> 23) - 127;
+  float m = et_float((u & 0x007fffffu) | 0x3f800000u);
+  if (m > 1.41421356f) {
+    m *= 0.5f;
+    e += 1;
+  }
+  const float s = (m - 1.0f) * et_recip(m + 1.0f);
+  const float s2 = s * s;
+  float p = 1.0f / 9.0f;
+  p = p * s2 + 1.0f / 7.0f;
+  p = p * s2 + 1.0f / 5.0f;
+  p = p * s2 + 1.0f / 3.0f;
+  p = p * s2 + 1.0f;
+  const float fe = (float)e;
+  return 2.0f * s * p + fe * 0.693147180559945309f;
+}
+
+/* a^b = e^(b log a) for a > 0; 0^b = 0 for b > 0 and inf for b < 0; 1 when b == 0. */
+static inline float et_pow(float a, float b) {
+  if (b == 0.0f) return 1.0f;
+  if (a == 0.0f) return b > 0.0f ? 0.0f : et_inf();
+  if (a < 0.0f) return et_nan();
+  return et_exp(b * et_log(a));
+}
+
+static inline float et_silu(float x) { return x * et_recip(1.0f + et_exp(-x)); }
+
+/* tanh z = 1 - 2 / (e^2z + 1), odd. */
+static inline float et_tanh(float z) {
+  const float az = et_fabs(z);
+  const float t = 1.0f - 2.0f * et_recip(et_exp(2.0f * az) + 1.0f);
+  return z < 0.0f ? -t : t;
+}
+
+/* GELU, tanh form (as ggml): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
+static inline float et_gelu(float x) {
+  const float z = 0.79788456080286535588f * x * (1.0f + 0.044715f * x * x);
+  return 0.5f * x * (1.0f + et_tanh(z));
+}
+
+/* sin and cos together: x = k pi/2 + r (three-part pi/2), |r| <= pi/4, Taylor polynomials, then
+ * the quadrant k mod 4 picks and signs them. |x| < 2^24 or so keeps k exact. */
+static inline void et_sincos(float x, float* s, float* c) {
+  const int32_t k = et_round_i32(x * 0.636619772367581343f);
+  const float fk = (float)k;
+  const float r = ((x - fk * 1.5703125f) - fk * 4.83751296997070312e-4f) - fk * 7.54978995489188216e-8f;
+  const float r2 = r * r;
+  float ps = -1.0f / 5040.0f;
+  ps = ps * r2 + 1.0f / 120.0f;
+  ps = ps * r2 - 1.0f / 6.0f;
+  const float sr = r + r * r2 * ps;
+  float pc = 1.0f / 40320.0f;
+  pc = pc * r2 - 1.0f / 720.0f;
+  pc = pc * r2 + 1.0f / 24.0f;
+  pc = pc * r2 - 0.5f;
+  const float cr = 1.0f + r2 * pc;
+  switch (k & 3) {
+    case 0: *s = sr; *c = cr; break;
+    case 1: *s = cr; *c = -sr; break;
+    case 2: *s = -sr; *c = -cr; break;
+    default: *s = -cr; *c = sr; break;
+  }
+}
+
+/* IEEE half <-> float with round-to-nearest-even (bit-identical to ggml's conversions). */
+static inline float et_f16_to_f32(uint16_t h) {
+  const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  const uint32_t man = h & 0x3ffu;
+  if (exp == 0x1f) return et_float(sign | 0x7f800000u | (man << 13));
+  if (exp != 0) return et_float(sign | ((exp + 112) << 23) | (man << 13));
+  if (man == 0) return et_float(sign);
+  const float v = (float)(int32_t)man * 5.9604644775390625e-8f; /* man * 2^-24, exact */
+  return sign ? -v : v;
+}
+
+static inline uint16_t et_f32_to_f16(float f) {
+  const uint32_t x = et_bits(f);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const uint32_t ax = x & 0x7fffffffu;
+  if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));
+  if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);
+  if (ax < 0x38800000u) { /* subnormal half or zero */
+    if (ax < 0x33000000u) return (uint16_t)sign;
+    const uint32_t e = ax >> 23;
+    const uint32_t m = (ax & 0x7fffffu) | 0x800000u;
+    const uint32_t shift = 126 - e;
+    uint32_t h = m >> shift;
+    const uint32_t rem = m & ((1u << shift) - 1);
+    const uint32_t half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1))) h++;
+    return (uint16_t)(sign | h);
+  }
+  uint32_t h = (ax >> 13) - (112u << 10);
+  const uint32_t rem = ax & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++;
+  return (uint16_t)(sign | h);
+}
+
+#endif

@@ -1,0 +1,78 @@
+/* FLASH_ATTN_EXT: for each (query, head), one pass over the keys with an online softmax
+ * (running max, rescaled sum and accumulator). Output row (head h, query q) of dst (Dv, H, n_q, b3);
+ * a hart accumulates only the V columns of its own cache lines but needs every score. */
+#include "et_rows.h"
+
+#define ET_FA_MAX_D 512
+
+typedef struct flash_ctx {
+  const et_env* env;
+  const et_flash_attn_params* p;
+  const uint8_t *q, *k, *v, *mask;
+  float* dst;
+} flash_ctx;
+
+static void flash_row(void* c, int64_t row, int64_t i0, int64_t i1) {
+  const flash_ctx* ctx = (const flash_ctx*)c;
+  const et_flash_attn_params* p = ctx->p;
+  const et_tensor *q = &p->q, *k = &p->k, *v = &p->v, *m = &p->mask;
+  const int64_t heads = p->dst.ne[1];
+  const int64_t h = row % heads, iq = (row / heads) % p->dst.ne[2], b = row / (heads * p->dst.ne[2]);
+  const int64_t hk = h / (heads / k->ne[2]);
+  const int64_t dk = q->ne[0];
+  float qv[ET_FA_MAX_D], acc[ET_FA_MAX_D];
+  const float* qrow = (const float*)(ctx->q + iq * q->nb[1] + h * q->nb[2] + b * q->nb[3]);
+  for (int64_t i = 0; i < dk; i++) qv[i] = qrow[i] * p->scale;
+  for (int64_t i = i0; i < i1; i++) acc[i] = 0.0f;
+  const uint8_t* mrow = ctx->mask ? ctx->mask + iq * m->nb[1] + h % m->ne[2] * m->nb[2] + b % m->ne[3] * m->nb[3] : 0;
+  float max = -et_inf(), sum = 0.0f;
+  for (int64_t j = 0; j < k->ne[1]; j++) {
+    const uint8_t* krow = ctx->k + j * k->nb[1] + hk * k->nb[2] + b * k->nb[3];
+    float s = 0.0f;
+    for (int64_t i = 0; i < dk; i++) s += qv[i] * et_load(krow, k->type, i);
+    if (mrow) s += et_load(mrow, m->type, j);
+    if (s == -et_inf()) continue;
+    if (s > max) { /* rescale what was accumulated under the old maximum */
+      const float f = et_exp(max - s);
+      for (int64_t i = i0; i < i1; i++) acc[i] *= f;
+      sum *= f;
+      max = s;
+    }
+    const float w = et_exp(s - max);
+    sum += w;
+    const uint8_t* vrow = ctx->v + j * v->nb[1] + hk * v->nb[2] + b * v->nb[3];
+    for (int64_t i = i0; i < i1; i++) acc[i] += w * et_load(vrow, v->type, i);
+  }
+  const float inv = sum == 0.0f ? 0.0f : et_recip(sum);
+  float* out = ctx->dst + row * p->dst.ne[0];
+  for (int64_t i = i0; i < i1; i++) out[i] = acc[i] * inv;
+}
+
+ET_KERNEL(flash_attn_ext) {
+  const et_flash_attn_params* p = (const et_flash_attn_params*)params;
+  const et_tensor *q = &p->q, *k = &p->k, *v = &p->v, *d = &p->dst;
+  et_require(env, q->type == ET_TYPE_F32 && q->nb[0] == 4 && d->type == ET_TYPE_F32, "flash_attn_ext: q and dst must be F32");
+  et_require(env, et_is_float_type(k->type) && et_is_float_type(v->type) && k->nb[0] == et_row_bytes(k->type, 1) &&
+                      v->nb[0] == et_row_bytes(v->type, 1),
+             "flash_attn_ext: k and v must be F32/F16 with contiguous rows");
+  et_require(env, q->ne[0] <= ET_FA_MAX_D && v->ne[0] <= ET_FA_MAX_D, "flash_attn_ext: head size above 512");
+  et_require(env, k->ne[0] == q->ne[0] && v->ne[1] == k->ne[1] && v->ne[2] == k->ne[2] && q->ne[2] % k->ne[2] == 0,
+             "flash_attn_ext: q, k, v shapes do not match");
+  et_require(env, d->ne[0] == v->ne[0] && d->ne[1] == q->ne[2] && d->ne[2] == q->ne[1] && d->ne[3] == q->ne[3] &&
+                      k->ne[3] == q->ne[3],
+             "flash_attn_ext: dst must be (Dv, H, n_q, b3)");
+  et_require(env, !p->has_mask || (et_is_float_type(p->mask.type) && p->mask.ne[0] >= k->ne[1] &&
+                                   p->mask.ne[1] >= q->ne[1] && p->mask.nb[0] == et_row_bytes(p->mask.type, 1)),
+             "flash_attn_ext: mask must cover (n_kv, n_q)");
+  const et_range r = et_split_output(env, d);
+  if (r.begin == r.end) return;
+  flash_ctx ctx = {env, p, et_tensor_data(env, q), et_tensor_data(env, k), et_tensor_data(env, v),
+                   p->has_mask ? et_tensor_data(env, &p->mask) : 0, (float*)et_tensor_data(env, d)};
+  et_for_rows(r, d->ne[0], flash_row, &ctx);
+  const int64_t n = r.end - r.begin;
+  const int64_t rows = (n + d->ne[0] - 1) / d->ne[0];
+  const int64_t kv = k->ne[1];
+  et_count(env, (uint64_t)(rows * kv * (2 * q->ne[0] + 10) + 2 * n * kv),
+           (uint64_t)(rows * kv * (et_row_bytes(k->type, q->ne[0]) + et_row_bytes(v->type, v->ne[0]))),
+           (uint64_t)(n * 4));
+}

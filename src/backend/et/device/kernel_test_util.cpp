@@ -1,0 +1,111 @@
+#include "backend/et/device/kernel_test_util.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include "common/fp16.h"
+#include "quant/quant.h"
+
+namespace hart::et::test {
+
+Dev& Dev::get() {
+  static Dev dev;
+  return dev;
+}
+
+Dev::Dev() {
+  std::string dir = (std::filesystem::temp_directory_path() / "hart-et-kernels-XXXXXX").string();
+  if (!mkdtemp(dir.data())) std::abort();
+  emu::EmuConfig cfg;
+  cfg.lock_dir = dir;
+  cfg.memory_bytes = 256ull << 20;
+  device_ = emu::open_emulator(cfg);
+  stream_ = device_->create_stream();
+}
+
+DeviceAddr Dev::alloc(size_t bytes) { return device_->malloc(bytes); }
+
+DeviceAddr Dev::upload(const void* data, size_t bytes) {
+  const DeviceAddr a = alloc(bytes);
+  device_->memcpy_h2d(a, data, bytes);
+  return a;
+}
+
+et_tensor Dev::describe(DeviceAddr addr, Type type, Shape ne) {
+  et_tensor t{};
+  t.addr = addr;
+  t.type = int32_t(type);
+  const TypeInfo& ti = type_info(type);
+  t.nb[0] = int64_t(ti.type_size);
+  t.nb[1] = int64_t(row_size(type, ne[0]));
+  for (int d = 0; d < 4; d++) t.ne[d] = ne[d];
+  for (int d = 2; d < 4; d++) t.nb[d] = t.nb[d - 1] * ne[d - 1];
+  return t;
+}
+
+et_tensor Dev::output(Type type, Shape ne) {
+  const et_tensor t = describe(0, type, ne);
+  const size_t bytes = size_t(t.nb[3] * ne[3]);
+  // Poison, so elements a kernel forgets to write show up.
+  std::vector<uint8_t> poison(bytes, 0xff);
+  return describe(upload(poison.data(), bytes), type, ne);
+}
+
+void Dev::launch_and_check(const char* name, const void* params, size_t bytes, uint64_t mask) {
+  device_->launch(stream_, device_->load_kernel(name), params, bytes, mask);
+  device_->wait(stream_);
+  const auto err = device_->take_error(stream_);
+  ASSERT_FALSE(err.has_value()) << *err;
+}
+
+std::vector<float> Dev::download_f32(const et_tensor& t) {
+  std::vector<float> v(size_t(t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]));
+  device_->memcpy_d2h(v.data(), t.addr, v.size() * 4);
+  return v;
+}
+
+std::vector<uint16_t> Dev::download_f16(const et_tensor& t) {
+  std::vector<uint16_t> v(size_t(t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]));
+  device_->memcpy_d2h(v.data(), t.addr, v.size() * 2);
+  return v;
+}
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float lo, float hi) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+std::vector<uint16_t> to_f16(const std::vector<float>& v) {
+  std::vector<uint16_t> h(v.size());
+  for (size_t i = 0; i < v.size(); i++) h[i] = f32_to_fp16(v[i]);
+  return h;
+}
+
+std::vector<float> from_f16(const std::vector<uint16_t>& v) {
+  std::vector<float> f(v.size());
+  for (size_t i = 0; i < v.size(); i++) f[i] = fp16_to_f32(v[i]);
+  return f;
+}
+
+std::vector<uint8_t> quantize(Type t, const std::vector<float>& v, int64_t k) {
+  const size_t rows = v.size() / size_t(k);
+  std::vector<uint8_t> q(rows * row_size(t, k));
+  for (size_t r = 0; r < rows; r++) quantize_row(t, v.data() + r * size_t(k), q.data() + r * row_size(t, k), k);
+  return q;
+}
+
+void expect_near_all(const std::vector<float>& got, const std::vector<float>& want, float tol) {
+  ASSERT_EQ(got.size(), want.size());
+  size_t bad = 0;
+  for (size_t i = 0; i < got.size(); i++) {
+    if (std::fabs(got[i] - want[i]) <= tol * std::max(1.0f, std::fabs(want[i]))) continue;
+    if (++bad <= 5) ADD_FAILURE() << "element " << i << ": got " << got[i] << ", want " << want[i];
+  }
+  EXPECT_EQ(bad, 0u) << "of " << got.size() << " elements";
+}
+
+}  // namespace hart::et::test

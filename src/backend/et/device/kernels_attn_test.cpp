@@ -1,0 +1,201 @@
+// Device kernels of the attention path (ROPE, SOFT_MAX, GLU, CPY/CONT, FLASH_ATTN_EXT) against
+// plain host references.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "backend/et/device/kernel_test_util.h"
+#include "common/fp16.h"
+
+namespace hart::et::test {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// ---- ROPE ----------------------------------------------------------------------------------
+
+void check_rope(int32_t mode, int64_t d, int32_t n_dims, uint64_t mask) {
+  Dev& dev = Dev::get();
+  const int64_t heads = 3, tokens = 5;
+  const auto x = random_floats(size_t(d * heads * tokens), 11);
+  const std::vector<int32_t> pos{0, 1, 7, 20, 33};
+  et_rope_params p{};
+  p.src = dev.tensor(x, Type::F32, {d, heads, tokens, 1});
+  p.pos = dev.tensor(pos, Type::I32, {tokens, 1, 1, 1});
+  p.dst = dev.output(Type::F32, {d, heads, tokens, 1});
+  p.n_dims = n_dims;
+  p.mode = mode;
+  p.freq_base = 10000.0f;
+  p.freq_scale = 0.5f;
+  p.attn_factor = 1.25f;
+  dev.run("rope", p, mask);
+  std::vector<float> want(x.size());
+  for (int64_t t = 0; t < tokens; t++) {
+    for (int64_t h = 0; h < heads; h++) {
+      const float* in = x.data() + (t * heads + h) * d;
+      float* out = want.data() + (t * heads + h) * d;
+      for (int64_t i = n_dims; i < d; i++) out[i] = in[i];
+      for (int64_t k = 0; k < n_dims / 2; k++) {
+        const double theta = 0.5 * pos[size_t(t)] * std::pow(10000.0, -2.0 * double(k) / n_dims);
+        const double c = std::cos(theta) * 1.25, s = std::sin(theta) * 1.25;
+        const int64_t i0 = mode == ET_ROPE_NEOX ? k : 2 * k, i1 = mode == ET_ROPE_NEOX ? k + n_dims / 2 : 2 * k + 1;
+        out[i0] = float(in[i0] * c - in[i1] * s);
+        out[i1] = float(in[i0] * s + in[i1] * c);
+      }
+    }
+  }
+  expect_near_all(dev.download_f32(p.dst), want, 2e-5f);
+}
+
+TEST(EtRope, Normal) { check_rope(ET_ROPE_NORMAL, 64, 64, kSmallMask); }
+TEST(EtRope, NeoxPartialDims) { check_rope(ET_ROPE_NEOX, 40, 24, kSmallMask); }
+TEST(EtRope, NeoxOnAll32Shires) { check_rope(ET_ROPE_NEOX, 128, 128, kFullMask); }
+
+// ---- SOFT_MAX ------------------------------------------------------------------------------
+
+void check_soft_max(bool with_mask) {
+  Dev& dev = Dev::get();
+  const int64_t n = 37, rows = 5, planes = 2, mask_rows = 8;
+  const auto x = random_floats(size_t(n * rows * planes), 12, -4.0f, 4.0f);
+  std::vector<float> m(size_t(n * mask_rows));
+  for (int64_t r = 0; r < mask_rows; r++) {
+    for (int64_t i = 0; i < n; i++) m[size_t(r * n + i)] = i > 30 + r ? kNegInf : 0.25f * float(i % 3);
+  }
+  et_soft_max_params p{};
+  p.src = dev.tensor(x, Type::F32, {n, rows, planes, 1});
+  p.mask = dev.tensor(to_f16(m), Type::F16, {n, mask_rows, 1, 1});
+  p.dst = dev.output(Type::F32, {n, rows, planes, 1});
+  p.scale = 0.3f;
+  p.has_mask = with_mask;
+  dev.run("soft_max", p);
+  const auto mh = from_f16(to_f16(m));
+  std::vector<float> want(x.size());
+  for (int64_t b = 0; b < planes; b++) {
+    for (int64_t r = 0; r < rows; r++) {
+      std::vector<double> v(static_cast<size_t>(n));
+      double mx = -INFINITY, sum = 0;
+      for (int64_t i = 0; i < n; i++) {
+        v[size_t(i)] = x[size_t((b * rows + r) * n + i)] * 0.3 + (with_mask ? mh[size_t(r * n + i)] : 0.0f);
+        mx = std::max(mx, v[size_t(i)]);
+      }
+      for (double& e : v) sum += (e = std::exp(e - mx));
+      for (int64_t i = 0; i < n; i++) want[size_t((b * rows + r) * n + i)] = float(v[size_t(i)] / sum);
+    }
+  }
+  expect_near_all(dev.download_f32(p.dst), want, 1e-6f);
+}
+
+TEST(EtSoftMax, WithF16Mask) { check_soft_max(true); }
+TEST(EtSoftMax, WithoutMask) { check_soft_max(false); }
+
+// ---- GLU (SwiGLU) on the two halves of one projection ----------------------------------------
+
+TEST(EtGlu, SwigluOnHalvesOfOneTensor) {
+  Dev& dev = Dev::get();
+  const int64_t half = 45, rows = 6;
+  const auto x = random_floats(size_t(2 * half * rows), 13, -6.0f, 6.0f);
+  const et_tensor whole = dev.tensor(x, Type::F32, {2 * half, rows, 1, 1});
+  et_glu_params p{};
+  p.gate = whole;
+  p.gate.ne[0] = half;
+  p.up = p.gate;
+  p.up.addr = whole.addr + uint64_t(half) * 4;
+  p.dst = dev.output(Type::F32, {half, rows, 1, 1});
+  dev.run("glu", p);
+  std::vector<float> want(size_t(half * rows));
+  for (int64_t r = 0; r < rows; r++) {
+    for (int64_t i = 0; i < half; i++) {
+      const double g = x[size_t(r * 2 * half + i)], u = x[size_t(r * 2 * half + half + i)];
+      want[size_t(r * half + i)] = float(g / (1.0 + std::exp(-g)) * u);
+    }
+  }
+  expect_near_all(dev.download_f32(p.dst), want, 2e-6f);
+}
+
+// ---- CPY / CONT ----------------------------------------------------------------------------
+
+TEST(EtCpy, TransposedF32ToContiguousF16) {
+  Dev& dev = Dev::get();
+  const int64_t a = 5, b = 7, c = 3;  // src storage (a, b, c); the copy reads it as (b, a, c)
+  const auto x = random_floats(size_t(a * b * c), 14);
+  et_cpy_params p{};
+  p.src = dev.tensor(x, Type::F32, {a, b, c, 1});
+  p.src.ne[0] = b;
+  p.src.ne[1] = a;
+  p.src.nb[0] = a * 4;
+  p.src.nb[1] = 4;
+  p.dst = dev.output(Type::F16, {b, a, c, 1});
+  dev.run("cpy", p);
+  std::vector<float> want(x.size());
+  for (int64_t k = 0; k < c; k++) {
+    for (int64_t i = 0; i < a; i++) {
+      for (int64_t j = 0; j < b; j++) want[size_t((k * a + i) * b + j)] = x[size_t((k * b + j) * a + i)];
+    }
+  }
+  EXPECT_EQ(dev.download_f16(p.dst), to_f16(want));
+}
+
+TEST(EtCpy, F16ToF32ReshapedOnAll32Shires) {
+  Dev& dev = Dev::get();
+  const auto h = to_f16(random_floats(3000, 15));
+  et_cpy_params p{};
+  p.src = dev.tensor(h, Type::F16, {100, 30, 1, 1});
+  p.dst = dev.output(Type::F32, {600, 5, 1, 1});  // same elements, another shape
+  dev.run("cpy", p, kFullMask);
+  expect_near_all(dev.download_f32(p.dst), from_f16(h), 0.0f);
+}
+
+// ---- FLASH_ATTN_EXT ------------------------------------------------------------------------
+
+void check_flash_attn(Type kv_type, int64_t d, uint64_t mask) {
+  Dev& dev = Dev::get();
+  const int64_t n_q = 3, n_kv = 37, heads = 4, kv_heads = 2, mask_rows = 4;
+  const auto q = random_floats(size_t(d * n_q * heads), 16);
+  auto k = random_floats(size_t(d * n_kv * kv_heads), 17);
+  auto v = random_floats(size_t(d * n_kv * kv_heads), 18);
+  if (kv_type == Type::F16) {  // the reference sees the rounded values the device reads
+    k = from_f16(to_f16(k));
+    v = from_f16(to_f16(v));
+  }
+  std::vector<float> m(size_t(n_kv * mask_rows));
+  for (int64_t r = 0; r < mask_rows; r++) {
+    for (int64_t j = 0; j < n_kv; j++) m[size_t(r * n_kv + j)] = j > 33 + r ? kNegInf : 0.0f;
+  }
+  et_flash_attn_params p{};
+  p.q = dev.tensor(q, Type::F32, {d, n_q, heads, 1});
+  p.k = kv_type == Type::F16 ? dev.tensor(to_f16(k), Type::F16, {d, n_kv, kv_heads, 1}) : dev.tensor(k, Type::F32, {d, n_kv, kv_heads, 1});
+  p.v = kv_type == Type::F16 ? dev.tensor(to_f16(v), Type::F16, {d, n_kv, kv_heads, 1}) : dev.tensor(v, Type::F32, {d, n_kv, kv_heads, 1});
+  p.mask = dev.tensor(to_f16(m), Type::F16, {n_kv, mask_rows, 1, 1});
+  p.dst = dev.output(Type::F32, {d, heads, n_q, 1});
+  p.scale = 1.0f / std::sqrt(float(d));
+  p.has_mask = 1;
+  dev.run("flash_attn_ext", p, mask);
+  std::vector<float> want(size_t(d * heads * n_q));
+  for (int64_t iq = 0; iq < n_q; iq++) {
+    for (int64_t h = 0; h < heads; h++) {
+      const int64_t hk = h / (heads / kv_heads);
+      std::vector<double> w(static_cast<size_t>(n_kv));
+      double mx = -INFINITY, sum = 0;
+      for (int64_t j = 0; j < n_kv; j++) {
+        double s = 0;
+        for (int64_t i = 0; i < d; i++) s += double(q[size_t((h * n_q + iq) * d + i)]) * k[size_t((hk * n_kv + j) * d + i)];
+        w[size_t(j)] = s * p.scale + m[size_t(iq * n_kv + j)];
+        mx = std::max(mx, w[size_t(j)]);
+      }
+      for (double& e : w) sum += (e = std::exp(e - mx));
+      for (int64_t i = 0; i < d; i++) {
+        double o = 0;
+        for (int64_t j = 0; j < n_kv; j++) o += w[size_t(j)] * v[size_t((hk * n_kv + j) * d + i)];
+        want[size_t((iq * heads + h) * d + i)] = float(o / sum);
+      }
+    }
+  }
+  expect_near_all(dev.download_f32(p.dst), want, 1e-5f);
+}
+
+TEST(EtFlashAttn, F16CacheWithCausalMaskAndGqa) { check_flash_attn(Type::F16, 64, kSmallMask); }
+TEST(EtFlashAttn, F32CacheOddHeadSize) { check_flash_attn(Type::F32, 40, kSmallMask); }
+TEST(EtFlashAttn, F16CacheOnAll32Shires) { check_flash_attn(Type::F16, 128, kFullMask); }
+
+}  // namespace
+}  // namespace hart::et::test

@@ -1,0 +1,239 @@
+// Device kernels run on the emulator against plain host references, on random data with odd
+// sizes (rows that do not fill cache lines), on a 2-shire mask and on the full 32-shire mask.
+#include <cmath>
+#include <vector>
+
+#include "backend/et/device/et_device.h"
+#include "backend/et/device/kernel_test_util.h"
+#include "common/fp16.h"
+#include "quant/quant.h"
+
+namespace hart::et::test {
+namespace {
+
+// The line split gives every element to exactly one hart, and every boundary between two harts'
+// ranges falls on a 64-byte line boundary, for aligned and unaligned outputs.
+TEST(EtSplit, PartitionsOutputsOnCacheLineBoundaries) {
+  for (uint64_t addr : {0x1000ull, 0x1004ull, 0x103cull}) {
+    for (int64_t elem : {2, 4}) {
+      for (int64_t n : {1, 15, 16, 17, 1000, 4099}) {
+        for (int64_t row : {int64_t(1), int64_t(16), int64_t(64), int64_t(7)}) {
+          for (uint32_t threads : {1u, 3u, 64u, 2048u}) {
+            int64_t expect_begin = 0;
+            for (uint32_t t = 0; t < threads; t++) {
+              et_env env{};
+              env.thread_id = t;
+              env.num_threads = threads;
+              const et_range r = et_split_lines(&env, addr, n, elem, row);
+              ASSERT_LE(r.begin, r.end);
+              if (r.begin == r.end) continue;
+              ASSERT_EQ(r.begin, expect_begin) << "gap or overlap at thread " << t;
+              if (r.begin != 0) {
+                ASSERT_EQ((addr + uint64_t(r.begin * elem)) % 64, 0u) << "thread " << t;
+              }
+              expect_begin = r.end;
+            }
+            ASSERT_EQ(expect_begin, n) << "addr " << addr << " n " << n << " threads " << threads;
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---- MUL_MAT -------------------------------------------------------------------------------
+
+struct MulMatCase {
+  Type type;
+  int64_t k, n, m, planes;
+  uint64_t mask;
+};
+
+void check_mul_mat(const MulMatCase& c) {
+  Dev& dev = Dev::get();
+  // W (K, N, 1, 1) broadcast over X (K, M, planes, 1).
+  const std::vector<float> w = random_floats(size_t(c.k * c.n), 1);
+  const std::vector<float> x = random_floats(size_t(c.k * c.m * c.planes), 2);
+  std::vector<uint8_t> wq;
+  if (c.type == Type::F32) wq.assign(reinterpret_cast<const uint8_t*>(w.data()), reinterpret_cast<const uint8_t*>(w.data() + w.size()));
+  else if (c.type == Type::F16) {
+    const auto h = to_f16(w);
+    wq.assign(reinterpret_cast<const uint8_t*>(h.data()), reinterpret_cast<const uint8_t*>(h.data() + h.size()));
+  } else {
+    wq = quantize(c.type, w, c.k);
+  }
+  std::vector<float> wd(w.size());  // the weights as the device sees them
+  for (int64_t r = 0; r < c.n; r++) dequantize_row(c.type, wq.data() + r * row_size(c.type, c.k), wd.data() + r * c.k, c.k);
+
+  et_mul_mat_params p{};
+  p.src0 = dev.tensor(wq, c.type, {c.k, c.n, 1, 1});
+  p.src1 = dev.tensor(x, Type::F32, {c.k, c.m, c.planes, 1});
+  p.dst = dev.output(Type::F32, {c.n, c.m, c.planes, 1});
+  dev.run("mul_mat", p, c.mask);
+
+  std::vector<float> want(size_t(c.n * c.m * c.planes));
+  for (int64_t b = 0; b < c.planes; b++) {
+    for (int64_t j = 0; j < c.m; j++) {
+      for (int64_t i = 0; i < c.n; i++) {
+        double s = 0;
+        for (int64_t q = 0; q < c.k; q++) s += double(wd[size_t(i * c.k + q)]) * x[size_t((b * c.m + j) * c.k + q)];
+        want[size_t((b * c.m + j) * c.n + i)] = float(s);
+      }
+    }
+  }
+  expect_near_all(dev.download_f32(p.dst), want, 2e-5f);
+}
+
+TEST(EtMulMat, F32) { check_mul_mat({Type::F32, 67, 37, 3, 2, kSmallMask}); }
+TEST(EtMulMat, F16) { check_mul_mat({Type::F16, 64, 29, 5, 1, kSmallMask}); }
+TEST(EtMulMat, Q8_0) { check_mul_mat({Type::Q8_0, 96, 41, 2, 2, kSmallMask}); }
+TEST(EtMulMat, Q4_0) { check_mul_mat({Type::Q4_0, 128, 53, 1, 1, kSmallMask}); }
+TEST(EtMulMat, Q4_0OnAll32Shires) { check_mul_mat({Type::Q4_0, 64, 515, 4, 1, kFullMask}); }
+TEST(EtMulMat, F32OnAll32Shires) { check_mul_mat({Type::F32, 33, 1031, 3, 1, kFullMask}); }
+
+TEST(EtMulMat, RejectsMismatchedShapesAsAStreamError) {
+  Dev& dev = Dev::get();
+  et_mul_mat_params p{};
+  p.src0 = dev.tensor(random_floats(64, 1), Type::F32, {16, 4, 1, 1});
+  p.src1 = dev.tensor(random_floats(32, 2), Type::F32, {8, 4, 1, 1});
+  p.dst = dev.output(Type::F32, {4, 4, 1, 1});
+  Device& d = dev.device();
+  const Stream s = d.create_stream();
+  d.launch(s, d.load_kernel("mul_mat"), &p, sizeof p, kSmallMask);
+  d.wait(s);
+  const auto err = d.take_error(s);
+  ASSERT_TRUE(err.has_value());
+  EXPECT_NE(err->find("activation rows must be K contiguous floats"), std::string::npos) << *err;
+  d.destroy_stream(s);
+}
+
+// ---- RMS_NORM (+ fused MUL) ----------------------------------------------------------------
+
+void check_rms_norm(int64_t ne0, int64_t rows, bool with_weight, uint64_t mask) {
+  Dev& dev = Dev::get();
+  const auto x = random_floats(size_t(ne0 * rows), 3, -2.0f, 2.0f);
+  const auto w = random_floats(size_t(ne0), 4);
+  et_rms_norm_params p{};
+  p.src = dev.tensor(x, Type::F32, {ne0, rows, 1, 1});
+  p.weight = dev.tensor(w, Type::F32, {ne0, 1, 1, 1});
+  p.dst = dev.output(Type::F32, {ne0, rows, 1, 1});
+  p.eps = 1e-5f;
+  p.has_weight = with_weight;
+  dev.run("rms_norm", p, mask);
+  std::vector<float> want(x.size());
+  for (int64_t r = 0; r < rows; r++) {
+    double ss = 0;
+    for (int64_t i = 0; i < ne0; i++) ss += double(x[size_t(r * ne0 + i)]) * x[size_t(r * ne0 + i)];
+    const double scale = 1.0 / std::sqrt(ss / double(ne0) + 1e-5);
+    for (int64_t i = 0; i < ne0; i++) {
+      want[size_t(r * ne0 + i)] = float(x[size_t(r * ne0 + i)] * scale * (with_weight ? w[size_t(i)] : 1.0f));
+    }
+  }
+  expect_near_all(dev.download_f32(p.dst), want, 1e-5f);
+}
+
+TEST(EtRmsNorm, OddRows) { check_rms_norm(67, 5, false, kSmallMask); }
+TEST(EtRmsNorm, FusedWithWeight) { check_rms_norm(67, 9, true, kSmallMask); }
+TEST(EtRmsNorm, AlignedRowsOnAll32Shires) { check_rms_norm(128, 70, true, kFullMask); }
+
+// ---- ADD / MUL / SCALE ---------------------------------------------------------------------
+
+void check_binary(int32_t op) {
+  Dev& dev = Dev::get();
+  const Shape shape{19, 7, 3, 1};
+  const auto a = random_floats(19 * 7 * 3, 5);
+  const auto b = random_floats(19 * 3, 6);  // (19, 1, 3): repeated over dim 1
+  et_binary_params p{};
+  p.src0 = dev.tensor(a, Type::F32, shape);
+  p.src1 = dev.tensor(b, Type::F32, {19, 1, 3, 1});
+  p.dst = dev.output(Type::F32, shape);
+  p.op = op;
+  dev.run("binary", p);
+  std::vector<float> want(a.size());
+  for (int64_t k = 0; k < 3; k++) {
+    for (int64_t j = 0; j < 7; j++) {
+      for (int64_t i = 0; i < 19; i++) {
+        const float x = a[size_t((k * 7 + j) * 19 + i)], y = b[size_t(k * 19 + i)];
+        want[size_t((k * 7 + j) * 19 + i)] = op == ET_BINARY_ADD ? x + y : x * y;
+      }
+    }
+  }
+  expect_near_all(dev.download_f32(p.dst), want, 0.0f);
+}
+
+TEST(EtBinary, AddBroadcastsSrc1) { check_binary(ET_BINARY_ADD); }
+TEST(EtBinary, MulBroadcastsSrc1) { check_binary(ET_BINARY_MUL); }
+
+TEST(EtScale, ScaleAndBias) {
+  Dev& dev = Dev::get();
+  const auto x = random_floats(23 * 11, 7);
+  et_scale_params p{};
+  p.src = dev.tensor(x, Type::F32, {23, 11, 1, 1});
+  p.dst = dev.output(Type::F32, {23, 11, 1, 1});
+  p.scale = 0.125f;
+  p.bias = -3.0f;
+  dev.run("scale", p);
+  std::vector<float> want(x.size());
+  for (size_t i = 0; i < x.size(); i++) want[i] = x[i] * 0.125f - 3.0f;
+  expect_near_all(dev.download_f32(p.dst), want, 1e-7f);
+}
+
+// ---- GET_ROWS / SET_ROWS -------------------------------------------------------------------
+
+void check_get_rows(Type type) {
+  Dev& dev = Dev::get();
+  const int64_t ne0 = 64, rows = 10;
+  const auto table = random_floats(size_t(ne0 * rows), 8);
+  std::vector<uint8_t> raw;
+  if (type == Type::F32) raw.assign(reinterpret_cast<const uint8_t*>(table.data()), reinterpret_cast<const uint8_t*>(table.data() + table.size()));
+  else if (type == Type::F16) {
+    const auto h = to_f16(table);
+    raw.assign(reinterpret_cast<const uint8_t*>(h.data()), reinterpret_cast<const uint8_t*>(h.data() + h.size()));
+  } else {
+    raw = quantize(type, table, ne0);
+  }
+  const std::vector<int32_t> ids{3, 0, 9, 3, 7};
+  et_get_rows_params p{};
+  p.src = dev.tensor(raw, type, {ne0, rows, 1, 1});
+  p.rows = dev.tensor(ids, Type::I32, {5, 1, 1, 1});
+  p.dst = dev.output(Type::F32, {ne0, 5, 1, 1});
+  dev.run("get_rows", p);
+  std::vector<float> want(size_t(ne0) * ids.size());
+  for (size_t r = 0; r < ids.size(); r++) dequantize_row(type, raw.data() + size_t(ids[r]) * row_size(type, ne0), want.data() + r * size_t(ne0), ne0);
+  expect_near_all(dev.download_f32(p.dst), want, 0.0f);
+}
+
+TEST(EtGetRows, F32) { check_get_rows(Type::F32); }
+TEST(EtGetRows, F16) { check_get_rows(Type::F16); }
+TEST(EtGetRows, Q8_0) { check_get_rows(Type::Q8_0); }
+TEST(EtGetRows, Q4_0) { check_get_rows(Type::Q4_0); }
+
+void check_set_rows(Type dst_type) {
+  Dev& dev = Dev::get();
+  const int64_t ne0 = 40, cache_rows = 12, n = 4;  // 40 floats: rows straddle cache lines
+  const auto src = random_floats(size_t(ne0 * n), 9);
+  const std::vector<int64_t> ids{5, 0, 11, 6};
+  et_set_rows_params p{};
+  p.src = dev.tensor(src, Type::F32, {ne0, n, 1, 1});
+  p.rows = dev.tensor(ids, Type::I64, {n, 1, 1, 1});
+  // The cache starts with known contents: rows not named by ids must keep them.
+  const auto before = random_floats(size_t(ne0 * cache_rows), 10);
+  if (dst_type == Type::F32) p.dst = dev.tensor(before, Type::F32, {ne0, cache_rows, 1, 1});
+  else p.dst = dev.tensor(to_f16(before), Type::F16, {ne0, cache_rows, 1, 1});
+  dev.run("set_rows", p);
+  std::vector<float> want = before;
+  for (int64_t i = 0; i < n; i++) {
+    for (int64_t e = 0; e < ne0; e++) want[size_t(ids[size_t(i)] * ne0 + e)] = src[size_t(i * ne0 + e)];
+  }
+  if (dst_type == Type::F32) {
+    expect_near_all(dev.download_f32(p.dst), want, 0.0f);
+  } else {
+    EXPECT_EQ(dev.download_f16(p.dst), to_f16(want));
+  }
+}
+
+TEST(EtSetRows, IntoF32) { check_set_rows(Type::F32); }
+TEST(EtSetRows, IntoF16Cache) { check_set_rows(Type::F16); }
+
+}  // namespace
+}  // namespace hart::et::test

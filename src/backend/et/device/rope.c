@@ -1,0 +1,66 @@
+/* ROPE (ggml modes NORMAL and NEOX, no YaRN ramp): rotate pairs of the first n_dims dimensions of
+ * each row (head h, token t) by theta_k = freq_scale * pos[t] * freq_base^(-2k / n_dims), scaled by
+ * attn_factor; remaining dimensions are copied. NORMAL pairs (2k, 2k + 1), NEOX (k, k + n_dims/2). */
+#include "et_rows.h"
+
+typedef struct rope_ctx {
+  const et_rope_params* p;
+  const uint8_t* src;
+  const int32_t* pos;
+  float* dst;
+  float theta_scale;
+} rope_ctx;
+
+static void rope_row(void* c, int64_t row, int64_t i0, int64_t i1) {
+  const rope_ctx* ctx = (const rope_ctx*)c;
+  const et_rope_params* p = ctx->p;
+  int64_t idx[3];
+  et_row_index(&p->dst, row, idx);
+  const uint8_t* x = ctx->src + et_row_at(&p->src, idx);
+  const int64_t nb0 = p->src.nb[0];
+  const int64_t n_dims = p->n_dims, half = n_dims / 2;
+  const float p0 = (float)ctx->pos[idx[1]];
+  const int neox = p->mode == ET_ROPE_NEOX;
+  float* out = ctx->dst + row * p->dst.ne[0];
+  /* theta_k = p0 * theta_scale^k by repeated multiplication (as ggml's CPU cache does); k rises
+   * within each run, restarting once in NEOX mode. */
+  int64_t cur_k = 0;
+  float theta = p0;
+  for (int64_t i = i0; i < i1; i++) {
+    if (i >= n_dims) {
+      out[i] = *(const float*)(x + i * nb0);
+      continue;
+    }
+    const int64_t k = neox ? (i < half ? i : i - half) : i / 2;
+    const int64_t first = neox ? k : 2 * k;
+    const int64_t second = neox ? k + half : 2 * k + 1;
+    if (k < cur_k) {
+      cur_k = 0;
+      theta = p0;
+    }
+    for (; cur_k < k; cur_k++) theta *= ctx->theta_scale;
+    float s, co;
+    et_sincos(theta * p->freq_scale, &s, &co);
+    s *= p->attn_factor;
+    co *= p->attn_factor;
+    const float a = *(const float*)(x + first * nb0);
+    const float b = *(const float*)(x + second * nb0);
+    out[i] = i == first ? a * co - b * s : a * s + b * co;
+  }
+}
+
+ET_KERNEL(rope) {
+  const et_rope_params* p = (const et_rope_params*)params;
+  et_require(env, p->src.type == ET_TYPE_F32 && p->dst.type == ET_TYPE_F32, "rope: src and dst must be F32");
+  et_require(env, p->pos.type == ET_TYPE_I32 && p->pos.ne[0] == p->src.ne[2], "rope: pos must be I32, one per token");
+  et_require(env, p->mode == ET_ROPE_NORMAL || p->mode == ET_ROPE_NEOX, "rope: mode must be NORMAL or NEOX");
+  et_require(env, p->n_dims > 0 && p->n_dims % 2 == 0 && p->n_dims <= p->src.ne[0], "rope: bad n_dims");
+  for (int d = 0; d < 4; d++) et_require(env, p->src.ne[d] == p->dst.ne[d], "rope: shapes differ");
+  const et_range r = et_split_output(env, &p->dst);
+  if (r.begin == r.end) return;
+  rope_ctx ctx = {p, et_tensor_data(env, &p->src), (const int32_t*)et_tensor_data(env, &p->pos),
+                  (float*)et_tensor_data(env, &p->dst), et_pow(p->freq_base, -2.0f * et_recip((float)p->n_dims))};
+  et_for_rows(r, p->dst.ne[0], rope_row, &ctx);
+  const uint64_t n = (uint64_t)(r.end - r.begin);
+  et_count(env, 40 * n, 8 * n, 4 * n);
+}

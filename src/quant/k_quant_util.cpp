@@ -1,0 +1,189 @@
+#include "quant/k_quant_util.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hart::quant {
+
+float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
+  float max = 0, amax = 0;
+  for (int i = 0; i < n; i++) {
+    const float ax = std::fabs(x[i]);
+    if (ax > amax) amax = ax, max = x[i];
+  }
+  if (amax < 1e-15f) {  // all zero
+    std::fill(L, L + n, int8_t(0));
+    return 0;
+  }
+  // Least-squares fit of x ~ scale*l with weights x^2 for the levels that iscale produces.
+  auto fit = [&](float iscale, float* sumlx, float* suml2) {
+    *sumlx = *suml2 = 0;
+    for (int i = 0; i < n; i++) {
+      const int l = std::clamp(nearest_int(iscale * x[i]), -nmax, nmax - 1);
+      const float w = x[i] * x[i];
+      *sumlx += w * x[i] * float(l);
+      *suml2 += w * float(l) * float(l);
+    }
+  };
+  auto store = [&](float iscale) {
+    for (int i = 0; i < n; i++)
+      L[i] = int8_t(nmax + std::clamp(nearest_int(iscale * x[i]), -nmax, nmax - 1));
+  };
+  float sumlx, suml2;
+  float iscale = float(-nmax) / max;
+  fit(iscale, &sumlx, &suml2);
+  store(iscale);
+  float scale = suml2 != 0 ? sumlx / suml2 : 0.0f;
+  float best = scale * sumlx;
+  for (int is = -9; is <= 9; is++) {
+    if (is == 0) continue;
+    iscale = -(float(nmax) + 0.1f * float(is)) / max;
+    fit(iscale, &sumlx, &suml2);
+    if (suml2 > 0 && sumlx * sumlx > best * suml2) {
+      store(iscale);
+      scale = sumlx / suml2;
+      best = scale * sumlx;
+    }
+  }
+  return scale;
+}
+
+float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L,
+                       float* neg_min, float rmin, float rdelta, int nstep) {
+  float min = x[0], max = x[0];
+  float sum_w = weights[0], sum_x = sum_w * x[0];
+  for (int i = 1; i < n; i++) {
+    min = std::min(min, x[i]);
+    max = std::max(max, x[i]);
+    sum_w += weights[i];
+    sum_x += weights[i] * x[i];
+  }
+  if (min > 0) min = 0;
+  if (max == min) {
+    std::fill(L, L + n, uint8_t(0));
+    *neg_min = -min;
+    return 0;
+  }
+  auto error = [&](const uint8_t* levels, float scale, float offset) {
+    float e = 0;
+    for (int i = 0; i < n; i++) {
+      const float diff = scale * float(levels[i]) + offset - x[i];
+      e += weights[i] * (diff * diff);
+    }
+    return e;
+  };
+  float iscale = float(nmax) / (max - min);
+  float scale = 1 / iscale;
+  for (int i = 0; i < n; i++)
+    L[i] = uint8_t(std::clamp(nearest_int(iscale * (x[i] - min)), 0, nmax));
+  float best_error = error(L, scale, min);
+  uint8_t aux[256];
+  for (int is = 0; is <= nstep; is++) {
+    iscale = (rmin + rdelta * float(is) + float(nmax)) / (max - min);
+    float sum_l = 0, sum_l2 = 0, sum_xl = 0;
+    for (int i = 0; i < n; i++) {
+      const int l = std::clamp(nearest_int(iscale * (x[i] - min)), 0, nmax);
+      aux[i] = uint8_t(l);
+      const float w = weights[i];
+      sum_l += w * float(l);
+      sum_l2 += w * float(l) * float(l);
+      sum_xl += w * float(l) * x[i];
+    }
+    const float D = sum_w * sum_l2 - sum_l * sum_l;
+    if (D <= 0) continue;
+    float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D;
+    float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D;
+    if (this_min > 0) {
+      this_min = 0;
+      this_scale = sum_xl / sum_l2;
+    }
+    const float e = error(aux, this_scale, this_min);
+    if (e < best_error) {
+      std::copy(aux, aux + n, L);
+      best_error = e;
+      scale = this_scale;
+      min = this_min;
+    }
+  }
+  *neg_min = -min;
+  return scale;
+}
+
+void get_scale_min_k4(int j, const uint8_t* q, uint8_t* scale, uint8_t* min) {
+  if (j < 4) {
+    *scale = q[j] & 63;
+    *min = q[j + 4] & 63;
+  } else {
+    *scale = uint8_t((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+    *min = uint8_t((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+  }
+}
+
+// Inverse of get_scale_min_k4; j must be visited in increasing order (j >= 4 adds high bits to
+// bytes that j < 4 wrote).
+static void set_scale_min_k4(int j, uint8_t* q, uint8_t scale, uint8_t min) {
+  if (j < 4) {
+    q[j] = scale;
+    q[j + 4] = min;
+  } else {
+    q[j + 4] = uint8_t((scale & 0xF) | ((min & 0xF) << 4));
+    q[j - 4] |= uint8_t((scale >> 4) << 6);
+    q[j] |= uint8_t((min >> 4) << 6);
+  }
+}
+
+void quantize_scale_min_superblock(const float* x, const ScaleSearch& s, fp16_t* d, fp16_t* dmin,
+                                   uint8_t* scales, uint8_t* L) {
+  float sub_scale[8], sub_min[8], weights[32];
+  float max_scale = 0, max_min = 0;
+  for (int j = 0; j < 8; j++) {
+    const float* xs = x + 32 * j;
+    float sum_x2 = 0;
+    for (int l = 0; l < 32; l++) sum_x2 += xs[l] * xs[l];
+    const float av_x = std::sqrt(sum_x2 / 32);
+    for (int l = 0; l < 32; l++) weights[l] = av_x + std::fabs(xs[l]);
+    sub_scale[j] = make_qkx2_quants(32, s.nmax, xs, weights, L + 32 * j, &sub_min[j], s.rmin,
+                                    s.rdelta, s.nstep);
+    max_scale = std::max(max_scale, sub_scale[j]);
+    max_min = std::max(max_min, sub_min[j]);
+  }
+  const float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f;
+  const float inv_min = max_min > 0 ? 63.f / max_min : 0.f;
+  for (int j = 0; j < 8; j++) {
+    // ggml narrows to uint8 before capping at 63.
+    const uint8_t ls = uint8_t(nearest_int(inv_scale * sub_scale[j]));
+    const uint8_t lm = uint8_t(nearest_int(inv_min * sub_min[j]));
+    set_scale_min_k4(j, scales, std::min<uint8_t>(63, ls), std::min<uint8_t>(63, lm));
+  }
+  *d = f32_to_fp16(max_scale / 63.f);
+  *dmin = f32_to_fp16(max_min / 63.f);
+  for (int j = 0; j < 8; j++) {
+    uint8_t sc, m;
+    get_scale_min_k4(j, scales, &sc, &m);
+    const float dj = fp16_to_f32(*d) * float(sc);
+    if (dj == 0) continue;  // keep the search's levels, as ggml does
+    const float mj = fp16_to_f32(*dmin) * float(m);
+    for (int i = 0; i < 32; i++)
+      L[32 * j + i] = uint8_t(std::clamp(nearest_int((x[32 * j + i] + mj) / dj), 0, s.nmax));
+  }
+}
+
+void KQuantDot::add(const int8_t* w, const int8_t* a, const int* scale16, float d) {
+  int32_t lane[8] = {};
+  for (int e = 0; e < 256; e++) lane[e % 8] += scale16[e / 16] * (int(w[e]) * int(a[e]));
+  for (int l = 0; l < 8; l++) lanes_[l] += d * float(lane[l]);
+}
+
+float KQuantDot::result() const {
+  float s = rest_;
+  for (float l : lanes_) s += l;
+  return s;
+}
+
+int min_correction(const int16_t* bsums, const uint8_t* mins8) {
+  int sum = 0;
+  for (int g = 0; g < 16; g++) sum += int(bsums[g]) * int(mins8[g / 2]);
+  return sum;
+}
+
+}  // namespace hart::quant

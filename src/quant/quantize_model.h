@@ -1,0 +1,61 @@
+// Quantizing a whole GGUF model, with llama.cpp's `llama-quantize` rules for which tensor gets
+// which type: matrices named *weight are converted, norms / biases / other 1-D tensors are copied
+// as they are, mixes (Q4_K_M, Q5_K_M) give sensitive tensors more bits, and a row length that does
+// not fit the block size falls back to a type that fits. Sources may be any type hart can
+// dequantize, so quantized models can be requantized.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gguf/gguf.h"
+#include "quant/types.h"
+
+namespace hart {
+
+struct QuantizeTarget {
+  std::string_view name;  // as the user types it: "Q4_K_M"
+  Type type;              // the type of ordinary matrices
+  uint32_t file_type;     // llama.cpp's LLAMA_FTYPE number, stored as general.file_type
+  bool mix;               // apply llama.cpp's per-tensor rules (false: every matrix in `type`)
+};
+
+const std::vector<QuantizeTarget>& quantize_targets();
+// Case-insensitive; nullptr when unknown.
+const QuantizeTarget* find_quantize_target(std::string_view name);
+
+// The type each tensor of `in` gets, in the file's tensor order. Throws hart::Error when a
+// tensor would need a conversion hart cannot do.
+struct TensorPlan {
+  Type type;
+  bool fallback;  // the row length did not fit the chosen type
+};
+std::vector<TensorPlan> plan_quantization(const gguf::File& in, const QuantizeTarget& target);
+
+// Progress, reported on the calling thread: rows of the tensor being converted, then bytes
+// written.
+struct QuantizeProgress {
+  enum class Stage { Convert, Write } stage = Stage::Convert;
+  size_t tensor = 0, n_tensors = 0;  // Convert: which tensor (0-based) of how many
+  std::string_view name;
+  Type from{}, to{};
+  uint64_t done = 0, total = 0;  // rows (Convert) or bytes (Write)
+};
+using QuantizeCallback = std::function<void(const QuantizeProgress&)>;
+
+struct QuantizeSummary {
+  size_t n_tensors = 0, n_converted = 0, n_fallback = 0;
+  uint64_t tensor_bytes_in = 0, tensor_bytes_out = 0;
+  uint64_t file_bytes_in = 0, file_bytes_out = 0;
+};
+
+// Reads in_path, writes out_path (through "<out_path>.tmp" and a rename), with `threads` worker
+// threads (<= 0: one per CPU). Throws hart::Error naming the problem.
+QuantizeSummary quantize_model(const std::string& in_path, const std::string& out_path,
+                               const QuantizeTarget& target, int threads,
+                               const QuantizeCallback& progress = {});
+
+}  // namespace hart

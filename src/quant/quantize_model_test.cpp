@@ -1,0 +1,165 @@
+#include "quant/quantize_model.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "common/error.h"
+#include "common/testdata.h"
+#include "quant/quant.h"
+
+namespace hart {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh directory per test, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = fs::temp_directory_path() /
+            ("hart_quant_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+const QuantizeTarget& target(std::string_view name) {
+  const QuantizeTarget* t = find_quantize_target(name);
+  if (!t) throw Error("no target " + std::string(name));
+  return *t;
+}
+
+std::map<std::string, Type> types_of(const gguf::File& f) {
+  std::map<std::string, Type> m;
+  for (const auto& t : f.tensors()) m[t.name] = t.type;
+  return m;
+}
+
+std::vector<float> to_floats(const gguf::TensorInfo& t) {
+  std::vector<float> v(static_cast<size_t>(t.nelements()));
+  const int64_t nrows = t.nelements() / t.ne[0];
+  for (int64_t r = 0; r < nrows; r++)
+    dequantize_row(t.type, t.data + size_t(r) * row_size(t.type, t.ne[0]), v.data() + r * t.ne[0],
+                   t.ne[0]);
+  return v;
+}
+
+// Every tensor of `out` holds the same shape as in `in`, and values within rel_rmse of them.
+void expect_close(const gguf::File& in, const gguf::File& out, double rel_rmse) {
+  ASSERT_EQ(in.tensors().size(), out.tensors().size());
+  for (const auto& a : in.tensors()) {
+    SCOPED_TRACE(a.name);
+    const gguf::TensorInfo* b = out.find_tensor(a.name);
+    ASSERT_NE(b, nullptr);
+    ASSERT_EQ(std::vector<int64_t>(a.ne, a.ne + 4), std::vector<int64_t>(b->ne, b->ne + 4));
+    const auto x = to_floats(a), y = to_floats(*b);
+    double err = 0, norm = 0;
+    for (size_t i = 0; i < x.size(); i++) {
+      err += (double(x[i]) - y[i]) * (double(x[i]) - y[i]);
+      norm += double(x[i]) * x[i];
+    }
+    EXPECT_LE(std::sqrt(err), rel_rmse * std::sqrt(norm));
+  }
+}
+
+// The types llama.cpp's llama-quantize chose for the same model and target.
+void expect_plan_like_llama_cpp(const std::string& source, const std::string& reference,
+                                std::string_view target_name) {
+  HART_REQUIRE_TESTDATA(src_path, "models/" + source);
+  HART_REQUIRE_TESTDATA(ref_path, "models/" + reference);
+  const auto src = gguf::File::open(src_path);
+  const auto ref = types_of(*gguf::File::open(ref_path));
+  const auto plan = plan_quantization(*src, target(target_name));
+  for (size_t i = 0; i < plan.size(); i++) {
+    const std::string& name = src->tensors()[i].name;
+    ASSERT_TRUE(ref.count(name)) << name;
+    EXPECT_EQ(type_name(plan[i].type), type_name(ref.at(name))) << name;
+  }
+}
+
+TEST(QuantizeModel, PlanMatchesLlamaCppFallbacks) {
+  // 64-wide rows cannot hold K-quant blocks: Q5_0 / Q8_0, and F16 for the 172-wide ffn_down.
+  expect_plan_like_llama_cpp("stories260K.gguf", "stories260K-Q4_K_M.gguf", "Q4_K_M");
+  expect_plan_like_llama_cpp("stories260K.gguf", "stories260K-Q6_K.gguf", "Q6_K");
+}
+
+TEST(QuantizeModel, PlanMatchesLlamaCppMixes) {
+  // 256-wide rows: Q6_K for output, blk.1.attn_v and blk.1.ffn_down (use_more_bits), else Q4_K.
+  expect_plan_like_llama_cpp("kq-tiny-Q4_K_M.gguf", "kq-tiny-Q4_K_M.gguf", "Q4_K_M");
+  expect_plan_like_llama_cpp("kq-tiny-Q6_K.gguf", "kq-tiny-Q6_K.gguf", "Q6_K");
+}
+
+TEST(QuantizeModel, StoriesToQ8_0) {
+  HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
+  TempDir dir;
+  const std::string out_path = dir.file("q8_0.gguf");
+  std::vector<QuantizeProgress> events;
+  const auto summary = quantize_model(path, out_path, target("q8_0"), 2,
+                                      [&](const QuantizeProgress& p) { events.push_back(p); });
+  const auto in = gguf::File::open(path);
+  const auto out = gguf::File::open(out_path);
+  EXPECT_EQ(out->get_int("general.file_type"), 7);
+  EXPECT_EQ(out->get_int("llama.block_count"), 5);
+  EXPECT_EQ(out->metadata().size(),
+            in->metadata().size() + 2);  // + file_type, quantization_version
+  for (const auto& t : out->tensors()) {
+    SCOPED_TRACE(t.name);
+    if (t.n_dims == 1) EXPECT_EQ(t.type, Type::F32);                      // norms
+    else if (t.ne[0] % 32 == 0) EXPECT_EQ(t.type, Type::Q8_0);
+    else EXPECT_EQ(t.type, Type::F32);                                    // 172-wide ffn_down
+  }
+  expect_close(*in, *out, 0.01);
+  EXPECT_EQ(summary.n_tensors, in->tensors().size());
+  EXPECT_EQ(summary.n_fallback, 5u);
+  EXPECT_LT(summary.tensor_bytes_out, summary.tensor_bytes_in / 2);
+  EXPECT_EQ(summary.file_bytes_out, fs::file_size(out_path));
+
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().stage, QuantizeProgress::Stage::Write);
+  EXPECT_EQ(events.back().done, events.back().total);
+  size_t finished = 0;  // every tensor reports its last row
+  for (const auto& e : events)
+    finished += e.stage == QuantizeProgress::Stage::Convert && e.done == e.total;
+  EXPECT_EQ(finished, in->tensors().size());
+}
+
+TEST(QuantizeModel, StoriesToQ4_K_MAndRequantize) {
+  HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
+  HART_REQUIRE_TESTDATA(ref_path, "models/stories260K-Q4_K_M.gguf");
+  TempDir dir;
+  const std::string q4km = dir.file("q4_k_m.gguf"), back = dir.file("f16.gguf");
+  quantize_model(path, q4km, target("Q4_K_M"), 1);
+  const auto in = gguf::File::open(path);
+  const auto out = gguf::File::open(q4km);
+  EXPECT_EQ(types_of(*out), types_of(*gguf::File::open(ref_path)));
+  EXPECT_EQ(out->get_int("general.file_type"), 15);
+  expect_close(*in, *out, 0.08);
+
+  // Requantization: the quantized tensors dequantize again, to F16 here.
+  quantize_model(q4km, back, target("F16"), 3);
+  const auto f16 = gguf::File::open(back);
+  for (const auto& t : f16->tensors())
+    EXPECT_EQ(t.type, t.n_dims == 1 ? Type::F32 : Type::F16) << t.name;
+  expect_close(*out, *f16, 1e-3);
+}
+
+TEST(QuantizeModel, ReportsBadInput) {
+  TempDir dir;
+  EXPECT_EQ(find_quantize_target("Q3_K_M"), nullptr);
+  EXPECT_EQ(find_quantize_target("q5_k_m")->type, Type::Q5_K);
+  EXPECT_THROW(quantize_model(dir.file("missing.gguf"), dir.file("out.gguf"), target("Q8_0"), 1),
+               Error);
+  EXPECT_FALSE(fs::exists(dir.file("out.gguf")));
+}
+
+}  // namespace
+}  // namespace hart

@@ -1,0 +1,213 @@
+// Which type each tensor gets when a model is quantized: llama.cpp's llama-quantize rules
+// (src/llama-quant.cpp) for the targets hart supports.
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <numeric>
+
+#include "common/error.h"
+#include "quant/quant.h"
+#include "quant/quantize_model.h"
+
+namespace hart {
+namespace {
+
+// llama.cpp's LLAMA_FTYPE numbers.
+constexpr uint32_t kFtypeQ4_K_M = 15, kFtypeQ5_K_M = 17;
+
+bool iequal(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower((unsigned char)x) == std::tolower((unsigned char)y);
+         });
+}
+
+bool contains(std::string_view s, std::string_view part) { return s.find(part) != s.npos; }
+
+enum class Role { TokenEmbd, Output, AttnV, AttnK, AttnOutput, FfnDown, Other };
+
+Role role_of(std::string_view name) {
+  if (name == "output.weight") return Role::Output;
+  if (name == "token_embd.weight" || name == "per_layer_token_embd.weight") return Role::TokenEmbd;
+  // Fused QKV and MLA's kv_b count as attn_v: they carry the value projection.
+  if (contains(name, "attn_qkv.weight") || contains(name, "attn_kv_b.weight") ||
+      contains(name, "attn_v.weight"))
+    return Role::AttnV;
+  if (contains(name, "attn_k.weight")) return Role::AttnK;
+  if (contains(name, "attn_output.weight")) return Role::AttnOutput;
+  if (contains(name, "ffn_down")) return Role::FfnDown;
+  return Role::Other;
+}
+
+// ggml_n_dims: trailing dimensions of size 1 do not count.
+int effective_dims(const gguf::TensorInfo& t) {
+  int n = 1;
+  for (int i = 1; i < gguf::kMaxDims; i++)
+    if (t.ne[i] > 1) n = i + 1;
+  return n;
+}
+
+// Matrices named "*weight" are converted, except the small or sensitive ones llama.cpp keeps.
+bool convertible(const gguf::TensorInfo& t) {
+  const std::string_view n = t.name;
+  if (effective_dims(t) < 2 || !n.ends_with("weight")) return false;
+  if (n == "position_embd.weight" || n == "token_types.weight") return false;
+  static constexpr std::string_view kKept[] = {
+      "_norm.weight", "ffn_gate_inp.weight", "ffn_gate_tid2eid.weight", "altup", "laurel",
+      "per_layer_model_proj", "ssm_conv1d", "shortconv.conv.weight", "indexer.k_proj.weight",
+      "indexer.q_proj.weight", "attn_rel_b.weight", ".position_embd", "sam.pos_embd", "sam.neck.",
+      "sam.net_", ".rel_pos", ".patch_embd", ".patch_merger", "a.rvq.codebook", "mm.a.code_embd",
+      "time_mix_first.weight", "time_mix_w0.weight", "time_mix_w1.weight", "time_mix_w2.weight",
+      "time_mix_v0.weight", "time_mix_v1.weight", "time_mix_v2.weight", "time_mix_a0.weight",
+      "time_mix_a1.weight", "time_mix_a2.weight", "time_mix_g1.weight", "time_mix_g2.weight",
+      "time_mix_decay_w1.weight", "time_mix_decay_w2.weight", "time_mix_lerp_fused.weight"};
+  return std::none_of(std::begin(kKept), std::end(kKept), [&](auto k) { return contains(n, k); });
+}
+
+int layer_of(const std::string& name) {
+  int layer = -1;
+  return std::sscanf(name.c_str(), "blk.%d.", &layer) == 1 ? layer : -1;
+}
+
+// The model facts llama.cpp's rules look at. An absent or odd-typed key reads as `fallback`.
+int64_t int_or(const gguf::File& f, const std::string& key, int64_t fallback) {
+  try {
+    return f.get_int(key).value_or(fallback);
+  } catch (const Error&) {
+    return fallback;
+  }
+}
+
+struct Model {
+  std::string arch;
+  int n_layer = 0, n_expert = 0, n_attn_v = 0;
+  bool tied_embeddings = true;  // no output.weight: token_embd doubles as the output matrix
+  bool is_70b = false;          // llama.cpp's LLM_TYPE_70B: 8 heads share each attn_v
+};
+
+Model describe(const gguf::File& in) {
+  Model m;
+  m.arch = in.get_string("general.architecture").value_or("");
+  int max_layer = -1;
+  for (const auto& t : in.tensors()) {
+    max_layer = std::max(max_layer, layer_of(t.name));
+    if (role_of(t.name) == Role::Output) m.tied_embeddings = false;
+    if (role_of(t.name) == Role::AttnV) m.n_attn_v++;
+  }
+  m.n_layer = int(int_or(in, m.arch + ".block_count", max_layer + 1));
+  m.n_expert = int(int_or(in, m.arch + ".expert_count", 0));
+  const int64_t heads = int_or(in, m.arch + ".attention.head_count", 0);
+  const int64_t kv_heads = int_or(in, m.arch + ".attention.head_count_kv", heads);
+  m.is_70b = m.arch == "llama" && m.n_layer == 80 && heads != kv_heads;
+  return m;
+}
+
+// The layers that get more bits in the _M mixes: the first and last eighth, and every third
+// layer in between.
+bool use_more_bits(int i, int n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
+
+// llama_tensor_get_type_impl, reduced to the branches reachable from hart's targets.
+// `index` is the tensor's position among attn_v tensors (AttnV) or its layer (FfnDown).
+Type mixed_type(const Model& m, uint32_t ftype, Role role, int64_t ncols, int index, Type type) {
+  const bool q4_k_m = ftype == kFtypeQ4_K_M, q5_k_m = ftype == kFtypeQ5_K_M;
+  const bool falcon = m.arch == "falcon";
+  switch (role) {
+    case Role::Output:
+    case Role::TokenEmbd:
+      if (role == Role::TokenEmbd && !m.tied_embeddings) return type;
+      if (falcon || ncols % type_info(type).block_size != 0) return Type::Q8_0;
+      return type == Type::Q8_0 ? type : Type::Q6_K;
+    case Role::AttnV:
+      if ((q4_k_m || q5_k_m) && use_more_bits(index, m.n_attn_v)) type = Type::Q6_K;
+      if (m.is_70b && type == Type::Q4_K) type = Type::Q5_K;
+      return m.n_expert == 8 ? Type::Q8_0 : type;
+    case Role::AttnK:
+      return m.n_expert == 8 ? Type::Q8_0 : type;
+    case Role::FfnDown:
+      if (q4_k_m && falcon)
+        return index < m.n_layer / 16 ? Type::Q6_K
+               : use_more_bits(index, m.n_layer) ? Type::Q5_K : Type::Q4_K;
+      return (q4_k_m || q5_k_m) && use_more_bits(index, m.n_layer) ? Type::Q6_K : type;
+    case Role::AttnOutput:
+      return !falcon && m.n_expert == 8 && q4_k_m ? Type::Q5_K : type;
+    case Role::Other:
+      return type;
+  }
+  return type;
+}
+
+// A row length that is no multiple of the block size: llama.cpp's fallback chain for K-quants
+// (then F16). For the 32-blocks llama.cpp has none; hart keeps a float source as it is, else F16.
+Type fit_rows(Type want, int64_t ncols, Type source, bool* fell_back) {
+  if (ncols % type_info(want).block_size == 0) return want;
+  *fell_back = true;
+  Type alt;
+  switch (want) {
+    case Type::Q4_K: alt = Type::Q5_0; break;
+    case Type::Q5_K: alt = Type::Q5_1; break;
+    case Type::Q6_K: alt = Type::Q8_0; break;
+    default:
+      return source == Type::F32 || source == Type::BF16 ? source : Type::F16;
+  }
+  return ncols % type_info(alt).block_size == 0 ? alt : Type::F16;
+}
+
+}  // namespace
+
+const std::vector<QuantizeTarget>& quantize_targets() {
+  static const std::vector<QuantizeTarget> targets = {
+      {"F32", Type::F32, 0, true},     {"F16", Type::F16, 1, true},
+      {"BF16", Type::BF16, 32, true},  {"Q8_0", Type::Q8_0, 7, true},
+      {"Q4_0", Type::Q4_0, 2, true},   {"Q4_1", Type::Q4_1, 3, true},
+      {"Q5_0", Type::Q5_0, 8, true},   {"Q5_1", Type::Q5_1, 9, true},
+      {"Q4_K", Type::Q4_K, 14, false}, {"Q5_K", Type::Q5_K, 16, false},
+      {"Q6_K", Type::Q6_K, 18, true},  {"Q4_K_M", Type::Q4_K, kFtypeQ4_K_M, true},
+      {"Q5_K_M", Type::Q5_K, kFtypeQ5_K_M, true},
+  };
+  return targets;
+}
+
+const QuantizeTarget* find_quantize_target(std::string_view name) {
+  for (const auto& t : quantize_targets())
+    if (iequal(t.name, name)) return &t;
+  return nullptr;
+}
+
+std::vector<TensorPlan> plan_quantization(const gguf::File& in, const QuantizeTarget& target) {
+  const Model model = describe(in);
+  const auto& tensors = in.tensors();
+
+  // llama.cpp counts attn_v tensors in its (layer, name) order.
+  std::vector<size_t> order(tensors.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const int la = layer_of(tensors[a].name), lb = layer_of(tensors[b].name);
+    return la != lb ? la < lb : tensors[a].name < tensors[b].name;
+  });
+  std::vector<int> attn_v_rank(tensors.size(), 0);
+  int n_v = 0;
+  for (size_t i : order)
+    if (role_of(tensors[i].name) == Role::AttnV) attn_v_rank[i] = n_v++;
+
+  std::vector<TensorPlan> plan;
+  plan.reserve(tensors.size());
+  for (size_t i = 0; i < tensors.size(); i++) {
+    const gguf::TensorInfo& t = tensors[i];
+    TensorPlan p{t.type, false};
+    if (convertible(t)) {
+      p.type = target.type;
+      if (type_info(target.type).quantized) {
+        const Role role = role_of(t.name);
+        const int index = role == Role::AttnV ? attn_v_rank[i] : layer_of(t.name);
+        if (target.mix) p.type = mixed_type(model, target.file_type, role, t.ne[0], index, p.type);
+        p.type = fit_rows(p.type, t.ne[0], t.type, &p.fallback);
+      }
+    }
+    if (p.type != t.type && (!can_dequantize(t.type) || !can_quantize(p.type)))
+      throw Error("tensor " + t.name + ": cannot convert " + std::string(type_name(t.type)) +
+                  " to " + std::string(type_name(p.type)));
+    plan.push_back(p);
+  }
+  return plan;
+}
+
+}  // namespace hart

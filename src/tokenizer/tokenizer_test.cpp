@@ -1,0 +1,322 @@
+#include "tokenizer/tokenizer.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "common/error.h"
+#include "common/testdata.h"
+#include "gguf/gguf.h"
+#include "tokenizer/test_vectors.h"
+
+namespace hart {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The conformance vocabularies of testdata/tokenizer (two of them gzip-compressed).
+const char* const kVocabs[] = {"llama-spm", "phi-3",  "llama-bpe", "qwen2",   "gpt-2",
+                               "deepseek-llm", "falcon", "refact", "starcoder", "bert-bge"};
+
+std::vector<uint8_t> gunzip(const std::string& path) {
+  gzFile gz = gzopen(path.c_str(), "rb");
+  if (!gz) throw Error(path + ": cannot open");
+  std::vector<uint8_t> out;
+  uint8_t buf[1 << 16];
+  int n;
+  while ((n = gzread(gz, buf, sizeof buf)) > 0) out.insert(out.end(), buf, buf + n);
+  const bool ok = n == 0;
+  gzclose(gz);
+  if (!ok) throw Error(path + ": corrupt gzip data");
+  return out;
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Loads the tokenizer of a GGUF file (or of PATH.gz, decompressed in memory) once per test
+// binary: the large vocabularies take a while.
+const Tokenizer& cached_tokenizer(const std::string& path) {
+  static std::map<std::string, std::unique_ptr<Tokenizer>> cache;
+  auto& t = cache[path];
+  if (!t) {
+    const auto file = fs::exists(path) ? gguf::File::open(path)
+                                       : gguf::File::from_bytes(gunzip(path + ".gz"), path);
+    t = Tokenizer::from_gguf(*file);
+  }
+  return *t;
+}
+
+#ifndef HART_TOKENIZER_WORDPIECE
+#define HART_TOKENIZER_WORDPIECE 0
+#endif
+
+// Skips the test when this build cannot load `name` (WordPiece needs ICU).
+#define REQUIRE_VOCAB_SUPPORT(name)                                        \
+  if (std::string(name) == "bert-bge" && !HART_TOKENIZER_WORDPIECE) \
+  GTEST_SKIP() << "this build has no WordPiece (ICU) support"
+
+const Tokenizer& vocab_tokenizer(const std::string& name) {
+  return cached_tokenizer(testdata_path("tokenizer/ggml-vocab-" + name + ".gguf"));
+}
+
+class VocabVectors : public ::testing::TestWithParam<const char*> {};
+
+// Every test string gives llama.cpp's ids (no BOS/EOS, specials not parsed).
+TEST_P(VocabVectors, MatchLlamaCpp) {
+  const std::string name = GetParam();
+  HART_REQUIRE_TESTDATA(inp, "tokenizer/ggml-vocab-" + name + ".gguf.inp");
+  REQUIRE_VOCAB_SUPPORT(name);
+  const Tokenizer& tok = vocab_tokenizer(name);
+  const auto strings = tok::read_test_strings(inp);
+  const auto expected = read_lines(testdata_path("tokenizer/ggml-vocab-" + name + ".gguf.out"));
+  ASSERT_EQ(strings.size(), expected.size());
+  ASSERT_GT(strings.size(), 40u);
+  for (size_t i = 0; i < strings.size(); ++i)
+    EXPECT_EQ(tok::format_ids(tok.encode(strings[i], false, false)), expected[i])
+        << "string " << i << ": '" << strings[i] << "'";
+}
+
+// Decoding gives the input back, byte for byte (WordPiece lowercases, so it cannot).
+TEST_P(VocabVectors, DecodeRoundTrips) {
+  const std::string name = GetParam();
+  HART_REQUIRE_TESTDATA(inp, "tokenizer/ggml-vocab-" + name + ".gguf.inp");
+  REQUIRE_VOCAB_SUPPORT(name);
+  const Tokenizer& tok = vocab_tokenizer(name);
+  if (tok.kind() == Tokenizer::Kind::Wpm) GTEST_SKIP() << "WordPiece normalizes its input";
+  for (const std::string& s : tok::read_test_strings(inp))
+    EXPECT_EQ(tok.decode(tok.encode(s, false, false)), s);
+}
+
+INSTANTIATE_TEST_SUITE_P(Tokenizer, VocabVectors, ::testing::ValuesIn(kVocabs),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
+
+// No vocabulary of the test data is left out of the list above.
+TEST(Tokenizer, EveryVocabFileIsTested) {
+  HART_REQUIRE_TESTDATA(dir, "tokenizer");
+  std::set<std::string> listed(std::begin(kVocabs), std::end(kVocabs));
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::string f = e.path().filename().string();
+    if (!f.starts_with("ggml-vocab-") || f.ends_with(".inp") || f.ends_with(".out")) continue;
+    f = f.substr(11, f.find(".gguf") - 11);
+    EXPECT_TRUE(listed.count(f)) << f;
+  }
+}
+
+// Every golden case's prompt tokenizes (specials parsed, BOS per add_bos) as llama.cpp did.
+TEST(Tokenizer, GoldenPrompts) {
+  HART_REQUIRE_TESTDATA(dir, "golden");
+  int checked = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".json") continue;
+    const auto j = nlohmann::json::parse(std::ifstream(e.path()));
+    if (!j.contains("prompt_tokens") || !j.contains("prompt")) continue;
+    const Tokenizer& tok = cached_tokenizer(testdata_path("models/" + j["model"].get<std::string>()));
+    EXPECT_EQ(tok.add_bos(), j["add_bos"].get<bool>()) << e.path();
+    EXPECT_EQ(tok.encode(j["prompt"].get<std::string>(), true, true),
+              j["prompt_tokens"].get<std::vector<int32_t>>())
+        << e.path();
+    ++checked;
+  }
+  EXPECT_GT(checked, 20);
+}
+
+TEST(Tokenizer, ParsesQwenChatMarkers) {
+  HART_REQUIRE_TESTDATA(path, "tokenizer/ggml-vocab-qwen2.gguf.gz");
+  const Tokenizer& tok = vocab_tokenizer("qwen2");
+  const int32_t im_start = tok.find_token("<|im_start|>").value();
+  const int32_t im_end = tok.find_token("<|im_end|>").value();
+  const std::string chat = "<|im_start|>user\nHi<|im_end|>\n";
+
+  const auto ids = tok.encode(chat, true, true);
+  ASSERT_EQ(ids.size(), 6u);  // no BOS for Qwen
+  EXPECT_EQ(ids[0], im_start);
+  EXPECT_EQ(ids[4], im_end);
+  EXPECT_EQ(tok.decode(ids), "user\nHi\n");
+  EXPECT_EQ(tok.decode(ids, true), chat);
+
+  const auto plain = tok.encode(chat, true, false);
+  EXPECT_GT(plain.size(), ids.size());
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), im_start), 0);
+  EXPECT_EQ(tok.decode(plain), chat);
+
+  EXPECT_TRUE(tok.is_eog(im_end));
+  EXPECT_TRUE(tok.is_eog(tok.find_token("<|endoftext|>").value()));
+  EXPECT_FALSE(tok.is_eog(im_start));
+  EXPECT_FALSE(tok.add_bos());
+}
+
+TEST(Tokenizer, AddsBosPerVocabulary) {
+  HART_REQUIRE_TESTDATA(path, "tokenizer/ggml-vocab-llama-spm.gguf");
+  const Tokenizer& spm = vocab_tokenizer("llama-spm");
+  ASSERT_TRUE(spm.add_bos());
+  EXPECT_EQ(spm.encode("Hello", true, false).front(), spm.bos());
+  EXPECT_NE(spm.encode("Hello", false, false).front(), spm.bos());
+  EXPECT_EQ(spm.encode("", true, false), std::vector<int32_t>{spm.bos()});
+  EXPECT_TRUE(spm.is_eog(spm.eos()));
+
+  const Tokenizer& llama3 = vocab_tokenizer("llama-bpe");
+  ASSERT_TRUE(llama3.add_bos());
+  EXPECT_EQ(llama3.encode("Hello", true, false).front(), 128000);
+  EXPECT_TRUE(llama3.is_eog(llama3.find_token("<|eot_id|>").value()));
+
+}
+
+TEST(Tokenizer, WordPieceAddsClsAndSep) {
+  HART_REQUIRE_TESTDATA(path, "tokenizer/ggml-vocab-bert-bge.gguf");
+  REQUIRE_VOCAB_SUPPORT("bert-bge");
+  const Tokenizer& bert = vocab_tokenizer("bert-bge");
+  const auto ids = bert.encode("Héllo, World", true, false);
+  ASSERT_EQ(ids.size(), 5u);
+  EXPECT_EQ(ids.front(), 101);  // [CLS]
+  EXPECT_EQ(ids.back(), 102);   // [SEP]
+  EXPECT_EQ(bert.decode(ids), " hello , world");  // lowercased, accent stripped, split at ','
+}
+
+TEST(Tokenizer, ByteFallbackDecodesWholeCharacters) {
+  HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
+  const Tokenizer* tok = &cached_tokenizer(path);
+  const std::string text = "Tim saw a 🦙 and said 你好";
+  const auto ids = tok->encode(text, true, false);
+  EXPECT_TRUE(std::any_of(ids.begin(), ids.end(), [&](int32_t id) { return tok->token_text(id) == "<0xF0>"; }));
+  EXPECT_EQ(tok->decode(ids), " " + text);  // BOS first: llama.cpp keeps the prefix space
+  EXPECT_EQ(tok->decode(std::span(ids).subspan(1)), text);
+  EXPECT_EQ(tok->token_to_piece(tok->bos()), "");
+  EXPECT_EQ(tok->token_to_piece(tok->bos(), true), "<s>");
+  EXPECT_THROW(tok->token_to_piece(tok->n_vocab()), Error);
+}
+
+// A long prompt goes through in one piece (and is not quadratic: this would take minutes).
+TEST(Tokenizer, LongPrompt) {
+  HART_REQUIRE_TESTDATA(path, "tokenizer/ggml-vocab-llama-bpe.gguf.gz");
+  const Tokenizer& tok = vocab_tokenizer("llama-bpe");
+  std::string text;
+  for (int i = 0; i < 2000; ++i) text += "Once upon a time, number " + std::to_string(i) + " said: héllo!\n";
+  const auto ids = tok.encode(text, false, true);
+  EXPECT_GT(ids.size(), 20000u);
+  EXPECT_EQ(tok.decode(ids), text);
+}
+
+// Synthetic files: what a broken or vocabulary-less GGUF gives.
+std::unique_ptr<gguf::File> synthetic(const std::function<void(gguf::Writer&)>& fill) {
+  gguf::Writer w;
+  w.set("general.architecture", std::string("llama"));
+  fill(w);
+  return gguf::File::from_bytes(w.to_bytes());
+}
+
+gguf::Value strings(std::vector<std::string> items) {
+  auto a = std::make_shared<gguf::Array>();
+  a->elem_type = gguf::ValueType::STRING;
+  for (auto& s : items) a->items.emplace_back(std::move(s));
+  return a;
+}
+
+template <class T>
+gguf::Value numbers(gguf::ValueType type, std::vector<T> items) {
+  auto a = std::make_shared<gguf::Array>();
+  a->elem_type = type;
+  for (T x : items) a->items.emplace_back(x);
+  return a;
+}
+
+// A small SentencePiece vocabulary: 0 <unk>, 1 <s>, 2 </s>, 3 ▁, 4 a, 5 b, 6 <tag>
+// (user-defined), 7 ▁a (score -1), 8 ab (score `ab_score`).
+std::unique_ptr<Tokenizer> tiny_spm(float ab_score, const std::string& name = "tiny") {
+  return Tokenizer::from_gguf(*synthetic([&](gguf::Writer& w) {
+    w.set("general.name", name);
+    w.set("tokenizer.ggml.model", std::string("llama"));
+    w.set("tokenizer.ggml.tokens", strings({"<unk>", "<s>", "</s>", "\u2581", "a", "b", "<tag>", "\u2581a", "ab"}));
+    w.set("tokenizer.ggml.scores",
+          numbers<float>(gguf::ValueType::FLOAT32, {0, 0, 0, -5, -5, -5, 0, -1, ab_score}));
+    w.set("tokenizer.ggml.token_type", numbers<int32_t>(gguf::ValueType::INT32, {2, 3, 3, 1, 1, 1, 4, 1, 1}));
+  }));
+}
+
+using Ids = std::vector<int32_t>;
+
+TEST(Tokenizer, SpmMergesHighestScoreFirst) {
+  EXPECT_EQ(tiny_spm(-2)->encode("ab", false, false), (Ids{7, 5}));    // ▁a beats ab
+  EXPECT_EQ(tiny_spm(-0.5)->encode("ab", false, false), (Ids{3, 8}));  // ab beats ▁a
+  EXPECT_EQ(tiny_spm(-1)->encode("ab", false, false), (Ids{7, 5}));    // a tie: leftmost pair
+}
+
+TEST(Tokenizer, SpecialTokensInText) {
+  const auto tok = tiny_spm(-2);
+  // User-defined tokens are always matched, and the text after them gets the space prefix.
+  EXPECT_EQ(tok->encode("a<tag>b", false, false), (Ids{7, 6, 3, 5}));
+  // Control tokens only with parse_special; otherwise "<", "s", ">" have no token: <unk>.
+  EXPECT_EQ(tok->encode("a<s>b", false, false), (Ids{7, 0, 0, 0, 5}));
+  EXPECT_EQ(tok->encode("a<s>b", false, true), (Ids{7, 1, 3, 5}));
+  EXPECT_EQ(tok->encode("<tag> b", false, false), (Ids{6, 3, 3, 5}));
+  // Phi-3 vocabularies swallow the whitespace after their special tokens.
+  EXPECT_EQ(tiny_spm(-2, "Phi3-mini")->encode("<tag> b", false, false), (Ids{6, 3, 5}));
+}
+
+void expect_error(const gguf::File& file, const std::string& fragment) {
+  try {
+    Tokenizer::from_gguf(file);
+    ADD_FAILURE() << "no error, expected one about " << fragment;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(Tokenizer, RejectsBadVocabularies) {
+  expect_error(*synthetic([](gguf::Writer&) {}), "no vocabulary");
+  expect_error(*synthetic([](gguf::Writer& w) { w.set("tokenizer.ggml.model", std::string("none")); }),
+               "no vocabulary");
+  const auto spm = [](gguf::Writer& w) {
+    w.set("tokenizer.ggml.model", std::string("llama"));
+    w.set("tokenizer.ggml.tokens", strings({"<unk>", "<s>", "</s>", "a"}));
+  };
+  EXPECT_NO_THROW(Tokenizer::from_gguf(*synthetic(spm)));
+  expect_error(*synthetic([&](gguf::Writer& w) {
+    spm(w);
+    w.set("tokenizer.ggml.bos_token_id", uint32_t{7});
+  }), "bos_token_id = 7 is out of range");
+  expect_error(*synthetic([&](gguf::Writer& w) {
+    spm(w);
+    w.set("tokenizer.ggml.tokens", strings({"<unk>", "a", "a"}));
+  }), "duplicate token 'a'");
+  expect_error(*synthetic([&](gguf::Writer& w) {
+    w.set("tokenizer.ggml.model", std::string("gpt2"));
+    w.set("tokenizer.ggml.pre", std::string("no-such-pre"));
+    w.set("tokenizer.ggml.tokens", strings({"a", "b", "ab"}));
+    w.set("tokenizer.ggml.merges", strings({"a b"}));
+  }), "no-such-pre");
+  expect_error(*synthetic([&](gguf::Writer& w) {
+    w.set("tokenizer.ggml.model", std::string("wordsoup"));
+    w.set("tokenizer.ggml.tokens", strings({"a"}));
+  }), "wordsoup");
+}
+
+// A tiny hand-made BPE vocabulary: merges apply by rank, not by position.
+TEST(Tokenizer, BpeMergesByRank) {
+  const auto file = synthetic([](gguf::Writer& w) {
+    w.set("tokenizer.ggml.model", std::string("gpt2"));
+    w.set("tokenizer.ggml.pre", std::string("gpt-2"));
+    w.set("tokenizer.ggml.tokens", strings({"a", "b", "c", "bc", "abc", "ab"}));
+    w.set("tokenizer.ggml.merges", strings({"b c", "a bc", "a b"}));
+  });
+  const auto tok = Tokenizer::from_gguf(*file);
+  EXPECT_EQ(tok->encode("abc", false, false), (std::vector<int32_t>{4}));  // b+c first, then a+bc
+  EXPECT_EQ(tok->encode("ab", false, false), (std::vector<int32_t>{5}));
+  EXPECT_EQ(tok->encode("cab", false, false), (std::vector<int32_t>{2, 5}));
+}
+
+}  // namespace
+}  // namespace hart

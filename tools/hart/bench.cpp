@@ -1,0 +1,178 @@
+// hart bench: prompt-processing (pp) and token-generation (tg) speed, the llama-bench of hart.
+// Each test runs -r times after a warm-up; we report the median and the spread (min..max), the
+// peak RSS, and tg as a fraction of the memory-bandwidth roofline (weight bytes read per token
+// over the read bandwidth this tool measures, or --bandwidth).
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "backend/cpu/kernels.h"
+#include "command.h"
+#include "common/error.h"
+#include "model/synthetic.h"
+#include "model_options.h"
+
+namespace hart::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+struct Stats {
+  double median = 0, min = 0, max = 0;
+};
+
+Stats stats_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return {n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]), v.front(), v.back()};
+}
+
+// Read bandwidth in GB/s: `threads` threads sum disjoint slices of a 512 MiB buffer
+// (larger than any cache); the median of 5 passes.
+double measure_read_bandwidth(int threads) {
+  const size_t n = (512u << 20) / sizeof(uint64_t);
+  std::vector<uint64_t> buf(n);
+  for (size_t i = 0; i < n; i++) buf[i] = i;
+  std::vector<double> gbs;
+  std::vector<uint64_t> sums(static_cast<size_t>(threads));
+  for (int pass = 0; pass < 6; pass++) {
+    const auto t0 = Clock::now();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; t++)
+      pool.emplace_back([&, t] {
+        const size_t b = n * t / threads, e = n * (t + 1) / threads;
+        uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (size_t i = b; i + 4 <= e; i += 4) s0 += buf[i], s1 += buf[i + 1], s2 += buf[i + 2], s3 += buf[i + 3];
+        sums[t] = s0 + s1 + s2 + s3;
+      });
+    for (auto& th : pool) th.join();
+    if (pass > 0) gbs.push_back(double(n * sizeof(uint64_t)) / seconds_since(t0) / 1e9);
+  }
+  static volatile uint64_t sink;  // keeps the sums (and so the reads) alive
+  for (uint64_t v : sums) sink = sink + v;
+  return stats_of(gbs).median;
+}
+
+long peak_rss_mib() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss / 1024;
+}
+
+// Weight bytes one decode step reads: every matrix once; of the embedding table only a row,
+// unless it doubles as the output matrix.
+size_t weight_bytes_per_token(const Model& m) {
+  size_t bytes = m.weight_bytes;
+  if (m.output != m.tok_embd) bytes -= m.tok_embd->nbytes() - m.tok_embd->row_bytes();
+  return bytes;
+}
+
+std::vector<int32_t> random_tokens(int n, int n_vocab, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> dist(0, n_vocab - 1);
+  std::vector<int32_t> t(static_cast<size_t>(n));
+  for (auto& x : t) x = dist(rng);
+  return t;
+}
+
+int cmd_bench(int argc, char** argv) {
+  CLI::App app{"Measure prompt processing (pp) and generation (tg) speed", "hart bench"};
+  ModelOptions mo;
+  int n_prompt = 512, n_gen = 128, reps = 5, warmup = 1;
+  std::vector<int> threads_list;
+  double bandwidth = 0;
+  bool json = false;
+  std::string save_synthetic;
+  mo.add_to(app);
+  app.remove_option(app.get_option("--threads"));
+  app.add_option("-p,--n-prompt", n_prompt, "prompt tokens of the pp test (0: skip)")->capture_default_str();
+  app.add_option("-n,--n-gen", n_gen, "generated tokens of the tg test (0: skip)")->capture_default_str();
+  app.add_option("-t,--threads", threads_list, "thread counts to test, e.g. -t 1,2 (default: all cores)")
+      ->delimiter(',');
+  app.add_option("-r,--repetitions", reps, "measured repetitions of each test")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--warmup", warmup, "unmeasured runs before each test")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--bandwidth", bandwidth, "memory read bandwidth in GB/s for the roofline (default: measured)");
+  app.add_flag("--json", json, "print the results as JSON");
+  app.add_option("--save-synthetic", save_synthetic,
+                 "write the synthetic model given with -m to this GGUF file and exit");
+  CLI11_PARSE(app, argc, argv);
+
+  if (!save_synthetic.empty()) {
+    if (mo.model.rfind("synthetic:", 0) != 0) throw Error("--save-synthetic needs -m synthetic:NAME:TYPE");
+    write_synthetic_model(mo.model.substr(10), save_synthetic);
+    std::fprintf(stderr, "hart: wrote %s\n", save_synthetic.c_str());
+    return 0;
+  }
+  if (threads_list.empty()) threads_list.push_back(int(std::max(1u, std::thread::hardware_concurrency())));
+  if (mo.ctx_size == 0) mo.ctx_size = std::max(n_prompt, n_gen) + 1;
+
+  LoadedModel lm = load_model(mo);
+  const Model& m = *lm.model;
+  const size_t wbytes = weight_bytes_per_token(m);
+  nlohmann::json results = nlohmann::json::array();
+  if (!json)
+    std::printf("| %-28s | %9s | %7s | %6s | %16s | %8s |\n", "model", "size MiB", "threads", "test",
+                "t/s (min..max)", "roofline");
+
+  for (int threads : threads_list) {
+    SessionParams sp = mo.session_params();
+    sp.n_threads = threads;
+    Session session(m, sp);
+    const double bw = bandwidth > 0 ? bandwidth : measure_read_bandwidth(threads);
+    const double roofline_tps = bw * 1e9 / double(wbytes);
+
+    auto run_test = [&](const char* kind, int n) {
+      std::vector<double> tps;
+      for (int r = 0; r < warmup + reps; r++) {
+        session.truncate(0);
+        const std::vector<int32_t> toks = random_tokens(n, m.hp.n_vocab, uint32_t(r));
+        const auto t0 = Clock::now();
+        if (kind[0] == 'p') {
+          session.decode(toks);
+        } else {
+          for (int i = 0; i < n; i++) session.decode(std::span<const int32_t>(&toks[size_t(i)], 1));
+        }
+        if (r >= warmup) tps.push_back(n / seconds_since(t0));
+      }
+      const Stats s = stats_of(tps);
+      const std::string test = std::string(kind) + std::to_string(n);
+      const double frac = kind[0] == 't' ? s.median / roofline_tps : 0;
+      results.push_back({{"model", mo.model}, {"test", test}, {"threads", threads},
+                         {"tokens_per_s", s.median}, {"min", s.min}, {"max", s.max},
+                         {"repetitions", reps}, {"weight_bytes", wbytes},
+                         {"bandwidth_gbs", bw}, {"roofline_tokens_per_s", roofline_tps},
+                         {"roofline_fraction", frac}, {"peak_rss_mib", peak_rss_mib()},
+                         {"kernels", cpu::kernels().name}});
+      if (!json) {
+        char tpsbuf[64], roof[32] = "";
+        std::snprintf(tpsbuf, sizeof tpsbuf, "%.2f (%.1f..%.1f)", s.median, s.min, s.max);
+        if (frac > 0) std::snprintf(roof, sizeof roof, "%.0f%%", frac * 100);
+        std::printf("| %-28s | %9.1f | %7d | %6s | %16s | %8s |\n", mo.model.substr(mo.model.find_last_of('/') + 1).c_str(),
+                    double(wbytes) / (1 << 20), threads, test.c_str(), tpsbuf, roof);
+        std::fflush(stdout);
+      }
+    };
+    if (n_prompt > 0) run_test("pp", n_prompt);
+    if (n_gen > 0) run_test("tg", n_gen);
+    if (!json) std::printf("  (threads %d: read bandwidth %.1f GB/s, tg roofline %.1f t/s, peak RSS %ld MiB)\n",
+                           threads, bw, roofline_tps, peak_rss_mib());
+  }
+  if (json) std::printf("%s\n", results.dump(2).c_str());
+  return 0;
+}
+
+}  // namespace
+
+HART_COMMAND(bench, "measure prompt and generation speed (pp / tg tokens per second)", cmd_bench);
+
+}  // namespace hart::cli

@@ -1,0 +1,108 @@
+// hart chat: an interactive conversation. The model's chat template (detected from
+// tokenizer.chat_template, or --chat-template) renders the whole history each turn; the KV
+// cache keeps the common prefix, so only the new part of the conversation is processed.
+#include <unistd.h>
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "chat/chat.h"
+#include "command.h"
+#include "common/error.h"
+#include "model/generate.h"
+#include "model_options.h"
+#include "text_stream.h"
+
+namespace hart::cli {
+namespace {
+
+ChatTemplate pick_template(const Model& m, const std::string& override_name) {
+  if (!override_name.empty()) return chat_template_from_name(override_name);
+  const auto text = m.file->get_string("tokenizer.chat_template");
+  if (!text) throw Error("the model has no tokenizer.chat_template: choose one with --chat-template");
+  if (auto t = detect_chat_template(*text)) return *t;
+  throw Error("the model's chat template is not one hart knows: choose one with --chat-template");
+}
+
+size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) i++;
+  return i;
+}
+
+int cmd_chat(int argc, char** argv) {
+  CLI::App app{"Chat with a model interactively (/reset starts over, /exit or Ctrl-D quits)", "hart chat"};
+  ModelOptions mo;
+  SamplingOptions so;
+  std::string template_name, system_prompt;
+  int n_predict = -1;
+  mo.add_to(app);
+  so.add_to(app);
+  app.add_option("--chat-template", template_name, "template name, overriding the model's")
+      ->check(CLI::IsMember(chat_template_names()));
+  app.add_option("--system", system_prompt, "system message opening the conversation");
+  app.add_option("-n,--n-predict", n_predict, "max tokens per reply (-1: until the model stops)")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  LoadedModel lm = load_model(mo);
+  const Tokenizer& tok = *lm.tokenizer;
+  const ChatTemplate tmpl = pick_template(*lm.model, template_name);
+  std::fprintf(stderr, "hart: chat template %s\n", chat_template_name(tmpl).c_str());
+
+  Session session(*lm.model, mo.session_params());
+  Sampler sampler(so.p, lm.model->hp.n_vocab);
+  std::vector<ChatMessage> history;
+  if (!system_prompt.empty()) history.push_back({"system", system_prompt});
+  std::vector<int32_t> cached;  // the tokens whose K/V the session holds, in order
+  const bool interactive = isatty(STDIN_FILENO);
+
+  std::string line;
+  while (true) {
+    if (interactive) std::fputs("\n> ", stdout), std::fflush(stdout);
+    if (!std::getline(std::cin, line)) break;
+    if (line == "/exit") break;
+    if (line == "/reset") {
+      history.resize(system_prompt.empty() ? 0 : 1);
+      continue;
+    }
+    if (line.empty()) continue;
+    history.push_back({"user", line});
+    const std::string prompt = apply_chat_template(tmpl, history, true);
+    std::vector<int32_t> tokens = tok.encode(prompt, true, true);
+
+    // Reuse the cached prefix; always process at least the last token to get fresh logits.
+    const size_t keep = std::min(common_prefix(cached, tokens), tokens.size() - 1);
+    session.truncate(int(keep));
+    cached.assign(tokens.begin(), tokens.begin() + long(keep));
+    sampler.reset();
+    for (size_t i = 0; i < keep; i++) sampler.accept(tokens[i]);
+
+    TextStream stream(tok);
+    std::vector<int32_t> reply;
+    GenerateOptions go;
+    go.n_predict = n_predict;
+    go.is_eog = [&](int32_t t) { return tok.is_eog(t); };
+    go.on_token = [&](int32_t t) {
+      reply.push_back(t);
+      stream.push(t);
+      return true;
+    };
+    const std::vector<int32_t> fresh(tokens.begin() + long(keep), tokens.end());
+    generate(session, sampler, fresh, go);
+    std::fputs("\n", stdout);
+    std::fflush(stdout);
+    cached.insert(cached.end(), fresh.begin(), fresh.end());
+    // The reply tokens that were fed back through the model (all but a cut-off last one).
+    cached.insert(cached.end(), reply.begin(), reply.begin() + (session.n_past() - long(cached.size())));
+    history.push_back({"assistant", tok.decode(reply)});
+  }
+  return 0;
+}
+
+}  // namespace
+
+HART_COMMAND(chat, "chat with a model interactively", cmd_chat);
+
+}  // namespace hart::cli

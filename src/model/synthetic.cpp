@@ -59,16 +59,17 @@ void add_vocab(gguf::Writer& w, int n_vocab) {
     tokens.push_back(buf);
     types.push_back(6);
   }
-  static const char* kOnsets[] = {"", "b", "c", "d", "f", "g", "h", "k", "l", "m", "n", "p",
-                                  "r", "s", "t", "v", "w", "st", "th", "ch", "sh", "tr"};
-  static const char* kNuclei[] = {"a", "e", "i", "o", "u", "ai", "ea", "ou"};
-  static const char* kCodas[] = {"", "n", "r", "s", "t", "l", "nd", "ng"};
-  const int n_syll = 22 * 8 * 8;
+  // Syllables are a consonant onset then one vowel, so every word splits into syllables in
+  // exactly one way and no two generated words collide.
+  static const char* kOnsets[] = {"b", "c", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r",
+                                  "s", "t", "v", "w", "z", "st", "th", "ch", "sh", "tr", "br"};
+  static const char kVowels[] = "aeiou";
+  const int n_syll = 23 * 5;
   for (int i = 0; int(tokens.size()) < n_vocab; i++) {
     std::string word = (i % 2 == 0) ? "\xE2\x96\x81" : "";  // "▁" marks a word start
     for (int k = i / 2 + 1; k > 0; k /= n_syll) {  // bijective base-n_syll digits of k
-      const int s = --k % n_syll;
-      word += std::string(kOnsets[s / 64]) + kNuclei[(s / 8) % 8] + kCodas[s % 8];
+      const int syl = --k % n_syll;
+      word += std::string(kOnsets[syl / 5]) + kVowels[syl % 5];
     }
     tokens.push_back(word);
     types.push_back(1);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "common/testdata.h"
 
@@ -43,7 +44,7 @@ TEST(Cli, Stories260KGreedyFromBosMatchesLlama2c) {
   Result r = hart("run -m " + model + " -n 200 --temp 0 --json");
   ASSERT_EQ(r.status, 0);
   const nlohmann::json j = nlohmann::json::parse(r.out);
-  const std::vector<int> want = nlohmann::json::parse(g["generated_token_ids"].get<std::string>());
+  const std::vector<int> want = g["generated_token_ids"].get<std::vector<int>>();
   EXPECT_EQ(j["generated_tokens"].get<std::vector<int>>(), want);
   EXPECT_EQ(j["text"].get<std::string>(), g["expected_text"].get<std::string>());
 
@@ -51,6 +52,71 @@ TEST(Cli, Stories260KGreedyFromBosMatchesLlama2c) {
   Result s = hart("run -m " + model + " -n 200 --temp 0");
   ASSERT_EQ(s.status, 0);
   EXPECT_EQ(s.out, g["expected_text"].get<std::string>() + "\n");
+}
+
+std::vector<int> greedy_tokens(const std::string& model, int n, const std::string& env = "") {
+  Result r = hart("run -m " + model + " -n " + std::to_string(n) + " --temp 0 --json", env);
+  EXPECT_EQ(r.status, 0) << model;
+  if (r.status != 0) return {};
+  return nlohmann::json::parse(r.out)["generated_tokens"].get<std::vector<int>>();
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("hart_cli_test_" + std::to_string(getpid()) + "_" + name)).string();
+}
+
+// llama.cpp's flow: quantize the F32 model to Q8_0 (rows that do not fit a block stay wide),
+// then generate: the first 20 greedy tokens are those of the F32 model.
+TEST(Cli, QuantizeToQ8_0KeepsGreedyTokens) {
+  HART_REQUIRE_TESTDATA(model, "models/stories260K.gguf");
+  const std::string out = temp_path("q8_0.gguf");
+  ASSERT_EQ(hart("quantize " + model + " " + out + " q8_0").status, 0);
+  const std::vector<int> f32 = greedy_tokens(model, 20), q8 = greedy_tokens(out, 20);
+  std::filesystem::remove(out);
+  ASSERT_EQ(f32.size(), 20u);
+  EXPECT_EQ(q8, f32);
+}
+
+// Every kernel set this CPU runs gives the F32 model's greedy tokens.
+TEST(Cli, EveryKernelSetGivesTheSameGreedyTokens) {
+  HART_REQUIRE_TESTDATA(model, "models/TinyStories-656K-Q8_0.gguf");
+  const std::vector<int> ref = greedy_tokens(model, 16, "HART_ISA=ref");
+  ASSERT_EQ(ref.size(), 16u);
+  for (const char* isa : {"avx2", "avx512", "avx512_vnni", "rvv", "rvv_zvfh"}) {
+    Result probe = hart("run -m " + model + " -n 1 --temp 0", std::string("HART_ISA=") + isa);
+    if (probe.status != 0) continue;  // not supported by this CPU (a clear error, tested below)
+    EXPECT_EQ(greedy_tokens(model, 16, std::string("HART_ISA=") + isa), ref) << isa;
+  }
+}
+
+TEST(Cli, InfoAndTokenize) {
+  HART_REQUIRE_TESTDATA(model, "models/stories260K.gguf");
+  Result info = hart("info " + model + " --json");
+  ASSERT_EQ(info.status, 0);
+  EXPECT_NE(info.out.find("token_embd.weight"), std::string::npos);
+  EXPECT_NE(info.out.find("general.architecture"), std::string::npos);
+
+  Result tok = hart("tokenize -m " + model + " --ids 'Once upon a time'");
+  ASSERT_EQ(tok.status, 0);
+  const nlohmann::json g = read_json(hart::testdata_path("golden/stories260K__once_upon_a_time.json"));
+  std::string want;
+  for (int id : g["prompt_tokens"]) {
+    if (!want.empty()) want += ' ';
+    want += std::to_string(id);
+  }
+  EXPECT_NE(tok.out.find(want), std::string::npos) << tok.out;
+}
+
+TEST(Cli, TokenizeVectorsReproduceLlamaCpp) {
+  HART_REQUIRE_TESTDATA(dir, "tokenizer");
+  for (const char* name : {"llama-spm", "gpt-2", "falcon"}) {
+    const std::string base = dir + "/ggml-vocab-" + name + ".gguf";
+    Result r = hart("tokenize -m " + base + " --vectors " + base + ".inp");
+    ASSERT_EQ(r.status, 0) << name;
+    std::ifstream in(base + ".out");
+    const std::string want((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(r.out, want) << name;
+  }
 }
 
 TEST(Cli, SeededSamplingIsReproducible) {

@@ -18,10 +18,15 @@ Dev::Dev() {
   std::string dir = (std::filesystem::temp_directory_path() / "hart-et-kernels-XXXXXX").string();
   if (!mkdtemp(dir.data())) std::abort();
   emu::EmuConfig cfg;
-  cfg.lock_dir = dir;
+  cfg.lock_dir = lock_dir_ = dir;
   cfg.memory_bytes = 256ull << 20;
   device_ = emu::open_emulator(cfg);
   stream_ = device_->create_stream();
+}
+
+Dev::~Dev() {
+  device_.reset();
+  std::filesystem::remove_all(lock_dir_);
 }
 
 DeviceAddr Dev::alloc(size_t bytes) { return device_->malloc(bytes); }

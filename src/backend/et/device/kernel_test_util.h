@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "backend/et/device/et_params.h"
@@ -47,6 +48,8 @@ class Dev {
 
  private:
   Dev();
+  ~Dev();
+  std::string lock_dir_;
   void launch_and_check(const char* name, const void* params, size_t bytes, uint64_t mask);
   std::unique_ptr<emu::EmuDevice> device_;
   Stream stream_ = 0;

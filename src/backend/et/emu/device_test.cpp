@@ -16,13 +16,17 @@ namespace hart::et::emu {
 namespace {
 
 // Each test binary locks devices in its own directory, so tests running in parallel never collide.
+struct TempDir {
+  std::string path = (std::filesystem::temp_directory_path() / "hart-et-test-XXXXXX").string();
+  TempDir() {
+    if (!mkdtemp(path.data())) std::abort();
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
 std::string test_lock_dir() {
-  static const std::string dir = [] {
-    std::string templ = (std::filesystem::temp_directory_path() / "hart-et-test-XXXXXX").string();
-    if (!mkdtemp(templ.data())) std::abort();
-    return templ;
-  }();
-  return dir;
+  static const TempDir dir;
+  return dir.path;
 }
 
 EmuConfig small_config(uint32_t shires = 4) {

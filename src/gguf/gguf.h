@@ -66,8 +66,11 @@ enum class LoadMode {
 
 class File {
  public:
-  // Throws hart::Error("<path>: <what is wrong>") on any problem.
-  static std::unique_ptr<File> open(const std::string& path, LoadMode mode = LoadMode::Mmap);
+  // Throws hart::Error("<path>: <what is wrong>") on any problem. In Memory mode `progress`
+  // (if set) is called with the bytes read so far and the file size as the file is read.
+  using ReadProgress = std::function<void(size_t done, size_t total)>;
+  static std::unique_ptr<File> open(const std::string& path, LoadMode mode = LoadMode::Mmap,
+                                    const ReadProgress& progress = {});
   // Parse a file already in memory (tests, fuzzers). The bytes are copied.
   static std::unique_ptr<File> from_bytes(std::span<const uint8_t> bytes, std::string name = "<memory>");
   ~File();

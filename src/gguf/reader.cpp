@@ -1,5 +1,6 @@
 // Reading GGUF: bring the file's bytes into memory (mmap or one heap buffer), then parse and
 // validate the header, metadata and tensor infos against the bytes actually present.
+#include <algorithm>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -207,7 +208,7 @@ TensorInfo read_tensor_info(Parser& p, uint32_t alignment) {
 
 }  // namespace
 
-std::unique_ptr<File> File::open(const std::string& path, LoadMode mode) {
+std::unique_ptr<File> File::open(const std::string& path, LoadMode mode, const ReadProgress& progress) {
   std::unique_ptr<File> f(new File());
   f->path_ = path;
   Fd fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
@@ -228,11 +229,13 @@ std::unique_ptr<File> File::open(const std::string& path, LoadMode mode) {
     uint8_t* buf = alloc_aligned(f->heap_, f->size_);
     size_t done = 0;
     while (done < f->size_) {
-      const ssize_t n = ::read(fd.fd, buf + done, f->size_ - done);
+      constexpr size_t kChunk = size_t(64) << 20;  // progress granularity
+      const ssize_t n = ::read(fd.fd, buf + done, std::min(kChunk, f->size_ - done));
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) throw Error(path + ": cannot read: " + errno_text());
       if (n == 0) throw Error(path + ": file shrank while being read");
       done += size_t(n);
+      if (progress) progress(done, f->size_);
     }
     f->base_ = buf;
   }

@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "gguf/gguf.h"
 #include "model/synthetic.h"
+#include "progress_bar.h"
 
 namespace hart::cli {
 
@@ -50,8 +51,10 @@ LoadedModel load_model(const ModelOptions& opt) {
     file = make_synthetic_model(opt.model.substr(10));
     lm.synthetic = true;
   } else {
-    std::fprintf(stderr, "hart: loading %s\n", opt.model.c_str());
-    file = gguf::File::open(opt.model, opt.mmap ? gguf::LoadMode::Mmap : gguf::LoadMode::Memory);
+    if (opt.mmap) std::fprintf(stderr, "hart: mapping %s\n", opt.model.c_str());
+    ProgressLine progress("hart: loading " + opt.model);
+    file = gguf::File::open(opt.model, opt.mmap ? gguf::LoadMode::Mmap : gguf::LoadMode::Memory,
+                            [&](size_t done, size_t total) { progress.update(done, total); });
   }
   lm.tokenizer = Tokenizer::from_gguf(*file);
   lm.model = Model::from_file(std::move(file));

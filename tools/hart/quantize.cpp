@@ -1,6 +1,5 @@
 // hart quantize IN OUT TYPE [-t N]: convert a GGUF model to another tensor type with llama.cpp's
 // llama-quantize rules (src/quant/quantize_model.h), with a per-tensor progress bar on stderr.
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -8,6 +7,7 @@
 #include <string>
 
 #include "command.h"
+#include "progress_bar.h"
 #include "common/error.h"
 #include "quant/quantize_model.h"
 
@@ -26,30 +26,24 @@ double mib(uint64_t bytes) { return double(bytes) / (1024.0 * 1024.0); }
 // terminal; only the finished lines otherwise.
 class ProgressBar {
  public:
-  explicit ProgressBar(std::string out) : out_(std::move(out)), tty_(::isatty(2)) {}
+  explicit ProgressBar(std::string out) : out_(std::move(out)), tty_(stderr_is_tty()) {}
 
   void operator()(const QuantizeProgress& p) {
     const bool finished = p.done == p.total;
     if (!tty_ && !finished) return;
     const int percent = p.total ? int(100 * p.done / p.total) : 100;
     if (p.stage == QuantizeProgress::Stage::Write) {
-      std::fprintf(stderr, "\rwriting %s %s %3d%%", out_.c_str(), bar(percent).c_str(), percent);
+      std::fprintf(stderr, "\rwriting %s %s %3d%%", out_.c_str(), progress_bar(percent).c_str(), percent);
     } else {
       std::fprintf(stderr, "\r[%4zu/%4zu] %-32.*s %6s -> %-6s %s %3d%%", p.tensor + 1, p.n_tensors,
                    int(p.name.size()), p.name.data(), std::string(type_name(p.from)).c_str(),
-                   std::string(type_name(p.to)).c_str(), bar(percent).c_str(), percent);
+                   std::string(type_name(p.to)).c_str(), progress_bar(percent).c_str(), percent);
     }
     if (finished) std::fputc('\n', stderr);
     std::fflush(stderr);
   }
 
  private:
-  static std::string bar(int percent) {
-    constexpr int kWidth = 20;
-    const int filled = percent * kWidth / 100;
-    return "[" + std::string(size_t(filled), '#') + std::string(size_t(kWidth - filled), '.') + "]";
-  }
-
   std::string out_;
   bool tty_;
 };

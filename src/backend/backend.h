@@ -3,6 +3,7 @@
 // scheduler falls back to the CPU for the rest.
 #pragma once
 
+#include <span>
 #include <string>
 
 #include "graph/graph.h"
@@ -16,6 +17,14 @@ class Backend {
   virtual bool supports_op(const Tensor& node) const = 0;
   // Computes g.nodes in order. All data pointers are already set (plan_memory).
   virtual void compute(const Graph& g) = 0;
+  // Computes g, one part of a larger graph (see src/sched). `host_reads` are nodes of g whose
+  // results are read outside it (by other backends or the caller): a backend with its own memory
+  // leaves them in host memory; it copies what g reads from host memory itself. Host-memory
+  // backends just compute.
+  virtual void compute_part(const Graph& g, std::span<Tensor* const> host_reads) {
+    (void)host_reads;
+    compute(g);
+  }
 };
 
 }  // namespace hart

@@ -54,6 +54,11 @@ Tensor* rope(Context& c, Tensor* a, Tensor* pos, Tensor* freq_factors, RopeMode 
              int n_dims, float freq_base, float freq_scale);
 Tensor* mul_mat(Context& c, Tensor* w, Tensor* x);
 Tensor* flash_attn_ext(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale);
+// Attention of tokens from many sequences over one pool of KV slots (k, v [d, n_head_kv, n_slots]).
+// index I32 [>= 2*n_tok]: token t attends, with softmax(q·kᵀ·scale), the slots listed at
+// index[off .. off + count) where (off, count) = (index[2t], index[2t+1]); causality is in the
+// lists (a token at position p of a sequence lists the slots of positions 0..p).
+Tensor* paged_attn(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* index, float scale);
 
 // ---- graph -----------------------------------------------------------------------------------
 // The nodes that compute `outputs`, in an order where every source comes before its users.

@@ -191,10 +191,11 @@ Tensor* mul_mat(Context& c, Tensor* w, Tensor* x) {
   return detail::new_node(c, op, Type::F32, ne, {w, x});
 }
 
-Tensor* flash_attn_ext(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale) {
-  // q F32 [d, n_head, n_tok], k [d, n_head_kv, n_kv], v [dv, n_head_kv, n_kv] (F32/F16/BF16,
-  // any row strides), mask F32 [n_kv, >= n_tok] -> F32 [dv, n_head, n_tok]
-  const Op op = Op::FLASH_ATTN_EXT;
+namespace {
+
+// q F32 [d, n_head, n_tok], k [d, n_head_kv, n_kv], v [dv, n_head_kv, n_kv] (F32/F16/BF16, any
+// row strides), as both attention ops take them.
+void check_attention_qkv(const Tensor* q, const Tensor* k, const Tensor* v, Op op) {
   check_f32_rows(q, op, "q");
   check(is_float_type(k->type) && is_float_type(v->type), op,
         "k " + describe(k) + " and v " + describe(v) + " must be f32, f16 or bf16");
@@ -206,6 +207,14 @@ Tensor* flash_attn_ext(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* mask
         "k " + describe(k) + " and v " + describe(v) + " differ in heads or length");
   check(q->ne[1] % k->ne[1] == 0, op,
         std::to_string(q->ne[1]) + " query heads are not a multiple of " + std::to_string(k->ne[1]) + " kv heads");
+}
+
+}  // namespace
+
+Tensor* flash_attn_ext(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale) {
+  // mask F32 [n_kv, >= n_tok] -> F32 [dv, n_head, n_tok]
+  const Op op = Op::FLASH_ATTN_EXT;
+  check_attention_qkv(q, k, v, op);
   if (mask) {
     check_f32_rows(mask, op, "mask");
     check(mask->ne[0] == k->ne[2] && mask->ne[1] >= q->ne[2] && mask->ne[2] == 1 && mask->ne[3] == 1, op,
@@ -215,6 +224,20 @@ Tensor* flash_attn_ext(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* mask
   check(std::isfinite(scale), op, "scale must be finite");
   const int64_t ne[kMaxDims] = {v->ne[0], q->ne[1], q->ne[2], 1};
   Tensor* t = detail::new_node(c, op, Type::F32, ne, {q, k, v, mask});
+  t->set_param_f32(0, scale);
+  return t;
+}
+
+Tensor* paged_attn(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* index, float scale) {
+  // k, v [d, n_head_kv, n_slots], index I32 [>= 2*n_tok] -> F32 [dv, n_head, n_tok]
+  const Op op = Op::PAGED_ATTN;
+  check_attention_qkv(q, k, v, op);
+  check_type(index, Type::I32, op, "index");
+  check(index->is_contiguous() && index->nelements() == index->ne[0] && index->ne[0] >= 2 * q->ne[2], op,
+        "index " + describe(index) + " must be 1-D with at least 2 entries per token of " + describe(q));
+  check(std::isfinite(scale), op, "scale must be finite");
+  const int64_t ne[kMaxDims] = {v->ne[0], q->ne[1], q->ne[2], 1};
+  Tensor* t = detail::new_node(c, op, Type::F32, ne, {q, k, v, index});
   t->set_param_f32(0, scale);
   return t;
 }

@@ -27,6 +27,7 @@ const char* op_name(Op op) {
     case Op::ROPE: return "ROPE";
     case Op::MUL_MAT: return "MUL_MAT";
     case Op::FLASH_ATTN_EXT: return "FLASH_ATTN_EXT";
+    case Op::PAGED_ATTN: return "PAGED_ATTN";
     case Op::COUNT: break;
   }
   return "?";

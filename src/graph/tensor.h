@@ -36,13 +36,15 @@ enum class Op : uint8_t {
   // matrix
   MUL_MAT,         // src0 W [k, n, b2, b3] (weights, any supported type), src1 X F32 [k, m, b2', b3'] -> F32 [n, m, ...]
   FLASH_ATTN_EXT,  // q [d, n_head, n_tok], k [d, n_head_kv, n_kv], v [d, n_head_kv, n_kv], mask F32 [n_kv, n_tok] -> F32 [d, n_head, n_tok]
+  PAGED_ATTN,      // q [d, n_head, n_tok], k/v [d, n_head_kv, n_slots] (a slot pool), index I32 -> F32 [d, n_head, n_tok]
+                   // (not a ggml op: many sequences attend their own slots of one pool; see paged_attn())
   COUNT
 };
 // params layout (32-bit words; "f32" words hold a float's bits, see param_f32):
 //   SCALE [0] f32 s          UNARY [0] Unary     GLU [0] Glu       RMS_NORM [0] f32 eps
 //   SOFT_MAX [0] f32 scale, [1] f32 max_bias (must be 0)           PERMUTE [0..3] axes
 //   ROPE [0] RopeMode, [1] n_dims, [2] f32 freq_base, [3] f32 freq_scale
-//   FLASH_ATTN_EXT [0] f32 scale
+//   FLASH_ATTN_EXT [0] f32 scale                                     PAGED_ATTN [0] f32 scale
 const char* op_name(Op op);
 
 enum class Unary : int32_t { SILU, GELU, RELU, NEG, EXP };
@@ -54,6 +56,8 @@ enum TensorFlags : uint32_t {
   kFlagInput = 1u << 0,   // filled by the caller before compute (tokens, positions, mask)
   kFlagOutput = 1u << 1,  // read by the caller after compute: its buffer is never reused
   kFlagWeight = 1u << 2,  // data owned by the model file / backend
+  kFlagState = 1u << 3,   // a leaf the graphs write and read across calls (the KV cache): a
+                          // backend may keep it in its own memory, where it stays authoritative
 };
 
 struct Tensor {

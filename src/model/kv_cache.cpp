@@ -18,6 +18,8 @@ KvCache::KvCache(const HParams& hp, int n_ctx, Type type) : n_ctx_(n_ctx), type_
   for (int il = 0; il < hp.n_layer; il++) {
     k_.push_back(ctx_.new_leaf(type, ne, mem_.get() + (2 * il) * per_tensor));
     v_.push_back(ctx_.new_leaf(type, ne, mem_.get() + (2 * il + 1) * per_tensor));
+    k_.back()->flags |= kFlagState;
+    v_.back()->flags |= kFlagState;
     k_.back()->set_name("cache_k_l%d", il);
     v_.back()->set_name("cache_v_l%d", il);
   }

@@ -1,6 +1,7 @@
 // End-to-end tests of the `hart` binary: what a user types, what they get back.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -117,6 +118,21 @@ TEST(Cli, TokenizeVectorsReproduceLlamaCpp) {
     const std::string want((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     EXPECT_EQ(r.out, want) << name;
   }
+}
+
+// Two turns through a chat template; the second reuses the cached prefix of the first.
+TEST(Cli, ChatKeepsHistory) {
+  HART_REQUIRE_TESTDATA(model, "models/stories260K.gguf");
+  const std::string input = temp_path("chat.txt");
+  std::ofstream(input) << "Hi\nTell me a story\n";
+  Result r = hart("chat -m " + model + " --chat-template chatml --temp 0 -n 8 < " + input);
+  Result again = hart("chat -m " + model + " --chat-template chatml --temp 0 -n 8 < " + input);
+  std::filesystem::remove(input);
+  ASSERT_EQ(r.status, 0);
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2) << r.out;
+  EXPECT_EQ(r.out, again.out);
+  // stories260K has no template of its own: without --chat-template that is a clear error.
+  EXPECT_NE(hart("chat -m " + model + " < /dev/null").status, 0);
 }
 
 TEST(Cli, SeededSamplingIsReproducible) {

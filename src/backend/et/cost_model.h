@@ -1,7 +1,8 @@
 // Modelled device time of a launch or a copy. Defaults are ET-SoC-1's: 1 GHz minions with an
 // 8-lane fp32 vector unit (one fused multiply-add per lane per cycle, shared by the minion's two
 // harts), LPDDR4x at 16 x 16-bit channels x 4266 MT/s = 136.5 GB/s, PCIe Gen4 x8 to the host.
-// The per-launch overhead is an estimate of the SDK's op-to-op gap (not a published figure).
+// The per-launch overhead is an estimate of the SDK's op-to-op gap (not a published figure), the
+// launch-barrier cost an estimate of one device-wide barrier (an uberkernel's seam).
 #pragma once
 
 #include <cstdint>
@@ -18,10 +19,20 @@ struct CostModel {
   double dram_bytes_per_s = 136.5e9;
   double host_link_bytes_per_s = 16e9;
   double launch_overhead_s = 10e-6;
+  double launch_barrier_s = 1e-6;
 
-  // max(compute, memory) + overhead. Compute is set by the busiest minion (its harts' flops);
-  // memory by the total traffic. counters holds one entry per hart, two per minion, in order.
-  double launch_seconds(const std::vector<et_counters>& counters) const;
+  // max(compute, memory): compute is set by the busiest minion (its harts' flops), memory by the
+  // total traffic. counters holds one entry per hart, two per minion, in order.
+  double work_seconds(const std::vector<et_counters>& counters) const;
+  // A launch: work + overhead.
+  double launch_seconds(const std::vector<et_counters>& counters) const {
+    return work_seconds(counters) + launch_overhead_s;
+  }
+  // A launch whose harts met at launch barriers, with the counters at each barrier: the device
+  // time of each phase (work between barriers, plus a barrier for all but the last). The launch
+  // takes their sum plus the overhead.
+  std::vector<double> phase_seconds(const std::vector<std::vector<et_counters>>& at_barriers,
+                                    const std::vector<et_counters>& final_counters) const;
   double copy_seconds(uint64_t bytes) const { return double(bytes) / host_link_bytes_per_s; }
 };
 

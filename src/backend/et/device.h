@@ -50,6 +50,12 @@ struct ProfileRecord {
   double host_start_s = 0, host_end_s = 0;
   double device_start_s = 0, device_s = 0;
   bool failed = false;
+  // Launches whose harts met at launch barriers (uberkernels): one entry per phase between them.
+  struct Phase {
+    double host_end_s = 0;  // when the phase's last hart arrived (seconds since profiler_start)
+    double device_s = 0;    // modelled, including the barrier
+  };
+  std::vector<Phase> phases;
 };
 
 class Device {

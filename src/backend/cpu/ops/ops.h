@@ -93,5 +93,6 @@ OpImpl impl_soft_max();
 OpImpl impl_rope();
 OpImpl impl_mul_mat();
 OpImpl impl_flash_attn_ext();
+OpImpl impl_paged_attn();
 
 }  // namespace hart::cpu

@@ -27,6 +27,7 @@ const OpImpl& op_impl(Op op) {
     t[size_t(Op::ROPE)] = impl_rope();
     t[size_t(Op::MUL_MAT)] = impl_mul_mat();
     t[size_t(Op::FLASH_ATTN_EXT)] = impl_flash_attn_ext();
+    t[size_t(Op::PAGED_ATTN)] = impl_paged_attn();
     return t;
   }();
   return table[size_t(op)];

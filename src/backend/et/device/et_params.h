@@ -28,10 +28,14 @@ typedef struct et_tensor {
   int64_t nb[4];
 } et_tensor;
 
-/* dst (N, M, b2, b3) = src0 (K, N, a2, a3) weights x src1 (K, M, b2, b3) F32 activations,
- * src0 broadcast over b2 / b3 (b2 % a2 == 0). K rows contiguous. */
+/* dst (N, M, b2, b3) = src0 (K, N, a2, a3) weights x src1 (K, M, b2, b3) F32 activations
+ * [+ addend], src0 broadcast over b2 / b3 (b2 % a2 == 0). K rows contiguous. With has_add, the
+ * F32 addend (a bias or a residual) repeats to dst's shape as src1 of ADD does (MUL_MAT+ADD). */
 typedef struct et_mul_mat_params {
   et_tensor src0, src1, dst;
+  et_tensor addend;
+  int32_t has_add;
+  int32_t reserved;
 } et_mul_mat_params;
 
 /* dst = src / sqrt(mean(src^2) + eps) per row, times weight (broadcast by rows) when has_weight. */
@@ -102,6 +106,28 @@ typedef struct et_flash_attn_params {
   float scale;
   int32_t has_mask;
 } et_flash_attn_params;
+
+/* The uberkernel: count sub-kernel launches run one after another in one launch, with a barrier
+ * over every hart of the launch between them. The parameter block is this header, then count
+ * et_uber_op entries, then the sub-kernels' parameter blocks at their offsets (from the start of
+ * the block, 8-byte aligned). kernel_id is the sub-kernel's index in kernels.def. */
+typedef struct et_uber_op {
+  uint32_t kernel_id;
+  uint32_t params_offset;
+} et_uber_op;
+
+typedef struct et_uber_params {
+  uint32_t count;
+  uint32_t reserved;
+} et_uber_params;
+
+/* Kernel ids: indices into kernels.def, the same on the host and in the device image. */
+enum et_kernel_id {
+#define ET_KERNEL_ENTRY(name) ET_KERNEL_ID_##name,
+#include "kernels.def"
+#undef ET_KERNEL_ENTRY
+  ET_KERNEL_COUNT
+};
 
 #ifdef __cplusplus
 }

@@ -9,9 +9,11 @@
 #include <mutex>
 #include <thread>
 
+#include "backend/et/device/et_params.h"
 #include "backend/et/device_lock.h"
 #include "backend/et/emu/harts.h"
 #include "backend/et/emu/kernel_table.h"
+#include "backend/et/emu/launch_params.h"
 #include "backend/et/emu/memory.h"
 #include "common/error.h"
 
@@ -255,6 +257,8 @@ void Emulator::launch(Stream s, Kernel k, const void* params, size_t params_byte
     std::lock_guard lock(kernels_mutex_);
     if (k.id >= kernels_.size()) throw Error("launch of unknown kernel handle " + std::to_string(k.id));
   }
+  // The built-in kernels come first, in kernels.def order, so their handles are their ids.
+  if (k.id < ET_KERNEL_COUNT) check_launch_params(k.id, params, params_bytes);
   if (shire_mask == 0 || (shire_mask & ~props_.all_shires_mask()) != 0) {
     throw Error("launch: shire mask " + hex(shire_mask) + " is empty or names shires the device lacks (" +
                 std::to_string(props_.shires) + ")");
@@ -349,7 +353,14 @@ std::optional<std::string> Emulator::execute(const Command& c, ProfileRecord& re
         rec.bytes_read += k.bytes_read;
         rec.bytes_written += k.bytes_written;
       }
-      rec.device_s = config_.cost.launch_seconds(out.counters);
+      const std::vector<double> phases = config_.cost.phase_seconds(out.barrier_counters, out.counters);
+      rec.device_s = config_.cost.launch_overhead_s;
+      for (size_t p = 0; p < phases.size(); p++) {
+        rec.device_s += phases[p];
+        const Clock::time_point end = p < out.barrier_times.size() ? out.barrier_times[p] : Clock::now();
+        std::lock_guard lock(prof_mutex_);
+        rec.phases.push_back({since_start(end), phases[p]});
+      }
       return out.error;
     }
     case Command::Type::Event:

@@ -48,6 +48,8 @@ struct HartRunner::Launch {
   const void* params = nullptr;
   const Translate* translate = nullptr;
   std::vector<et_counters> counters;
+  std::vector<std::vector<et_counters>> barrier_counters;
+  std::vector<std::chrono::steady_clock::time_point> barrier_times;
 
   std::mutex m;
   std::condition_variable cv;
@@ -76,6 +78,10 @@ struct HartRunner::Launch {
     const uint64_t my_round = round;
     if (++arrived == participants) {
       verdict = failed == 0 && at_barrier == participants ? Verdict::Release : Verdict::Finish;
+      if (verdict == Verdict::Release) {  // every hart is parked: the counters are still
+        barrier_counters.push_back(counters);
+        barrier_times.push_back(std::chrono::steady_clock::now());
+      }
       if (failed == 0 && done > 0 && at_barrier > 0) {
         set_error_locked(~0u, "deadlock: harts wait at a launch barrier that harts which already returned never reach");
       }
@@ -286,7 +292,7 @@ LaunchOutcome HartRunner::run(const std::string& name, et_kernel_fn fn, const vo
   const uint32_t num_threads = uint32_t(active.size()) * ET_HARTS_PER_SHIRE;
   launch.counters.assign(num_threads, et_counters{});
   launch.participants = std::min(workers_.size(), active.size());
-  if (launch.participants == 0) return {std::move(launch.counters), std::nullopt};
+  if (launch.participants == 0) return {std::move(launch.counters), {}, {}, std::nullopt};
 
   // Shires in contiguous blocks per worker; harts keep their rank order within the launch.
   for (size_t w = 0; w < launch.participants; w++) {
@@ -342,7 +348,8 @@ LaunchOutcome HartRunner::run(const std::string& name, et_kernel_fn fn, const vo
     cv_.wait(lock, [&] { return running_ == 0; });
     launch_ = nullptr;
   }
-  return {std::move(launch.counters), std::move(launch.error)};
+  return {std::move(launch.counters), std::move(launch.barrier_counters), std::move(launch.barrier_times),
+          std::move(launch.error)};
 }
 
 }  // namespace hart::et::emu

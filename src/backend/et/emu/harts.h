@@ -5,6 +5,7 @@
 // that others never reach end the launch with a deadlock error instead of hanging.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -24,6 +25,10 @@ using Translate = std::function<uint8_t*(uint64_t addr, uint64_t bytes)>;
 
 struct LaunchOutcome {
   std::vector<et_counters> counters;  // one per hart, in thread_id order
+  // The counters as they stood each time every hart met at a launch barrier (an uberkernel's
+  // seams between sub-kernels), and when (seconds on the steady clock), for per-phase timing.
+  std::vector<std::vector<et_counters>> barrier_counters;
+  std::vector<std::chrono::steady_clock::time_point> barrier_times;
   std::optional<std::string> error;
 };
 

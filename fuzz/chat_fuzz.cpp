@@ -1,0 +1,74 @@
+// Chat templates on arbitrary conversations and template texts.
+// Input (FuzzedDataProvider): a template name (a known one or random text), messages with known
+// or random roles and random contents, and a Jinja text for detect_chat_template.
+// Checked: known roles render (unknown ones are a hart::Error), every user message's trimmed
+// content appears in the prompt, and detected / named templates round-trip through their names.
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <string>
+#include <vector>
+
+#include "chat/chat.h"
+#include "common/error.h"
+
+using namespace hart;
+
+namespace {
+
+std::string trimmed(const std::string& s) {
+  const char* ws = " \t\n\v\f\r";
+  const size_t b = s.find_first_not_of(ws);
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(ws) - b + 1);
+}
+
+void check_name_round_trip(ChatTemplate t) {
+  if (chat_template_from_name(chat_template_name(t)) != t) __builtin_trap();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const std::vector<std::string> names = chat_template_names();
+  static const char* const kRoles[] = {"system", "user", "assistant"};
+  FuzzedDataProvider in(data, size);
+
+  ChatTemplate t;
+  if (in.ConsumeBool()) {
+    t = chat_template_from_name(in.PickValueInArray(names));
+  } else {
+    try {
+      t = chat_template_from_name(in.ConsumeRandomLengthString(32));
+    } catch (const Error&) {
+      t = ChatTemplate::CHATML;
+    }
+  }
+  check_name_round_trip(t);
+
+  std::vector<ChatMessage> messages(in.ConsumeIntegralInRange<size_t>(0, 8));
+  bool unknown_role = false;
+  for (ChatMessage& m : messages) {
+    if (in.ConsumeIntegralInRange<int>(0, 15) == 0) {
+      m.role = in.ConsumeRandomLengthString(12);
+      unknown_role |= m.role != "system" && m.role != "user" && m.role != "assistant";
+    } else {
+      m.role = in.PickValueInArray(kRoles);
+    }
+    m.content = in.ConsumeRandomLengthString(256);
+  }
+  const bool add_generation_prompt = in.ConsumeBool();
+  try {
+    const std::string prompt = apply_chat_template(t, messages, add_generation_prompt);
+    if (unknown_role) __builtin_trap();
+    for (const ChatMessage& m : messages) {
+      if (m.role == "user" && prompt.find(trimmed(m.content)) == std::string::npos) __builtin_trap();
+    }
+  } catch (const Error&) {
+    if (!unknown_role) __builtin_trap();
+  }
+
+  if (const auto detected = detect_chat_template(in.ConsumeRemainingBytesAsString())) {
+    check_name_round_trip(*detected);
+  }
+  return 0;
+}

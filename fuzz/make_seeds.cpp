@@ -1,0 +1,145 @@
+// Writes the fuzzers' seed corpora into OUT/<target>/, derived from the shared test data, small
+// enough for libFuzzer's input sizes:
+//   gguf/      every test model and vocabulary, with arrays cut to 16 items and tensors shrunk
+//              to one block (same keys, types and tensor names, real structure)
+//   vocab/     vocabulary files cut to their first few hundred tokens, kept consistent (merges
+//              of kept tokens only, special ids inside the vocabulary)
+//   tokenize/  the conformance test strings, each after a byte that picks vocabulary and flags
+//   chat/      the chat templates stored in the test files
+//   et_launch/ (empty: the fuzzer starts from nothing)
+// Usage: fuzz_seeds OUT
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "fuzz_testdata.h"
+#include "gguf/gguf.h"
+
+using namespace hart;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kMaxItems = 16;
+
+void write_file(const fs::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+gguf::Value truncated(const gguf::Value& v, size_t n) {
+  const auto* a = std::get_if<std::shared_ptr<gguf::Array>>(&v);
+  if (!a || (*a)->items.size() <= n) return v;
+  auto out = std::make_shared<gguf::Array>(**a);
+  out->items.resize(n);
+  return out;
+}
+
+// The file's structure at seed size: every key (arrays cut), every tensor as one block of zeros.
+std::vector<uint8_t> shrink_model(const gguf::File& f) {
+  gguf::Writer w;
+  for (const gguf::KeyValue& kv : f.metadata()) {
+    if (kv.key != "general.alignment") w.set(kv.key, truncated(kv.value, kMaxItems));
+  }
+  static const std::vector<uint8_t> zeros(1024);
+  for (const gguf::TensorInfo& t : f.tensors()) {
+    const TypeInfo& ti = type_info(t.type);
+    const int64_t ne[kMaxDims] = {ti.block_size, 1, 1, 1};
+    w.add_tensor(t.name, t.type, std::span<const int64_t>(ne, t.n_dims), zeros.data(), ti.type_size);
+  }
+  return w.to_bytes();
+}
+
+// A consistent vocabulary of the first n tokens: arrays cut, merges whose two parts and result
+// are all kept, special token ids beyond n dropped (with add_bos / add_eos then off).
+std::vector<uint8_t> shrink_vocab(const gguf::File& f, size_t n) {
+  const std::vector<std::string> tokens = f.get_string_array("tokenizer.ggml.tokens").value();
+  const std::set<std::string> kept(tokens.begin(), tokens.begin() + std::min(n, tokens.size()));
+  gguf::Writer w;
+  for (const gguf::KeyValue& kv : f.metadata()) {
+    if (!kv.key.starts_with("tokenizer.") && !kv.key.starts_with("general.")) continue;
+    if (kv.key == "general.alignment") continue;
+    if (kv.key == "tokenizer.ggml.merges") {
+      auto merges = std::make_shared<gguf::Array>(gguf::Array{gguf::ValueType::STRING, {}});
+      for (const std::string& m : f.get_string_array(kv.key).value()) {
+        const size_t space = m.find(' ', 1);
+        if (space == std::string::npos) continue;
+        const std::string a = m.substr(0, space), b = m.substr(space + 1);
+        if (kept.count(a) && kept.count(b) && kept.count(a + b)) merges->items.emplace_back(m);
+      }
+      w.set(kv.key, merges);
+    } else if (kv.key.ends_with("_token_id")) {
+      if (f.get_int(kv.key).value() < int64_t(n)) w.set(kv.key, kv.value);
+      else if (kv.key == "tokenizer.ggml.bos_token_id") w.set("tokenizer.ggml.add_bos_token", false);
+      else if (kv.key == "tokenizer.ggml.eos_token_id") w.set("tokenizer.ggml.add_eos_token", false);
+    } else if (kv.key == "tokenizer.ggml.add_bos_token" || kv.key == "tokenizer.ggml.add_eos_token") {
+      w.set(kv.key, f.find(kv.key.substr(0, kv.key.size() - 10) + "_token_id") ? kv.value : gguf::Value(false));
+    } else {
+      w.set(kv.key, truncated(kv.value, n));
+    }
+  }
+  return w.to_bytes();
+}
+
+std::string as_string(const std::vector<uint8_t>& bytes) { return {bytes.begin(), bytes.end()}; }
+
+// The 46 conformance strings of one .inp file.
+std::vector<std::string> test_strings(const fs::path& inp) {
+  std::ifstream in(inp, std::ios::binary);
+  const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string sep = "\n__ggml_vocab_test__\n";
+  std::vector<std::string> out;
+  for (size_t at = 0, next; (next = all.find(sep, at)) != std::string::npos; at = next + sep.size()) {
+    out.push_back(all.substr(at, next - at));
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: fuzz_seeds OUT\n";
+    return 2;
+  }
+  const fs::path out = argv[1];
+  for (const char* d : {"gguf", "vocab", "tokenize", "chat", "et_launch"}) fs::create_directories(out / d);
+  const fs::path data = fuzz::testdata_path("");
+  if (!fs::exists(data / "models")) {
+    std::cerr << "fuzz_seeds: no test data at " << data << " (set HART_TESTDATA); corpora left empty\n";
+    return 0;
+  }
+  try {
+    std::vector<fs::path> files;
+    for (const char* sub : {"models", "tokenizer"}) {
+      for (const auto& e : fs::directory_iterator(data / sub)) {
+        if (e.path().extension() == ".gguf") files.push_back(e.path());
+      }
+    }
+    for (const fs::path& p : files) {
+      const auto f = gguf::File::open(p.string());
+      const std::string stem = p.stem().string();
+      write_file(out / "gguf" / (stem + ".gguf"), as_string(shrink_model(*f)));
+      if (const auto tmpl = f->get_string("tokenizer.chat_template")) write_file(out / "chat" / stem, *tmpl);
+      if (p.parent_path().filename() == "tokenizer") {
+        for (size_t n : {300, 1200}) {
+          write_file(out / "vocab" / (stem + "-" + std::to_string(n) + ".gguf"), as_string(shrink_vocab(*f, n)));
+        }
+      }
+    }
+    const std::vector<std::string> texts = test_strings(data / "tokenizer/ggml-vocab-llama-spm.gguf.inp");
+    for (size_t i = 0; i < texts.size(); i++) {
+      for (uint8_t selector = 0; selector < 10; selector += 3) {
+        write_file(out / "tokenize" / (std::to_string(i) + "-" + std::to_string(selector)),
+                   std::string(1, char(selector + i % 4 * 0x40)) + texts[i]);
+      }
+    }
+  } catch (const Error& e) {
+    std::cerr << "fuzz_seeds: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

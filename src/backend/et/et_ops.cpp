@@ -1,0 +1,305 @@
+#include "backend/et/et_ops.h"
+
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "backend/et/device/et_params.h"
+#include "common/error.h"
+#include "sched/scheduler.h"
+
+namespace hart::et {
+
+namespace {
+
+bool device_float(Type t) { return t == Type::F32 || t == Type::F16; }
+bool rows_contiguous(const Tensor& t) { return t.nb[0] == type_info(t.type).type_size; }
+bool f32_rows(const Tensor* t) { return t && t->type == Type::F32 && rows_contiguous(*t); }
+bool broadcasts_to(const Tensor& b, const Tensor& a) {
+  for (int d = 0; d < kMaxDims; d++)
+    if (b.ne[d] <= 0 || a.ne[d] % b.ne[d] != 0) return false;
+  return true;
+}
+bool same_shape(const Tensor& a, const Tensor& b) {
+  for (int d = 0; d < kMaxDims; d++)
+    if (a.ne[d] != b.ne[d]) return false;
+  return true;
+}
+
+}  // namespace
+
+bool supports(const Tensor& n) {
+  const Tensor* a = n.src[0];
+  const Tensor* b = n.src[1];
+  switch (n.op) {
+    case Op::RESHAPE: case Op::VIEW: case Op::PERMUTE: case Op::TRANSPOSE:
+      return true;  // no computation
+    case Op::MUL_MAT: {
+      const Type w = a->type;
+      const bool weight_ok = w == Type::F32 || w == Type::F16 || w == Type::Q8_0 || w == Type::Q4_0;
+      return weight_ok && rows_contiguous(*a) && f32_rows(b);
+    }
+    case Op::RMS_NORM: case Op::SCALE:
+      return f32_rows(a);
+    case Op::ADD: case Op::MUL:
+      return a->type == Type::F32 && b->type == Type::F32 && broadcasts_to(*b, *a);
+    case Op::GET_ROWS:
+      return (device_float(a->type) || a->type == Type::Q8_0 || a->type == Type::Q4_0) && b->type == Type::I32;
+    case Op::SET_ROWS:  // the destination is written line by line: it must be contiguous
+      return device_float(a->type) && a->is_contiguous() && f32_rows(b);
+    case Op::ROPE:  // no frequency factors (Llama 3.1) on the device
+      return f32_rows(a) && !n.src[2];
+    case Op::SOFT_MAX:
+      return f32_rows(a) && (!b || f32_rows(b)) && n.param_f32(1) == 0.0f;
+    case Op::GLU:
+      return n.params[0] == int32_t(Glu::SWIGLU) && a->type == Type::F32 && b->type == Type::F32;
+    case Op::CPY:
+      return device_float(a->type) && device_float(b->type) && b->is_contiguous();
+    case Op::CONT:
+      return device_float(a->type);
+    case Op::FLASH_ATTN_EXT: {
+      const Tensor* k = n.src[1];
+      const Tensor* v = n.src[2];
+      const Tensor* mask = n.src[3];
+      return f32_rows(a) && device_float(k->type) && device_float(v->type) && a->ne[0] <= 512 && v->ne[0] <= 512 &&
+             (!mask || f32_rows(mask));
+    }
+    default:
+      return false;  // SUB, UNARY: no device kernel
+  }
+}
+
+std::vector<EtOp> plan_ops(const Graph& part, std::span<Tensor* const> host_reads) {
+  std::unordered_map<const Tensor*, int> uses;
+  for (const Tensor* n : part.nodes)
+    for (const Tensor* s : n->src)
+      if (s) uses[s]++;
+  const std::unordered_set<const Tensor*> read_outside(host_reads.begin(), host_reads.end());
+  auto private_result = [&](const Tensor* t) { return uses[t] == 1 && !read_outside.count(t); };
+
+  std::vector<EtOp> ops;
+  for (Tensor* n : part.nodes) {
+    if (sched::is_view_op(n->op)) continue;
+    if (!ops.empty() && ops.back().head == ops.back().node) {
+      Tensor* prev = ops.back().node;
+      const bool pair = (prev->op == Op::RMS_NORM && n->op == Op::MUL) || (prev->op == Op::MUL_MAT && n->op == Op::ADD);
+      Tensor* other = n->src[0] == prev ? n->src[1] : n->src[1] == prev ? n->src[0] : nullptr;
+      // The other operand must broadcast as the fused kernels read it (rows repeated).
+      if (pair && other && private_result(prev) && same_shape(*n, *prev) && other->type == Type::F32 &&
+          rows_contiguous(*other) && broadcasts_to(*other, *n) &&
+          (prev->op != Op::RMS_NORM || other->ne[0] == n->ne[0])) {
+        ops.back() = EtOp{n, prev, other};
+        continue;
+      }
+    }
+    ops.push_back(EtOp{n, n, nullptr});
+  }
+  return ops;
+}
+
+namespace {
+
+class Params {
+ public:
+  explicit Params(const AddressOf& address) : address_(address) {}
+  et_tensor tensor(const Tensor& t) const {
+    et_tensor e{};
+    e.addr = address_(t);
+    e.type = int32_t(t.type);
+    for (int d = 0; d < kMaxDims; d++) {
+      e.ne[d] = t.ne[d];
+      e.nb[d] = int64_t(t.nb[d]);
+    }
+    return e;
+  }
+  // hart's attention layout [d, heads, tokens] seen as ggml's [d, tokens, heads].
+  et_tensor heads_outer(const Tensor& t) const {
+    et_tensor e = tensor(t);
+    std::swap(e.ne[1], e.ne[2]);
+    std::swap(e.nb[1], e.nb[2]);
+    return e;
+  }
+
+ private:
+  const AddressOf& address_;
+};
+
+template <class P>
+std::vector<uint64_t> words(const P& p) {
+  std::vector<uint64_t> w((sizeof p + 7) / 8, 0);
+  std::memcpy(w.data(), &p, sizeof p);
+  return w;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// ggml-et's kernel names spell block types in capitals (mul_mat_Q8_0xf32), float types not.
+std::string kernel_type(Type t) {
+  std::string s(type_name(t));
+  if (type_info(t).quantized)
+    for (char& ch : s) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+std::string fmt_float(float f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", double(f));
+  return buf;
+}
+
+std::string fmt_g(float f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", double(f));
+  return buf;
+}
+
+}  // namespace
+
+KernelCall make_call(const EtOp& op, const AddressOf& address) {
+  const Params P(address);
+  const Tensor& n = *op.node;
+  const Tensor& h = *op.head;
+  KernelCall c;
+  auto set = [&](uint32_t id, const char* kernel, std::string label, std::vector<uint64_t> params) {
+    c.kernel_id = id;
+    c.kernel = kernel;
+    c.label = std::move(label);
+    c.params = std::move(params);
+  };
+  switch (h.op) {
+    case Op::MUL_MAT: {
+      et_mul_mat_params p{};
+      p.src0 = P.tensor(*h.src[0]);
+      p.src1 = P.tensor(*h.src[1]);
+      p.dst = P.tensor(n);
+      if (op.fused) {
+        p.addend = P.tensor(*op.fused);
+        p.has_add = 1;
+      }
+      set(ET_KERNEL_ID_mul_mat, "mul_mat",
+          "mul_mat_" + kernel_type(h.src[0]->type) + "xf32" + (op.fused ? "_add" : ""), words(p));
+      break;
+    }
+    case Op::RMS_NORM: {
+      et_rms_norm_params p{};
+      p.src = P.tensor(*h.src[0]);
+      p.dst = P.tensor(n);
+      p.eps = h.param_f32(0);
+      if (op.fused) {
+        p.weight = P.tensor(*op.fused);
+        p.has_weight = 1;
+      }
+      set(ET_KERNEL_ID_rms_norm, "rms_norm", op.fused ? "rms_norm_mul_f32" : "rms_norm_f32", words(p));
+      c.perf_keys = "|eps=" + fmt_g(p.eps);
+      break;
+    }
+    case Op::ADD: case Op::MUL: {
+      et_binary_params p{};
+      p.src0 = P.tensor(*h.src[0]);
+      p.src1 = P.tensor(*h.src[1]);
+      p.dst = P.tensor(n);
+      p.op = h.op == Op::ADD ? ET_BINARY_ADD : ET_BINARY_MUL;
+      set(ET_KERNEL_ID_binary, "binary", h.op == Op::ADD ? "add_f32" : "mul_f32", words(p));
+      break;
+    }
+    case Op::SCALE: {
+      et_scale_params p{};
+      p.src = P.tensor(*h.src[0]);
+      p.dst = P.tensor(n);
+      p.scale = h.param_f32(0);
+      set(ET_KERNEL_ID_scale, "scale", "scale_f32", words(p));
+      c.perf_keys = "|scale=" + fmt_g(p.scale);
+      break;
+    }
+    case Op::GET_ROWS: {
+      et_get_rows_params p{};
+      p.src = P.tensor(*h.src[0]);
+      p.rows = P.tensor(*h.src[1]);
+      p.dst = P.tensor(n);
+      set(ET_KERNEL_ID_get_rows, "get_rows", "get_rows_" + lower(type_name(h.src[0]->type)), words(p));
+      break;
+    }
+    case Op::SET_ROWS: {
+      et_set_rows_params p{};
+      p.src = P.tensor(*h.src[1]);
+      p.rows = P.tensor(*h.src[2]);
+      p.dst = P.tensor(n);
+      set(ET_KERNEL_ID_set_rows, "set_rows", "set_rows_f32_" + lower(type_name(n.type)), words(p));
+      break;
+    }
+    case Op::ROPE: {
+      et_rope_params p{};
+      p.src = P.tensor(*h.src[0]);
+      p.pos = P.tensor(*h.src[1]);
+      p.dst = P.tensor(n);
+      p.mode = h.params[0];
+      p.n_dims = h.params[1];
+      p.freq_base = h.param_f32(2);
+      p.freq_scale = h.param_f32(3);
+      p.attn_factor = 1.0f;
+      set(ET_KERNEL_ID_rope, "rope", "rope_f32", words(p));
+      char keys[160];
+      std::snprintf(keys, sizeof keys, "|mode=0x%x|n_dims=%d|freq_base=%s|freq_scale=%s", unsigned(p.mode), p.n_dims,
+                    fmt_float(p.freq_base).c_str(), fmt_float(p.freq_scale).c_str());
+      c.perf_keys = keys;
+      break;
+    }
+    case Op::SOFT_MAX: {
+      et_soft_max_params p{};
+      p.src = P.tensor(*h.src[0]);
+      p.dst = P.tensor(n);
+      p.scale = h.param_f32(0);
+      if (h.src[1]) {
+        p.mask = P.tensor(*h.src[1]);
+        p.has_mask = 1;
+      }
+      set(ET_KERNEL_ID_soft_max, "soft_max", "soft_max_f32", words(p));
+      c.perf_keys = "|scale=" + fmt_g(p.scale) + "|max_bias=" + fmt_g(h.param_f32(1)) +
+                    "|has_mask=" + std::to_string(p.has_mask);
+      break;
+    }
+    case Op::GLU: {
+      et_glu_params p{};
+      p.gate = P.tensor(*h.src[0]);
+      p.up = P.tensor(*h.src[1]);
+      p.dst = P.tensor(n);
+      set(ET_KERNEL_ID_glu, "glu", "glu_swiglu_f32", words(p));
+      break;
+    }
+    case Op::CPY: case Op::CONT: {
+      et_cpy_params p{};
+      p.src = P.tensor(*h.src[0]);
+      p.dst = P.tensor(n);
+      set(ET_KERNEL_ID_cpy, "cpy",
+          "cpy_" + lower(type_name(h.src[0]->type)) + "_" + lower(type_name(n.type)), words(p));
+      break;
+    }
+    case Op::FLASH_ATTN_EXT: {
+      et_flash_attn_params p{};
+      p.q = P.heads_outer(*h.src[0]);
+      p.k = P.heads_outer(*h.src[1]);
+      p.v = P.heads_outer(*h.src[2]);
+      p.dst = P.tensor(n);
+      p.scale = h.param_f32(0);
+      if (h.src[3]) {
+        p.mask = P.tensor(*h.src[3]);
+        p.has_mask = 1;
+      }
+      set(ET_KERNEL_ID_flash_attn_ext, "flash_attn_ext", "flash_attn_ext_" + lower(type_name(h.src[1]->type)),
+          words(p));
+      c.perf_keys = "|scale=" + fmt_g(p.scale) + "|has_mask=" + std::to_string(p.has_mask);
+      break;
+    }
+    default:
+      throw Error(std::string("ET backend: no device kernel for ") + op_name(h.op) + " ('" + h.name + "')");
+  }
+  return c;
+}
+
+}  // namespace hart::et

@@ -1,0 +1,28 @@
+// HART_ET_PROFILE=DIR: the device commands of every part as Chrome trace events
+// (DIR/et_runtime_trace.json: launches, copies and waits on a host-time track, launches again on
+// a modelled-device-time track) and the kernel ids of the device image (DIR/kernel_id.json).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backend/et/device.h"
+
+namespace hart::et {
+
+class Trace {
+ public:
+  explicit Trace(std::string dir) : dir_(std::move(dir)) {}
+  // One part's records; host_origin_us is when its profiler started (steady clock, us),
+  // device_origin_us where its device timeline begins. labels name the launches in order.
+  void add(const std::vector<ProfileRecord>& recs, double host_origin_us, double device_origin_us,
+           const std::vector<std::string>& labels);
+  // Writes both files; throws hart::Error when they cannot be written.
+  void write() const;
+
+ private:
+  std::string dir_;
+  std::vector<std::string> events_;  // serialized JSON objects
+};
+
+}  // namespace hart::et

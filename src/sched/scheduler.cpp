@@ -1,0 +1,89 @@
+#include "sched/scheduler.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "common/error.h"
+
+namespace hart::sched {
+
+bool is_view_op(Op op) { return op == Op::RESHAPE || op == Op::VIEW || op == Op::PERMUTE || op == Op::TRANSPOSE; }
+
+Tensor* producer(Tensor* t) {
+  while (is_view_op(t->op)) t = t->src[0];
+  return t;
+}
+
+Scheduler::Scheduler(std::vector<Backend*> backends) : backends_(std::move(backends)) {
+  if (backends_.empty()) throw Error("scheduler: no backends given");
+  for (Backend* b : backends_)
+    if (!b) throw Error("scheduler: null backend");
+}
+
+std::vector<Split> Scheduler::plan(const Graph& g) const {
+  std::vector<Split> splits;
+  std::unordered_map<const Tensor*, size_t> part;  // node -> index of its split
+  for (Tensor* n : g.nodes) {
+    Backend* b = nullptr;
+    if (is_view_op(n->op) && !splits.empty()) {
+      b = splits.back().backend;  // views compute nothing: never a seam
+    } else {
+      for (Backend* cand : backends_) {
+        if (cand->supports_op(*n)) {
+          b = cand;
+          break;
+        }
+      }
+    }
+    if (!b) {
+      throw Error(std::string("scheduler: no backend supports ") + op_name(n->op) + " node '" + n->name +
+                  "' (type " + std::string(type_name(n->src[0] ? n->src[0]->type : n->type)) + ")");
+    }
+    if (splits.empty() || splits.back().backend != b) splits.push_back(Split{b, {}, {}});
+    splits.back().graph.nodes.push_back(n);
+    part[n] = splits.size() - 1;
+  }
+
+  // A result crosses a seam when a node of another split reads it, or the caller does.
+  std::vector<std::unordered_set<Tensor*>> seen(splits.size());
+  auto host_read = [&](Tensor* t) {
+    Tensor* p = producer(t);
+    const auto it = part.find(p);
+    if (it == part.end()) return;  // a leaf: the backends handle those themselves
+    if (seen[it->second].insert(p).second) splits[it->second].host_reads.push_back(p);
+  };
+  for (size_t i = 0; i < splits.size(); i++) {
+    for (Tensor* n : splits[i].graph.nodes) {
+      if (n->flags & kFlagOutput) host_read(n);
+      if (is_view_op(n->op)) continue;  // views read nothing
+      for (Tensor* s : n->src) {
+        if (!s) continue;
+        const auto it = part.find(producer(s));
+        if (it != part.end() && it->second != i) host_read(s);
+      }
+    }
+  }
+  return splits;
+}
+
+void Scheduler::compute(const Graph& g) {
+  const std::vector<Split> splits = plan(g);
+  stats_ = Stats{splits.size(), std::vector<size_t>(backends_.size(), 0)};
+  for (const Split& s : splits) {
+    size_t bi = 0;
+    while (backends_[bi] != s.backend) bi++;
+    std::string ops;
+    for (const Tensor* n : s.graph.nodes) {
+      if (is_view_op(n->op)) continue;
+      stats_.nodes[bi]++;
+      ops += (ops.empty() ? "" : ",") + std::string(op_name(n->op));
+    }
+    if (log_ && bi > 0) {
+      log_->line("SCHED_SPLIT|backend=" + s.backend->name() + "|nodes=" + std::to_string(s.graph.nodes.size()) +
+                 "|ops=" + ops);
+    }
+    s.backend->compute_part(s.graph, s.host_reads);
+  }
+}
+
+}  // namespace hart::sched

@@ -2,6 +2,7 @@
 // reference and each ISA set can be compared directly:
 //   vec_dot/<type>/<set>         one 4096-element weight row x one prepared activation row
 //   gemv/<type>/<set>            W (4096,4096) @ x (4096,) -> y (4096,), activation conversion included
+//   gemm/<type>/<set>/<cols>     W (4096,4096) @ X (4096,cols) through the GEMM tile entry
 //   from_f32/<act type>/<set>    activation quantizer on 4096 floats
 //   <primitive>/<set>            row primitives on 4096 floats
 // Bytes/s counters count weight bytes (dots) or row bytes read and written (primitives).
@@ -104,6 +105,28 @@ void bench_gemv(benchmark::State& state, const Kernels* k, Type t) {
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(w.size()));
 }
 
+// W (kRows, kN) @ X (kN, cols) -> Y (kRows, cols) through the set's GEMM tile entry, one
+// thread, activation conversion included: MUL_MAT's path (cols = state.range(0): 1 is decode).
+void bench_gemm(benchmark::State& state, const Kernels* k, Type t) {
+  const int64_t kCols = state.range(0);
+  const std::vector<uint8_t>& w = weight_matrix(t);
+  const std::vector<float> xf = random_floats(kN * kCols, 99);
+  const DotKernel& d = k->dot[int(t)];
+  const size_t x_row = row_size(d.act_type, kN), rb = row_size(t, kN);
+  std::vector<uint8_t> x(x_row * kCols);
+  std::vector<float> y(size_t(kRows * kCols));
+  for (auto _ : state) {
+    for (int64_t j = 0; j < kCols; ++j) {
+      if (d.act_type == Type::F32) std::memcpy(&x[size_t(j) * x_row], &xf[size_t(j * kN)], x_row);
+      else k->from_f32[int(d.act_type)](&xf[size_t(j * kN)], &x[size_t(j) * x_row], kN);
+    }
+    d.gemm(kN, kRows, kCols, w.data(), rb, x.data(), x_row, y.data(), kRows);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kN * kRows * kCols * double(state.iterations()),
+                                                 benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+}
+
 void bench_from_f32(benchmark::State& state, const Kernels* k, Type act) {
   const std::vector<float> x = random_floats(kN, 7);
   std::vector<uint8_t> y(row_size(act, kN));
@@ -153,6 +176,11 @@ void register_all() {
       const std::string tail = std::string(type_name(t)) + "/" + k->name;
       benchmark::RegisterBenchmark(("vec_dot/" + tail).c_str(), bench_vec_dot, k, t);
       benchmark::RegisterBenchmark(("gemv/" + tail).c_str(), bench_gemv, k, t)->Unit(benchmark::kMillisecond);
+      if (k->dot[int(t)].gemm && k->name != "ref")  // the reference takes minutes per tile
+        benchmark::RegisterBenchmark(("gemm/" + tail).c_str(), bench_gemm, k, t)
+            ->Arg(1)
+            ->Arg(64)
+            ->Unit(benchmark::kMillisecond);
     }
     for (Type act : {Type::Q8_0, Type::Q8_1, Type::Q8_K})
       if (k->from_f32[int(act)])

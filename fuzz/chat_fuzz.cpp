@@ -35,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   ChatTemplate t;
   if (in.ConsumeBool()) {
-    t = chat_template_from_name(in.PickValueInArray(names));
+    t = chat_template_from_name(names[in.ConsumeIntegralInRange<size_t>(0, names.size() - 1)]);
   } else {
     try {
       t = chat_template_from_name(in.ConsumeRandomLengthString(32));

@@ -85,8 +85,10 @@ et_tensor make_tensor(FuzzedDataProvider& in, const Rig& rig) {
   }
   const bool blocks = t.type == ET_TYPE_Q4_0 || t.type == ET_TYPE_Q8_0;
   t.nb[0] = element_bytes(t.type);
-  t.nb[1] = blocks ? t.ne[0] / 32 * t.nb[0] : t.ne[0] * t.nb[0];
-  for (int d = 2; d < 4; d++) t.nb[d] = t.nb[d - 1] * t.ne[d - 1];
+  // Contiguous strides, wrapping (as the device's 64-bit registers would) for hostile shapes.
+  const auto wrap_mul = [](int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); };
+  t.nb[1] = wrap_mul(blocks ? t.ne[0] / 32 : t.ne[0], t.nb[0]);
+  for (int d = 2; d < 4; d++) t.nb[d] = wrap_mul(t.nb[d - 1], t.ne[d - 1]);
   if (mode & 0x20) {
     for (int d = 0; d < 4; d++) t.nb[d] = in.ConsumeIntegralInRange<int64_t>(-256, 4096);
   }
@@ -113,7 +115,7 @@ void append_block(std::vector<uint8_t>& out, uint32_t kernel_id, FuzzedDataProvi
     }
   }
   const std::vector<uint8_t> rest = in.ConsumeBytes<uint8_t>(start + bytes - at);
-  std::memcpy(&out[at], rest.data(), rest.size());
+  if (!rest.empty()) std::memcpy(&out[at], rest.data(), rest.size());
 }
 
 // An uberkernel block: header, op list, then the sub-kernels' blocks at 8-byte aligned offsets;

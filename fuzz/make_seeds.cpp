@@ -6,6 +6,7 @@
 //              of kept tokens only, special ids inside the vocabulary)
 //   tokenize/  the conformance test strings, each after a byte that picks vocabulary and flags
 //   chat/      the chat templates stored in the test files
+//   request/   OpenAI-style request bodies for both endpoints (a byte picking the endpoint first)
 //   et_launch/ (empty: the fuzzer starts from nothing)
 // Usage: fuzz_seeds OUT
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <iostream>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/error.h"
@@ -47,7 +49,7 @@ std::vector<uint8_t> shrink_model(const gguf::File& f) {
   static const std::vector<uint8_t> zeros(1024);
   for (const gguf::TensorInfo& t : f.tensors()) {
     const TypeInfo& ti = type_info(t.type);
-    const int64_t ne[kMaxDims] = {ti.block_size, 1, 1, 1};
+    const int64_t ne[gguf::kMaxDims] = {ti.block_size, 1, 1, 1};
     w.add_tensor(t.name, t.type, std::span<const int64_t>(ne, t.n_dims), zeros.data(), ti.type_size);
   }
   return w.to_bytes();
@@ -58,13 +60,15 @@ std::vector<uint8_t> shrink_model(const gguf::File& f) {
 std::vector<uint8_t> shrink_vocab(const gguf::File& f, size_t n) {
   const std::vector<std::string> tokens = f.get_string_array("tokenizer.ggml.tokens").value();
   const std::set<std::string> kept(tokens.begin(), tokens.begin() + std::min(n, tokens.size()));
+  const auto inside = [&](const std::string& id_key) { return f.get_int(id_key).value_or(-1) < int64_t(n); };
   gguf::Writer w;
   for (const gguf::KeyValue& kv : f.metadata()) {
     if (!kv.key.starts_with("tokenizer.") && !kv.key.starts_with("general.")) continue;
     if (kv.key == "general.alignment") continue;
     if (kv.key == "tokenizer.ggml.merges") {
       auto merges = std::make_shared<gguf::Array>(gguf::Array{gguf::ValueType::STRING, {}});
-      for (const std::string& m : f.get_string_array(kv.key).value()) {
+      const std::vector<std::string> all = f.get_string_array(kv.key).value();
+      for (const std::string& m : all) {
         const size_t space = m.find(' ', 1);
         if (space == std::string::npos) continue;
         const std::string a = m.substr(0, space), b = m.substr(space + 1);
@@ -72,11 +76,11 @@ std::vector<uint8_t> shrink_vocab(const gguf::File& f, size_t n) {
       }
       w.set(kv.key, merges);
     } else if (kv.key.ends_with("_token_id")) {
-      if (f.get_int(kv.key).value() < int64_t(n)) w.set(kv.key, kv.value);
-      else if (kv.key == "tokenizer.ggml.bos_token_id") w.set("tokenizer.ggml.add_bos_token", false);
-      else if (kv.key == "tokenizer.ggml.eos_token_id") w.set("tokenizer.ggml.add_eos_token", false);
+      if (inside(kv.key)) w.set(kv.key, kv.value);
     } else if (kv.key == "tokenizer.ggml.add_bos_token" || kv.key == "tokenizer.ggml.add_eos_token") {
-      w.set(kv.key, f.find(kv.key.substr(0, kv.key.size() - 10) + "_token_id") ? kv.value : gguf::Value(false));
+      const std::string id_key = kv.key == "tokenizer.ggml.add_bos_token" ? "tokenizer.ggml.bos_token_id"
+                                                                         : "tokenizer.ggml.eos_token_id";
+      w.set(kv.key, inside(id_key) ? kv.value : gguf::Value(false));
     } else {
       w.set(kv.key, truncated(kv.value, n));
     }
@@ -106,7 +110,20 @@ int main(int argc, char** argv) {
     return 2;
   }
   const fs::path out = argv[1];
-  for (const char* d : {"gguf", "vocab", "tokenize", "chat", "et_launch"}) fs::create_directories(out / d);
+  for (const char* d : {"gguf", "vocab", "tokenize", "chat", "request", "et_launch"}) fs::create_directories(out / d);
+  // Byte 0: bit 0 = chat endpoint, the rest picks the chat template.
+  using namespace std::string_view_literals;  // "..."sv keeps the leading NUL byte
+  const std::string_view kRequests[] = {
+      "\x01{\"messages\":[{\"role\":\"system\",\"content\":\"Be brief.\"},{\"role\":\"user\",\"content\":\"Hi\"}],"
+      "\"max_tokens\":16,\"temperature\":0.7,\"stop\":[\"\\n\"],\"stream\":true,"
+      "\"stream_options\":{\"include_usage\":true}}"sv,
+      "\x03{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}]}],"
+      "\"logprobs\":true,\"top_logprobs\":3,\"seed\":42,\"top_k\":40,\"min_p\":0.05}"sv,
+      "\x00{\"prompt\":\"Once upon a time\",\"max_tokens\":8,\"logprobs\":2,\"presence_penalty\":0.5}"sv,
+      "\x00{\"prompt\":[1,450,4996],\"max_completion_tokens\":4,\"stop\":\".\",\"n\":1}"sv,
+  };
+  for (size_t i = 0; i < std::size(kRequests); i++) write_file(out / "request" / std::to_string(i), std::string(kRequests[i]));
+
   const fs::path data = fuzz::testdata_path("");
   if (!fs::exists(data / "models")) {
     std::cerr << "fuzz_seeds: no test data at " << data << " (set HART_TESTDATA); corpora left empty\n";

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "common/error.h"
+#include "common/memory_budget.h"
 
 namespace hart {
 
@@ -11,6 +12,7 @@ KvCache::KvCache(const HParams& hp, int n_ctx, Type type) : n_ctx_(n_ctx), type_
     throw Error("KV cache type must be f32 or f16, not " + std::string(type_name(type)));
   const size_t per_tensor = row_size(type, hp.n_embd_kv()) * size_t(n_ctx);
   bytes_ = per_tensor * 2 * size_t(hp.n_layer);
+  require_memory(bytes_, "a context of " + std::to_string(n_ctx) + " tokens (KV cache)");
   mem_.reset(new (std::nothrow) uint8_t[bytes_]);
   if (!mem_) throw Error("cannot allocate " + std::to_string(bytes_ >> 20) + " MiB for the KV cache");
   std::memset(mem_.get(), 0, bytes_);

@@ -7,6 +7,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "common/error.h"
 #include "model/forward.h"
+#include "sched/devices.h"
 
 namespace hart {
 
@@ -25,9 +26,12 @@ int default_n_ctx(const HParams& hp) { return std::min(hp.n_ctx_train, 4096); }
 
 Session::Session(const Model& model, const SessionParams& params)
     : model_(model),
-      cache_(model.hp, params.n_ctx > 0 ? params.n_ctx : default_n_ctx(model.hp), params.cache_type),
-      backend_(std::make_unique<cpu::CpuBackend>(
-          params.n_threads > 0 ? params.n_threads : int(std::max(1u, std::thread::hardware_concurrency())))) {}
+      cache_(model.hp, params.n_ctx > 0 ? params.n_ctx : default_n_ctx(model.hp), params.cache_type) {
+  const int n_threads = params.n_threads > 0 ? params.n_threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  const bool cpu_only = params.devices.empty() || (params.devices.size() == 1 && params.devices[0] == "cpu");
+  if (cpu_only) backend_ = std::make_unique<cpu::CpuBackend>(n_threads);
+  else devices_ = std::make_unique<sched::Devices>(params.devices, n_threads, params.perf_log);
+}
 
 Session::~Session() = default;
 
@@ -50,7 +54,8 @@ std::span<const float> Session::decode(std::span<const int32_t> tokens, bool all
     arena_size_ = need;
   }
   plan_memory(fg.graph, align_up(arena_.get()));
-  backend_->compute(fg.graph);
+  if (devices_) devices_->compute(fg.graph);
+  else backend_->compute(fg.graph);
   n_past_ += n;
   return {static_cast<const float*>(fg.logits->data), size_t(fg.logits->nelements())};
 }

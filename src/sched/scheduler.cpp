@@ -76,7 +76,8 @@ void Scheduler::compute(const Graph& g) {
     for (const Tensor* n : s.graph.nodes) {
       if (is_view_op(n->op)) continue;
       stats_.nodes[bi]++;
-      ops += (ops.empty() ? "" : ",") + std::string(op_name(n->op));
+      if (!ops.empty()) ops += ',';
+      ops += op_name(n->op);
     }
     if (log_ && bi > 0) {
       log_->line("SCHED_SPLIT|backend=" + s.backend->name() + "|nodes=" + std::to_string(s.graph.nodes.size()) +

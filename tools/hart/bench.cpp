@@ -14,6 +14,7 @@
 
 #include "backend/cpu/kernels.h"
 #include "command.h"
+#include "parse_args.h"
 #include "common/error.h"
 #include "model/synthetic.h"
 #include "model_options.h"
@@ -105,7 +106,8 @@ int cmd_bench(int argc, char** argv) {
   app.add_flag("--json", json, "print the results as JSON");
   app.add_option("--save-synthetic", save_synthetic,
                  "write the synthetic model given with -m to this GGUF file and exit");
-  CLI11_PARSE(app, argc, argv);
+  if (!parse_args(app, argc, argv)) return 0;
+  if (print_devices_if_asked(mo)) return 0;
 
   if (!save_synthetic.empty()) {
     if (mo.model.rfind("synthetic:", 0) != 0) throw Error("--save-synthetic needs -m synthetic:NAME:TYPE");

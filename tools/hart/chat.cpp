@@ -9,6 +9,7 @@
 
 #include "chat/chat.h"
 #include "command.h"
+#include "parse_args.h"
 #include "common/error.h"
 #include "model/generate.h"
 #include "model_options.h"
@@ -44,7 +45,8 @@ int cmd_chat(int argc, char** argv) {
   app.add_option("--system", system_prompt, "system message opening the conversation");
   app.add_option("-n,--n-predict", n_predict, "max tokens per reply (-1: until the model stops)")
       ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (!parse_args(app, argc, argv)) return 0;
+  if (print_devices_if_asked(mo)) return 0;
 
   LoadedModel lm = load_model(mo);
   const Tokenizer& tok = *lm.tokenizer;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "command.h"
+#include "parse_args.h"
 #include "gguf/gguf.h"
 
 namespace hart::cli {
@@ -218,7 +219,7 @@ int cmd_info(int argc, char** argv) {
   app.add_flag("--no-tensors", o.no_tensors, "leave out the tensor table");
   app.add_option("--items", o.items, "array items to show")->capture_default_str();
   app.add_option("--max-string", o.max_string, "bytes of a string to show in text mode")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (!parse_args(app, argc, argv)) return 0;
 
   const auto file = gguf::File::open(o.model, gguf::LoadMode::Mmap);
   if (o.json) {

@@ -1,4 +1,5 @@
 // hart: the command-line front end. Dispatches to the registered subcommands.
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -27,6 +28,9 @@ void usage(FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Past a file-size limit write() then fails with EFBIG and the command reports it like a full
+  // disk (removing its temporary file), instead of the process being killed mid-write.
+  std::signal(SIGXFSZ, SIG_IGN);
   if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;

@@ -1,10 +1,12 @@
 #include "model_options.h"
 
 #include <cstdio>
+#include <limits>
 
 #include "common/error.h"
 #include "gguf/gguf.h"
 #include "model/synthetic.h"
+#include "sched/devices.h"
 #include "progress_bar.h"
 
 namespace hart::cli {
@@ -13,13 +15,24 @@ void ModelOptions::add_to(CLI::App& app) {
   app.add_option("-m,--model", model,
                  "GGUF file, or synthetic:NAME:TYPE for random weights with a real model's shapes")
       ->capture_default_str();
-  app.add_option("-t,--threads", threads, "threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  app.add_option("-t,--threads", threads, "threads (default: all cores)")->check(CLI::Range(0, 4096));
   app.add_option("-c,--ctx-size", ctx_size, "context size in tokens (default: the model's, at most 4096)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, std::numeric_limits<int>::max()));
   app.add_option("--cache-type", cache_type, "KV cache type")
       ->check(CLI::IsMember({"f16", "f32"}))
       ->capture_default_str();
   app.add_flag("--mmap", mmap, "map the weights instead of reading them into memory");
+  app.add_option("--device,--dev", devices,
+                 "devices in order of preference, e.g. et or et,cpu (the CPU runs what others cannot)")
+      ->delimiter(',');
+  app.add_flag("--list-devices", list_devices, "list the devices and exit");
+  app.add_option("--perf-log", perf_log, "with --device: write one ET_PERF line per kernel launch to FILE");
+}
+
+bool print_devices_if_asked(const ModelOptions& opt) {
+  if (!opt.list_devices) return false;
+  for (const sched::DeviceInfo& d : sched::list_devices()) std::printf("%-4s %s\n", d.name.c_str(), d.description.c_str());
+  return true;
 }
 
 SessionParams ModelOptions::session_params() const {
@@ -27,6 +40,8 @@ SessionParams ModelOptions::session_params() const {
   sp.n_ctx = ctx_size;
   sp.n_threads = threads;
   sp.cache_type = cache_type == "f32" ? Type::F32 : Type::F16;
+  sp.devices = sched::parse_device_list(devices);
+  sp.perf_log = perf_log;
   return sp;
 }
 

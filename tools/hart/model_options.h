@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "model/model.h"
 #include "model/session.h"
@@ -21,6 +22,9 @@ struct ModelOptions {
   int ctx_size = 0;
   std::string cache_type = "f16";
   bool mmap = false;
+  std::vector<std::string> devices;  // --device et,cpu (empty: the CPU)
+  std::string perf_log;
+  bool list_devices = false;
 
   void add_to(CLI::App& app);
   SessionParams session_params() const;
@@ -36,6 +40,9 @@ struct LoadedModel {
   std::unique_ptr<Tokenizer> tokenizer;
   bool synthetic = false;
 };
+
+// --list-devices: prints the devices and returns true (the command then exits).
+bool print_devices_if_asked(const ModelOptions& opt);
 
 // Opens MODEL (a GGUF path or synthetic:NAME:TYPE) with a progress line on stderr.
 LoadedModel load_model(const ModelOptions& opt);

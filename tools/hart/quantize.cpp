@@ -7,6 +7,7 @@
 #include <string>
 
 #include "command.h"
+#include "parse_args.h"
 #include "progress_bar.h"
 #include "common/error.h"
 #include "quant/quantize_model.h"
@@ -60,7 +61,7 @@ int cmd_quantize(int argc, char** argv) {
   app.add_option("output", out, "GGUF file to write")->required();
   app.add_option("type", type, "target type")->required();
   app.add_option("-t,--threads", threads, "worker threads (default: one per CPU)");
-  CLI11_PARSE(app, argc, argv);
+  if (!parse_args(app, argc, argv)) return 0;
 
   const QuantizeTarget* target = find_quantize_target(type);
   if (!target) throw Error("unknown type '" + type + "'; valid types: " + target_names());

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "command.h"
+#include "parse_args.h"
 #include "common/error.h"
 #include "model/generate.h"
 #include "model_options.h"
@@ -28,7 +29,8 @@ int cmd_run(int argc, char** argv) {
   app.add_flag("--json", json, "print one JSON object: tokens, text, timings");
   app.add_flag("--logits", logits, "with --json: include the first generated step's logits");
   app.add_flag("--ignore-eos", ignore_eos, "keep generating past end-of-generation tokens");
-  CLI11_PARSE(app, argc, argv);
+  if (!parse_args(app, argc, argv)) return 0;
+  if (print_devices_if_asked(mo)) return 0;
   const bool have_prompt = app.count("--prompt") > 0;
 
   LoadedModel lm = load_model(mo);

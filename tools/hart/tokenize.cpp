@@ -6,6 +6,7 @@
 #include <string>
 
 #include "command.h"
+#include "parse_args.h"
 #include "common/error.h"
 #include "gguf/gguf.h"
 #include "tokenizer/test_vectors.h"
@@ -66,12 +67,7 @@ int cmd_tokenize(int argc, char** argv) {
   app.add_flag("--parse-special", o.parse_special, "texts of control tokens (<|im_start|>) become those tokens");
   app.add_flag("--no-bos", o.no_bos, "do not add BOS/EOS even if the vocabulary asks for them");
   app.add_flag("--ids", o.ids_only, "print only the ids, on one line");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    throw Error(e.what());
-  }
+  if (!parse_args(app, argc, argv)) return 0;
   if (!*text && !*vectors) throw Error("give the text to tokenize (or --vectors FILE.inp)");
 
   const auto file = gguf::File::open(o.model, gguf::LoadMode::Mmap);

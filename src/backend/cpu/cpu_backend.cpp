@@ -4,6 +4,7 @@
 #include <new>
 
 #include "backend/cpu/ops/ops.h"
+#include "backend/cpu/schedule.h"
 #include "common/error.h"
 
 namespace hart::cpu {
@@ -23,7 +24,8 @@ struct CpuBackend::WorkBuffer {
   }
 };
 
-CpuBackend::CpuBackend(int n_threads) : pool_(n_threads), work_(std::make_unique<WorkBuffer>()) {}
+CpuBackend::CpuBackend(int n_threads, uint64_t cpu_mask)
+    : pool_(n_threads, cpus_of_mask(cpu_mask)), work_(std::make_unique<WorkBuffer>()) {}
 CpuBackend::~CpuBackend() = default;
 
 bool CpuBackend::supports_op(const Tensor& node) const {
@@ -44,31 +46,47 @@ void check_memory(const Tensor& t, const Tensor& node) {
 
 void CpuBackend::compute(const Graph& g) {
   const Kernels& k = kernels();
-  const int nth = pool_.size();
-  size_t work = 0;
   std::vector<const Tensor*> nodes;  // the ones with a kernel; views need no work
   for (const Tensor* node : g.nodes) {
     if (!supports_op(*node))
       throw Error(std::string("CPU backend (") + k.name + " kernels): " + op_name(node->op) + " on " +
                   std::string(type_name(node->src[0] ? node->src[0]->type : node->type)) + " ('" + node->name +
                   "') is not supported");
-    const OpImpl& impl = op_impl(node->op);
-    if (!impl.compute) continue;
+    if (!op_impl(node->op).compute) continue;
     check_memory(*node, *node);
     for (const Tensor* s : node->src)
       if (s) check_memory(*s, *node);
-    if (impl.work_size) work = std::max(work, impl.work_size(*node, k, nth));
     nodes.push_back(node);
   }
-  work_->reserve(work);
+  const Schedule sched = make_schedule(nodes, k, pool_.size());
+  work_->reserve(sched.work_size);
 
-  std::atomic<int64_t> chunk{0};
+  struct alignas(kCacheLine) Counters {
+    std::atomic<int> claimed{0};    // pieces handed out
+    std::atomic<int64_t> chunk{0};  // the kernel's own counter (OpContext::chunk)
+  };
+  std::vector<Counters> counters(sched.steps.size());
+  const uint32_t base = finished_.load();  // no thread is inside a run: the count is settled
+  const NodeThreads team(pool_, true), pieces(pool_, false);
   ErrorSink errors;
-  pool_.run([&](int ith, int n) {
-    const OpContext ctx{ith, n, k, work_->data, pool_, chunk, errors};
-    for (size_t i = 0; i < nodes.size(); i++) {
-      op_impl(nodes[i]->op).compute(*nodes[i], ctx);
-      if (i + 1 < nodes.size()) pool_.barrier();
+  pool_.run([&](int ith, int) {
+    for (size_t i = 0; i < sched.steps.size(); i++) {
+      const Step& st = sched.steps[i];
+      if (st.wait_before) finished_.wait_reach(base + st.pieces_before, ThreadPool::kSpinUs);
+      const OpImpl& impl = op_impl(st.node->op);
+      auto piece = [&](int p) {
+        const OpContext ctx{p, st.pieces, k, work_->data + st.work_offset, st.team ? team : pieces,
+                            counters[i].chunk, errors};
+        impl.compute(*st.node, ctx);
+        finished_.add(1);
+      };
+      if (st.team) {
+        piece(ith);
+        continue;
+      }
+      for (int p = counters[i].claimed.fetch_add(1, std::memory_order_relaxed); p < st.pieces;
+           p = counters[i].claimed.fetch_add(1, std::memory_order_relaxed))
+        piece(p);
     }
   });
   if (!errors.first().empty()) throw Error("CPU backend: " + errors.first());

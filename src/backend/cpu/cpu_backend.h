@@ -2,6 +2,7 @@
 // node's work over a persistent thread pool.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -12,7 +13,10 @@ namespace hart::cpu {
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(int n_threads);
+  // cpu_mask (bit i = CPU i; 0: no pinning): thread i runs only on the i-th CPU of the mask
+  // (round robin), the constructing thread being thread 0. Throws hart::Error for a CPU this
+  // process may not use.
+  explicit CpuBackend(int n_threads, uint64_t cpu_mask = 0);
   ~CpuBackend() override;
 
   const std::string& name() const override { return name_; }
@@ -29,6 +33,7 @@ class CpuBackend final : public Backend {
 
   std::string name_ = "CPU";
   ThreadPool pool_;
+  WaitWord finished_;  // pieces of steps finished, counting on across graphs
   std::unique_ptr<WorkBuffer> work_;
 };
 

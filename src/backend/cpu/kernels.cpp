@@ -29,6 +29,9 @@ const Registry& registry() {
       }
       Kernels k = ref_kernels();
       set.fill(k);
+      for (uint32_t t = 0; t < kTypeCount; t++)  // see DotKernel::gemm
+        if (k.dot[t].vec_dot != ref_kernels().dot[t].vec_dot && k.dot[t].gemm == ref_kernels().dot[t].gemm)
+          k.dot[t].gemm = nullptr;
       k.name = set.name;
       reg.runnable.push_back(std::move(k));
     }

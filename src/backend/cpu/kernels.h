@@ -5,6 +5,7 @@
 // unsupported name is a clear error).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -23,9 +24,19 @@ using FromF32Fn = void (*)(const float* x, void* y, int64_t n);
 // Converts a row of n elements of some type to floats (dequantization).
 using ToF32Fn = void (*)(const void* x, float* y, int64_t n);
 
+// MUL_MAT tile: y[j * y_stride + i] = dot(W row i, X row j) for i < nw, j < nx; W rows (the
+// weight type) are w_stride bytes apart, X rows (act_type) x_stride bytes apart, n elements
+// each. A set's version reuses each weight block it loads across several X rows (prefill GEMM).
+using GemmFn = void (*)(int64_t n, int64_t nw, int64_t nx, const void* w, size_t w_stride, const void* x,
+                        size_t x_stride, float* y, size_t y_stride);
+
 struct DotKernel {
   Type act_type = Type::F32;
   VecDotFn vec_dot = nullptr;  // nullptr: weight type not supported by MUL_MAT
+  // Same results as vec_dot per (W row, X row). nullptr: MUL_MAT calls vec_dot per pair. A set
+  // that overrides vec_dot without a gemm of its own gets nullptr here (the reference's would
+  // pair the reference activation type with the set's vec_dot).
+  GemmFn gemm = nullptr;
 };
 
 struct Kernels {

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -156,6 +157,46 @@ TEST_P(KernelSet, DotProductsMatchReference) {
                          : quantized_act         ? wsum * xmax / 100.0
                                                  : 8e-3 * l1 + 1e-6;
       EXPECT_NEAR(got, want, tol) << k().name << " dot " << type_name(t) << " n=" << n;
+    }
+  }
+}
+
+// A tile of nw W rows x nx X rows (odd sizes: every micro-tile edge case) with padded strides
+// equals the set's own vec_dot per pair, up to float summation order.
+TEST_P(KernelSet, GemmTilesMatchVecDot) {
+  for (uint32_t ti = 0; ti < kTypeCount; ti++) {
+    const Type t = Type(ti);
+    const DotKernel& d = k().dot[ti];
+    if (!d.gemm || !can_quantize(t)) continue;
+    const int64_t bs = type_info(t).block_size;
+    for (int64_t n : {bs, 3 * bs, bs == 1 ? 67 : 5 * bs}) {
+      const size_t w_stride = row_size(t, n) + 64, x_stride = row_size(d.act_type, n) + 32;
+      for (auto [nw, nx] : {std::pair<int64_t, int64_t>{1, 1}, {9, 1}, {4, 4}, {7, 5}, {6, 11}}) {
+        std::vector<uint8_t> w(w_stride * size_t(nw)), x(x_stride * size_t(nx));
+        for (int64_t i = 0; i < nw; i++) {
+          const std::vector<uint8_t> row = random_typed_row(t, n, rng);
+          std::copy(row.begin(), row.end(), w.begin() + std::ptrdiff_t(size_t(i) * w_stride));
+        }
+        for (int64_t j = 0; j < nx; j++) {
+          const std::vector<float> xf = random_row(n, rng);
+          uint8_t* dst = x.data() + size_t(j) * x_stride;
+          if (d.act_type == Type::F32) std::memcpy(dst, xf.data(), size_t(n) * sizeof(float));
+          else k().from_f32[size_t(d.act_type)](xf.data(), dst, n);
+        }
+        const size_t y_stride = size_t(nw) + 3;
+        std::vector<float> y(y_stride * size_t(nx), -1.0f);
+        d.gemm(n, nw, nx, w.data(), w_stride, x.data(), x_stride, y.data(), y_stride);
+        for (int64_t j = 0; j < nx; j++)
+          for (int64_t i = 0; i < nw; i++) {
+            float want = 0.0f;
+            d.vec_dot(n, &want, w.data() + size_t(i) * w_stride, x.data() + size_t(j) * x_stride);
+            ASSERT_NEAR(y[size_t(j) * y_stride + size_t(i)], want, 1e-4f * (1.0f + std::fabs(want)))
+                << k().name << " gemm " << type_name(t) << " n=" << n << " tile " << nw << "x" << nx << " at " << i
+                << "," << j;
+          }
+        for (int64_t j = 0; j < nx; j++)  // padding between output columns untouched
+          for (size_t i = size_t(nw); i < y_stride; i++) ASSERT_EQ(y[size_t(j) * y_stride + i], -1.0f);
+      }
     }
   }
 }

@@ -33,6 +33,17 @@ void ref_vec_dot(int64_t n, float* out, const void* w, const void* x) {
   *out = float(sum);
 }
 
+// Every (W row, X row) pair through the reference vec_dot.
+template <uint32_t T>
+void ref_gemm(int64_t n, int64_t nw, int64_t nx, const void* w, size_t w_stride, const void* x, size_t x_stride,
+              float* y, size_t y_stride) {
+  const auto* wb = static_cast<const char*>(w);
+  const auto* xb = static_cast<const char*>(x);
+  for (int64_t j = 0; j < nx; j++)
+    for (int64_t i = 0; i < nw; i++)
+      ref_vec_dot<T>(n, y + size_t(j) * y_stride + size_t(i), wb + size_t(i) * w_stride, xb + size_t(j) * x_stride);
+}
+
 template <uint32_t T>
 void ref_to_f32(const void* x, float* y, int64_t n) { dequantize_row(Type(T), x, y, n); }
 
@@ -95,16 +106,16 @@ void ref_axpy(int64_t n, float a, const float* x, float* y) {
 
 template <uint32_t... T>
 void fill_type_tables(Kernels& k, std::integer_sequence<uint32_t, T...>) {
-  auto fill_one = [&](uint32_t t, VecDotFn dot, ToF32Fn to, FromF32Fn from) {
+  auto fill_one = [&](uint32_t t, VecDotFn dot, GemmFn gemm, ToF32Fn to, FromF32Fn from) {
     const Type type = Type(t);
     if (!find_type_info(t) || type == Type::I32 || type == Type::I64) return;
     if (can_dequantize(type)) {
       k.to_f32[t] = to;
-      k.dot[t] = DotKernel{Type::F32, dot};
+      k.dot[t] = DotKernel{Type::F32, dot, gemm};
     }
     if (can_quantize(type)) k.from_f32[t] = from;
   };
-  (fill_one(T, &ref_vec_dot<T>, &ref_to_f32<T>, &ref_from_f32<T>), ...);
+  (fill_one(T, &ref_vec_dot<T>, &ref_gemm<T>, &ref_to_f32<T>, &ref_from_f32<T>), ...);
 }
 
 Kernels make_ref() {

@@ -54,6 +54,7 @@ struct ProfileRecord {
   struct Phase {
     double host_end_s = 0;  // when the phase's last hart arrived (seconds since profiler_start)
     double device_s = 0;    // modelled, including the barrier
+    uint64_t flops = 0;
   };
   std::vector<Phase> phases;
 };

@@ -28,6 +28,21 @@ bool same_shape(const Tensor& a, const Tensor& b) {
   return true;
 }
 
+// Whether two tensors' bytes overlap in (host-planned) memory.
+bool overlaps(const Tensor& a, const Tensor& b) {
+  const auto* pa = static_cast<const char*>(a.data);
+  const auto* pb = static_cast<const char*>(b.data);
+  return pa && pb && pa < pb + b.nbytes() && pb < pa + a.nbytes();
+}
+
+// The planner may give the second op's result the memory of an input of the first once that
+// input's last reader (the first op) has run; fused, both run at once, so that must not happen.
+bool reads_own_output(const Tensor& head, const Tensor& fused_dst) {
+  for (const Tensor* s : head.src)
+    if (s && overlaps(*s, fused_dst)) return true;
+  return false;
+}
+
 }  // namespace
 
 bool supports(const Tensor& n) {
@@ -66,6 +81,11 @@ bool supports(const Tensor& n) {
       return f32_rows(a) && device_float(k->type) && device_float(v->type) && a->ne[0] <= 512 && v->ne[0] <= 512 &&
              (!mask || f32_rows(mask));
     }
+    case Op::PAGED_ATTN: {
+      const Tensor* k = n.src[1];
+      const Tensor* v = n.src[2];
+      return f32_rows(a) && device_float(k->type) && device_float(v->type) && a->ne[0] <= 512 && v->ne[0] <= 512;
+    }
     default:
       return false;  // SUB, UNARY: no device kernel
   }
@@ -89,7 +109,8 @@ std::vector<EtOp> plan_ops(const Graph& part, std::span<Tensor* const> host_read
       // The other operand must broadcast as the fused kernels read it (rows repeated).
       if (pair && other && private_result(prev) && same_shape(*n, *prev) && other->type == Type::F32 &&
           rows_contiguous(*other) && broadcasts_to(*other, *n) &&
-          (prev->op != Op::RMS_NORM || other->ne[0] == n->ne[0])) {
+          (prev->op != Op::RMS_NORM || other->ne[0] == n->ne[0]) && !reads_own_output(*prev, *n) &&
+          !overlaps(*other, *n)) {
         ops.back() = EtOp{n, prev, other};
         continue;
       }
@@ -294,6 +315,18 @@ KernelCall make_call(const EtOp& op, const AddressOf& address) {
       set(ET_KERNEL_ID_flash_attn_ext, "flash_attn_ext", "flash_attn_ext_" + lower(type_name(h.src[1]->type)),
           words(p));
       c.perf_keys = "|scale=" + fmt_g(p.scale) + "|has_mask=" + std::to_string(p.has_mask);
+      break;
+    }
+    case Op::PAGED_ATTN: {
+      et_paged_attn_params p{};
+      p.q = P.tensor(*h.src[0]);
+      p.k = P.tensor(*h.src[1]);
+      p.v = P.tensor(*h.src[2]);
+      p.index = P.tensor(*h.src[3]);
+      p.dst = P.tensor(n);
+      p.scale = h.param_f32(0);
+      set(ET_KERNEL_ID_paged_attn, "paged_attn", "paged_attn_" + lower(type_name(h.src[1]->type)), words(p));
+      c.perf_keys = "|scale=" + fmt_g(p.scale);
       break;
     }
     default:

@@ -60,8 +60,11 @@ void Trace::write() const {
   const std::string trace_path = dir_ + "/et_runtime_trace.json";
   std::ofstream trace(trace_path);
   trace << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
-  trace << R"({"name":"thread_name","ph":"M","pid":1,"tid":1,"args":{"name":"host (measured)"}},)" << "\n";
-  trace << R"({"name":"thread_name","ph":"M","pid":1,"tid":2,"args":{"name":"device (modelled)"}})";
+  auto track = [](int tid, const char* name) {
+    return nlohmann::json{{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", tid}, {"args", {{"name", name}}}}
+        .dump();
+  };
+  trace << track(kHostTrack, "host (measured)") << ",\n" << track(kDeviceTrack, "device (modelled)");
   for (const std::string& e : events_) trace << ",\n" << e;
   trace << "\n]}\n";
   if (!trace) throw Error("cannot write " + trace_path);

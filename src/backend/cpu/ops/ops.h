@@ -29,12 +29,28 @@ class ErrorSink {
   std::string first_;
 };
 
+// The threads computing one node. Most nodes are cut into independent pieces that any thread
+// may compute (ith = the piece, nth = the number of pieces); a node whose kernel meets at
+// barriers is computed by a team, every thread its own piece (ith = the thread).
+class NodeThreads {
+ public:
+  NodeThreads(ThreadPool& pool, bool team) : pool_(pool), team_(team) {}
+  // Only for nodes whose OpImpl::team said so; a no-op for the others.
+  void barrier() const {
+    if (team_) pool_.barrier();
+  }
+
+ private:
+  ThreadPool& pool_;
+  bool team_;
+};
+
 struct OpContext {
   int ith, nth;
   const Kernels& k;
   std::byte* work;              // the node's work buffer (work_size bytes)
-  ThreadPool& pool;             // barrier() between the phases of one node
-  std::atomic<int64_t>& chunk;  // a work counter for dynamic scheduling (see mul_mat.cpp)
+  const NodeThreads& pool;      // barrier() between the phases of one node
+  std::atomic<int64_t>& chunk;  // this node's work counter for dynamic scheduling, starts at 0
   ErrorSink& errors;
 
   // This thread's share [begin, end) of n items, in contiguous ranges.
@@ -77,7 +93,11 @@ struct OpImpl {
   void (*compute)(const Tensor& node, const OpContext& ctx) = nullptr;
   size_t (*work_size)(const Tensor& node, const Kernels& k, int nth) = nullptr;
   bool (*supports)(const Tensor& node, const Kernels& k) = nullptr;  // nullptr: always
+  // Does the kernel call ctx.pool.barrier() when nth threads compute this node? Then all of
+  // them take part, each with its own ith. nullptr: never.
+  bool (*team)(const Tensor& node, const Kernels& k, int nth) = nullptr;
 };
+inline bool always_team(const Tensor&, const Kernels&, int) { return true; }
 const OpImpl& op_impl(Op op);
 
 // One entry per op family file.

@@ -265,6 +265,6 @@ bool paged_supported(const Tensor& node, const Kernels& k) {
 
 }  // namespace
 
-OpImpl impl_paged_attn() { return {compute_paged_attn, paged_work_size, paged_supported}; }
+OpImpl impl_paged_attn() { return {compute_paged_attn, paged_work_size, paged_supported, always_team}; }
 
 }  // namespace hart::cpu

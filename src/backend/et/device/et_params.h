@@ -107,6 +107,14 @@ typedef struct et_flash_attn_params {
   int32_t has_mask;
 } et_flash_attn_params;
 
+/* hart's PAGED_ATTN: q (Dk, H, n_tok) F32, k (Dk, H_kv, n_slots) and v (Dv, H_kv, n_slots) F32
+ * or F16, index I32 (pairs (offset, count) per token, then the slot lists), dst (Dv, H, n_tok). */
+typedef struct et_paged_attn_params {
+  et_tensor q, k, v, index, dst;
+  float scale;
+  int32_t reserved;
+} et_paged_attn_params;
+
 /* The uberkernel: count sub-kernel launches run one after another in one launch, with a barrier
  * over every hart of the launch between them. The parameter block is this header, then count
  * et_uber_op entries, then the sub-kernels' parameter blocks at their offsets (from the start of

@@ -155,4 +155,11 @@ static inline et_range et_split_output(const et_env* env, const et_tensor* dst) 
   return et_split_lines(env, dst->addr, et_nelements(dst), dst->type == ET_TYPE_F32 ? 4 : 2, dst->ne[0]);
 }
 
+/* The same for kernels whose outputs are independent of each other (a matrix-vector product):
+ * cut on any line boundary, so that even a single output row spreads over every hart. */
+static inline et_range et_split_output_elements(const et_env* env, const et_tensor* dst) {
+  et_require(env, et_is_contiguous(dst) && et_is_float_type(dst->type), "output must be contiguous F32/F16");
+  return et_split_lines(env, dst->addr, et_nelements(dst), dst->type == ET_TYPE_F32 ? 4 : 2, 1);
+}
+
 #endif

@@ -1,7 +1,7 @@
 /* FLASH_ATTN_EXT: for each (query, head), one pass over the keys with an online softmax
  * (running max, rescaled sum and accumulator). Output row (head h, query q) of dst (Dv, H, n_q, b3);
  * a hart accumulates only the V columns of its own cache lines but needs every score. */
-#include "et_rows.h"
+#include "et_attn.h"
 
 #define ET_FA_MAX_D 512
 
@@ -23,29 +23,14 @@ static void flash_row(void* c, int64_t row, int64_t i0, int64_t i1) {
   float qv[ET_FA_MAX_D], acc[ET_FA_MAX_D];
   const float* qrow = (const float*)(ctx->q + iq * q->nb[1] + h * q->nb[2] + b * q->nb[3]);
   for (int64_t i = 0; i < dk; i++) qv[i] = qrow[i] * p->scale;
-  for (int64_t i = i0; i < i1; i++) acc[i] = 0.0f;
+  et_online_softmax st = et_softmax_begin(acc, i0, i1);
   const uint8_t* mrow = ctx->mask ? ctx->mask + iq * m->nb[1] + h % m->ne[2] * m->nb[2] + b % m->ne[3] * m->nb[3] : 0;
-  float max = -et_inf(), sum = 0.0f;
   for (int64_t j = 0; j < k->ne[1]; j++) {
-    const uint8_t* krow = ctx->k + j * k->nb[1] + hk * k->nb[2] + b * k->nb[3];
-    float s = 0.0f;
-    for (int64_t i = 0; i < dk; i++) s += qv[i] * et_load(krow, k->type, i);
+    float s = et_attn_score(qv, ctx->k + j * k->nb[1] + hk * k->nb[2] + b * k->nb[3], k->type, dk);
     if (mrow) s += et_load(mrow, m->type, j);
-    if (s == -et_inf()) continue;
-    if (s > max) { /* rescale what was accumulated under the old maximum */
-      const float f = et_exp(max - s);
-      for (int64_t i = i0; i < i1; i++) acc[i] *= f;
-      sum *= f;
-      max = s;
-    }
-    const float w = et_exp(s - max);
-    sum += w;
-    const uint8_t* vrow = ctx->v + j * v->nb[1] + hk * v->nb[2] + b * v->nb[3];
-    for (int64_t i = i0; i < i1; i++) acc[i] += w * et_load(vrow, v->type, i);
+    et_softmax_add(&st, s, ctx->v + j * v->nb[1] + hk * v->nb[2] + b * v->nb[3], v->type);
   }
-  const float inv = sum == 0.0f ? 0.0f : et_recip(sum);
-  float* out = ctx->dst + row * p->dst.ne[0];
-  for (int64_t i = i0; i < i1; i++) out[i] = acc[i] * inv;
+  et_softmax_end(&st, ctx->dst + row * p->dst.ne[0]);
 }
 
 ET_KERNEL(flash_attn_ext) {

@@ -51,7 +51,7 @@ ET_KERNEL(mul_mat) {
       et_require(env, a->ne[i] > 0 && d->ne[i] % a->ne[i] == 0, "mul_mat: the addend must repeat to dst's shape");
     }
   }
-  const et_range r = et_split_output(env, d);
+  const et_range r = et_split_output_elements(env, d); /* decode: one row, every hart */
   if (r.begin == r.end) return;
   mul_mat_ctx ctx = {p, et_tensor_data(env, w), et_tensor_data(env, x), p->has_add ? et_tensor_data(env, &p->addend) : 0,
                      (float*)et_tensor_data(env, d)};

@@ -24,6 +24,7 @@ constexpr size_t params_struct_bytes(uint32_t id) {
     case ET_KERNEL_ID_cpy: return sizeof(et_cpy_params);
     case ET_KERNEL_ID_flash_attn_ext: return sizeof(et_flash_attn_params);
     case ET_KERNEL_ID_uberkernel: return sizeof(et_uber_params);
+    case ET_KERNEL_ID_paged_attn: return sizeof(et_paged_attn_params);
     default: return 0;
   }
 }
@@ -43,6 +44,61 @@ const char* kernel_name(uint32_t id) {
 #undef ET_KERNEL_ENTRY
   };
   return kNames[id];
+}
+
+// Elements and strides a kernel can index with 64-bit arithmetic without overflow.
+constexpr int64_t kMaxExtent = int64_t(1) << 32;
+constexpr int64_t kMaxBytes = int64_t(1) << 40;
+constexpr uint64_t kMaxAddress = uint64_t(1) << 48;  // the device's address space
+
+// Alignment of an element (blocks start with an fp16 scale); 0 for types no kernel takes.
+int64_t type_alignment(int32_t type) {
+  switch (type) {
+    case ET_TYPE_F32: case ET_TYPE_I32: return 4;
+    case ET_TYPE_F16: case ET_TYPE_Q4_0: case ET_TYPE_Q8_0: return 2;
+    case ET_TYPE_I64: return 8;
+    default: return 0;
+  }
+}
+
+// A descriptor is all zeros (an operand the kernel does not use, e.g. no mask) or has a known
+// type, every extent in [1, 2^32], at most 2^40 elements, strides in [0, 2^40] and an address
+// below 2^48, address and strides aligned for its elements: what the kernels assume when they
+// index rows and cache lines with 64-bit arithmetic.
+void check_tensor(const char* kernel, int index, const et_tensor& t) {
+  static const et_tensor kUnused{};
+  if (std::memcmp(&t, &kUnused, sizeof t) == 0) return;
+  const std::string at = std::string("launch of ") + kernel + ": tensor " + std::to_string(index) + " ";
+  const int64_t align = type_alignment(t.type);
+  if (align == 0) throw Error(at + "has unknown type " + std::to_string(t.type));
+  int64_t elements = 1;
+  for (int d = 0; d < 4; d++) {
+    if (t.ne[d] < 1 || t.ne[d] > kMaxExtent) {
+      throw Error(at + "has extent ne[" + std::to_string(d) + "] = " + std::to_string(t.ne[d]) +
+                  " outside [1, 2^32]");
+    }
+    elements = t.ne[d] > kMaxBytes / elements ? kMaxBytes + 1 : elements * t.ne[d];
+    if (t.nb[d] < 0 || t.nb[d] > kMaxBytes || t.nb[d] % align != 0) {
+      throw Error(at + "has stride nb[" + std::to_string(d) + "] = " + std::to_string(t.nb[d]) +
+                  ", not a multiple of " + std::to_string(align) + " in [0, 2^40]");
+    }
+  }
+  if (elements > kMaxBytes) throw Error(at + "has more than 2^40 elements");
+  if (t.addr >= kMaxAddress) throw Error(at + "address is outside the device's 48-bit address space");
+  if (t.addr % uint64_t(align) != 0) {
+    throw Error(at + "address is not " + std::to_string(align) + "-byte aligned for its type");
+  }
+}
+
+// The descriptors at the start of a kernel's block (every parameter struct begins with its
+// tensors, followed by fewer than sizeof(et_tensor) bytes of scalars).
+void check_tensors(uint32_t kernel_id, const uint8_t* block) {
+  const size_t n = params_struct_bytes(kernel_id) / sizeof(et_tensor);
+  for (size_t i = 0; i < n; i++) {
+    et_tensor t;
+    std::memcpy(&t, block + i * sizeof t, sizeof t);
+    check_tensor(kernel_name(kernel_id), int(i), t);
+  }
 }
 
 void check_uberkernel(const uint8_t* block, size_t bytes) {
@@ -65,6 +121,7 @@ void check_uberkernel(const uint8_t* block, size_t bytes) {
       throw Error(at + kernel_name(op.kernel_id) + " parameters at offset " + std::to_string(op.params_offset) +
                   " are misaligned or outside the block after the op list");
     }
+    check_tensors(op.kernel_id, block + op.params_offset);
   }
 }
 
@@ -81,7 +138,9 @@ void check_launch_params(uint32_t kernel_id, const void* params, size_t bytes) {
     throw Error(std::string("launch of ") + kernel_name(kernel_id) + ": parameter block of " + std::to_string(bytes) +
                 " bytes, expected at least " + std::to_string(need));
   }
-  if (kernel_id == ET_KERNEL_ID_uberkernel) check_uberkernel(static_cast<const uint8_t*>(params), bytes);
+  const auto* block = static_cast<const uint8_t*>(params);
+  if (kernel_id == ET_KERNEL_ID_uberkernel) check_uberkernel(block, bytes);
+  else check_tensors(kernel_id, block);
 }
 
 }  // namespace hart::et::emu

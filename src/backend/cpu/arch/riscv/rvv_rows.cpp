@@ -3,6 +3,7 @@
 #include <riscv_vector.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "backend/cpu/arch/riscv/rvv_math.h"
 #include "backend/cpu/arch/riscv/rvv_sets.h"
@@ -79,6 +80,7 @@ void swiglu(int64_t n, const float* gate, const float* up, float* y) {
 }
 
 // x = e^(x - max) / sum, in place: one pass for the max, one for e^ and the sum, one to scale.
+// A row that is all -inf (fully masked) becomes all 0.
 void softmax(int64_t n, float* x) {
   if (n <= 0) return;
   vfloat32m1_t red = __riscv_vfmv_s_f_f32m1(x[0], 1);
@@ -87,6 +89,10 @@ void softmax(int64_t n, float* x) {
     red = __riscv_vfredmax_vs_f32m8_f32m1(__riscv_vle32_v_f32m8(x + i, vl), red, vl);
   }
   const float max = __riscv_vfmv_f_s_f32m1_f32(red);
+  if (max == -INFINITY) {
+    std::memset(x, 0, size_t(n) * sizeof(float));
+    return;
+  }
   vfloat32m2_t acc = __riscv_vfmv_v_f_f32m2(0.0f, __riscv_vsetvlmax_e32m2());
   for (size_t i = 0, vl; i < size_t(n); i += vl) {
     vl = __riscv_vsetvl_e32m2(size_t(n) - i);

@@ -12,6 +12,6 @@ void fill_rvv_q8(Kernels& k);    // Q8_0 weights, Q8_0 / Q8_1 activation quantiz
 void fill_rvv_q4(Kernels& k);    // Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL weights
 void fill_rvv_k(Kernels& k);     // Q4_K, Q5_K, Q6_K weights, Q8_K activation quantizer
 void fill_rvv_bf16(Kernels& k);  // BF16 weights (integer widening, no Zvfbf*)
-void fill_rvv_f16(Kernels& k);   // F16 weights (Zvfh arithmetic)
+void fill_rvv_f16(Kernels& k);   // F16 weights (Zvfh widening), F16 row converter
 
 }  // namespace hart::cpu::riscv

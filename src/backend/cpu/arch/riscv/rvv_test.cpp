@@ -156,6 +156,14 @@ TEST_F(RvvTest, SoftmaxIncludingMaskedEntries) {
   }
 }
 
+TEST_F(RvvTest, SoftmaxOfFullyMaskedRowIsZero) {
+  for (int64_t n : kLengths) {
+    std::vector<float> x(static_cast<size_t>(n), -std::numeric_limits<float>::infinity());
+    k.softmax(n, x.data());
+    for (float v : x) ASSERT_EQ(v, 0.0f) << "n=" << n;
+  }
+}
+
 // e^v over the whole float range. softmax({0, v}) = {.., e^v / (1 + e^v)} shows e^v for v <= 0
 // down to the subnormals; silu(-v) = -v / (1 + e^v) shows it up to overflow.
 TEST_F(RvvTest, ExpRange) {
@@ -238,10 +246,23 @@ TEST_F(RvvTest, WeightTypes) {
     check_weight_type(k, t, rng);
 }
 
-TEST_F(RvvTest, ZvfhWeightTypes) {
+// F16 weights meet F32 activations (as in the reference set); the F16 row converter is exact.
+TEST_F(RvvTest, ZvfhF16) {
   if (!riscv::has_zvfh()) GTEST_SKIP() << "this core has no Zvfh";
   const Kernels z = arch_set("rvv_zvfh");
-  check_weight_type(z, Type::F16, rng);
+  const DotKernel& dk = z.dot[uint32_t(Type::F16)];
+  ASSERT_EQ(dk.act_type, Type::F32);
+  for (int64_t n : kLengths) {
+    const auto wf = random(n), x = random(n);
+    const auto w = quantized(Type::F16, wf);
+    std::vector<uint8_t> h(w.size());
+    z.from_f32[uint32_t(Type::F16)](wf.data(), h.data(), n);
+    ASSERT_EQ(h, w) << "f32 -> f16, n=" << n;
+    const auto wd = dequantized(Type::F16, w, n);
+    float got = 0;
+    dk.vec_dot(n, &got, w.data(), x.data());
+    EXPECT_NEAR(got, dot_ref(wd, x), 1e-6 * abs_sum(wd, x)) << "n=" << n;
+  }
 }
 
 }  // namespace

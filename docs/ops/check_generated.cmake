@@ -1,0 +1,11 @@
+# CTest check: fails when `hart ARGS...` no longer prints the committed file EXPECTED.
+# cmake -DHART=<hart binary> -DARGS="ops;--backend;et;..." -DEXPECTED=<file> -P check_generated.cmake
+execute_process(COMMAND ${HART} ${ARGS} OUTPUT_VARIABLE got RESULT_VARIABLE rc)
+file(READ ${EXPECTED} want)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "hart ${ARGS} failed (exit ${rc})")
+endif()
+if(NOT got STREQUAL want)
+  string(REPLACE ";" " " cmd "${ARGS}")
+  message(FATAL_ERROR "${EXPECTED} is out of date; regenerate it with:\n  hart ${cmd} > ${EXPECTED}")
+endif()

@@ -1,0 +1,122 @@
+// Host-side validation of launch parameter blocks (launch_params.h), directly and through the
+// emulator's launch(), which must refuse a bad block before any hart runs.
+#include "backend/et/emu/launch_params.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backend/et/device/et_params.h"
+#include "common/error.h"
+
+namespace hart::et::emu {
+namespace {
+
+// A contiguous F32 tensor of n elements at addr.
+et_tensor f32(uint64_t addr, int64_t n) {
+  et_tensor t{};
+  t.addr = addr;
+  t.type = ET_TYPE_F32;
+  t.ne[0] = n;
+  t.ne[1] = t.ne[2] = t.ne[3] = 1;
+  t.nb[0] = 4;
+  t.nb[1] = t.nb[2] = t.nb[3] = 4 * n;
+  return t;
+}
+
+std::string rejection(uint32_t id, const void* p, size_t bytes) {
+  try {
+    check_launch_params(id, p, bytes);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(LaunchParams, AcceptsWellFormedBlocksAndUnusedOperands) {
+  et_scale_params s{};
+  s.src = s.dst = f32(0x8000000040, 64);
+  EXPECT_EQ(rejection(ET_KERNEL_ID_scale, &s, sizeof s), "");
+  et_rms_norm_params r{};  // weight left all zero: has_weight = 0
+  r.src = r.dst = f32(0x8000000000, 32);
+  EXPECT_EQ(rejection(ET_KERNEL_ID_rms_norm, &r, sizeof r), "");
+}
+
+TEST(LaunchParams, RejectsShortBlocks) {
+  et_scale_params s{};
+  s.src = s.dst = f32(0x8000000000, 8);
+  EXPECT_NE(rejection(ET_KERNEL_ID_scale, &s, sizeof s - 1).find("expected at least"), std::string::npos);
+  EXPECT_NE(rejection(ET_KERNEL_ID_scale, nullptr, 0).find("parameter block of 0 bytes"), std::string::npos);
+  EXPECT_THROW(launch_params_bytes(ET_KERNEL_COUNT), Error);
+}
+
+TEST(LaunchParams, RejectsHostileTensorDescriptors) {
+  struct Case {
+    const char* what;
+    void (*spoil)(et_tensor&);
+  };
+  const Case cases[] = {
+      {"unknown type", [](et_tensor& t) { t.type = 3; }},
+      {"extent ne[1] = 0", [](et_tensor& t) { t.ne[1] = 0; }},
+      {"extent ne[2] = -1", [](et_tensor& t) { t.ne[2] = -1; }},
+      {"more than 2^40 elements", [](et_tensor& t) { t.ne[0] = t.ne[1] = int64_t(1) << 21; }},
+      {"stride nb[1] = -4", [](et_tensor& t) { t.nb[1] = -4; }},
+      {"stride nb[0] = 2", [](et_tensor& t) { t.nb[0] = 2; }},
+      {"48-bit address space", [](et_tensor& t) { t.addr = uint64_t(1) << 60; }},
+      {"4-byte aligned", [](et_tensor& t) { t.addr += 2; }},
+  };
+  for (const Case& c : cases) {
+    et_scale_params s{};
+    s.src = s.dst = f32(0x8000000000, 16);
+    c.spoil(s.dst);
+    const std::string why = rejection(ET_KERNEL_ID_scale, &s, sizeof s);
+    EXPECT_NE(why.find("tensor 1"), std::string::npos) << c.what << ": " << why;
+    EXPECT_NE(why.find(c.what), std::string::npos) << c.what << ": " << why;
+  }
+}
+
+// An uberkernel block: header, ops, then each op's parameters at its offset.
+std::vector<uint8_t> uber(const std::vector<et_uber_op>& ops, size_t bytes) {
+  std::vector<uint8_t> b(bytes);
+  const et_uber_params h{uint32_t(ops.size()), 0};
+  std::memcpy(b.data(), &h, sizeof h);
+  std::memcpy(b.data() + sizeof h, ops.data(), ops.size() * sizeof(et_uber_op));
+  return b;
+}
+
+TEST(LaunchParams, ChecksUberkernelOpsAgainstTheirBlock) {
+  const uint32_t first = sizeof(et_uber_params) + 2 * sizeof(et_uber_op);
+  const uint32_t second = first + sizeof(et_scale_params);
+  std::vector<uint8_t> ok = uber({{ET_KERNEL_ID_scale, first}, {ET_KERNEL_ID_scale, second}},
+                                 second + sizeof(et_scale_params));
+  et_scale_params s{};
+  s.src = s.dst = f32(0x8000000000, 16);
+  std::memcpy(ok.data() + first, &s, sizeof s);
+  std::memcpy(ok.data() + second, &s, sizeof s);
+  EXPECT_EQ(rejection(ET_KERNEL_ID_uberkernel, ok.data(), ok.size()), "");
+
+  // The second op's block runs past the end.
+  EXPECT_NE(rejection(ET_KERNEL_ID_uberkernel, ok.data(), ok.size() - 8).find("uberkernel op 1"), std::string::npos);
+  // More ops than the block holds.
+  std::vector<uint8_t> many = ok;
+  const et_uber_params lie{1000, 0};
+  std::memcpy(many.data(), &lie, sizeof lie);
+  EXPECT_NE(rejection(ET_KERNEL_ID_uberkernel, many.data(), many.size()).find("1000 ops"), std::string::npos);
+  // A nested uberkernel, a misaligned offset, an offset inside the op list, a bad tensor inside.
+  EXPECT_NE(rejection(ET_KERNEL_ID_uberkernel, uber({{ET_KERNEL_ID_uberkernel, first}}, 512).data(), 512)
+                .find("not a sub-kernel"),
+            std::string::npos);
+  EXPECT_NE(rejection(ET_KERNEL_ID_uberkernel, uber({{ET_KERNEL_ID_scale, first + 4}}, 512).data(), 512)
+                .find("misaligned"),
+            std::string::npos);
+  EXPECT_NE(rejection(ET_KERNEL_ID_uberkernel, uber({{ET_KERNEL_ID_scale, 0}}, 512).data(), 512).find("offset 0"),
+            std::string::npos);
+  std::vector<uint8_t> bad = ok;
+  bad[second + offsetof(et_scale_params, dst) + offsetof(et_tensor, type)] = 3;
+  EXPECT_NE(rejection(ET_KERNEL_ID_uberkernel, bad.data(), bad.size()).find("unknown type"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hart::et::emu

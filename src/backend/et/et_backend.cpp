@@ -1,0 +1,194 @@
+#include "backend/et/et_backend.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <unordered_set>
+
+#include "backend/et/device/et_params.h"
+#include "backend/et/emu/emulator.h"
+#include "common/error.h"
+#include "sched/scheduler.h"
+
+namespace hart::et {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr size_t kMaxUberOps = 512;  // bounds one launch's parameter block
+
+double now_us() { return std::chrono::duration<double, std::micro>(Clock::now().time_since_epoch()).count(); }
+
+const Tensor& owner_of(const Tensor& t) { return t.view_src ? *t.view_src : t; }
+
+const char* kernel_names[] = {
+#define ET_KERNEL_ENTRY(name) #name,
+#include "backend/et/device/kernels.def"
+#undef ET_KERNEL_ENTRY
+};
+
+}  // namespace
+
+EtOptions EtOptions::from_env() {
+  EtOptions o;
+  const char* uber = std::getenv("HART_ET_UBERKERNEL");
+  o.uberkernel = uber && std::strcmp(uber, "0") != 0 && *uber;
+  if (const char* dir = std::getenv("HART_ET_PROFILE")) o.profile_dir = dir;
+  return o;
+}
+
+EtBackend::EtBackend(std::unique_ptr<Device> device, EtOptions options)
+    : device_(std::move(device)),
+      options_(std::move(options)),
+      memory_(*device_, options_.memory_budget ? options_.memory_budget : device_->properties().memory_bytes / 4 * 3) {
+  stream_ = device_->create_stream();
+  mask_ = options_.shire_mask ? options_.shire_mask : device_->properties().all_shires_mask();
+  for (const char* k : kernel_names) kernels_.push_back(device_->load_kernel(k));
+  uber_ = kernels_[ET_KERNEL_ID_uberkernel];
+  if (!options_.profile_dir.empty()) trace_.emplace(options_.profile_dir);
+}
+
+EtBackend::~EtBackend() {
+  if (trace_) {
+    try {
+      trace_->write();
+    } catch (const Error& e) {
+      std::fprintf(stderr, "hart: %s\n", e.what());
+    }
+  }
+  device_->destroy_stream(stream_);
+}
+
+void EtBackend::compute(const Graph& g) {
+  std::vector<Tensor*> outputs;
+  for (Tensor* n : g.nodes)
+    if (n->flags & kFlagOutput) outputs.push_back(sched::producer(n));
+  compute_part(g, outputs);
+}
+
+void EtBackend::copy_in(const Graph& g) {
+  std::unordered_set<const Tensor*> in_part(g.nodes.begin(), g.nodes.end()), copied;
+  for (const Tensor* n : g.nodes) {
+    if (sched::is_view_op(n->op)) continue;
+    for (Tensor* s : n->src) {
+      if (!s) continue;
+      const Tensor* p = sched::producer(s);
+      if (in_part.count(p) || !copied.insert(p).second) continue;
+      const DeviceAddr dst = memory_.address(*p);  // uploads weights and state on first use
+      const bool resident = p->op == Op::NONE && EtMemory::kind_of(owner_of(*p)) != EtMemory::Kind::Transient;
+      // A resident state leaf read directly is current on the device; everything else
+      // (inputs, other backends' results, a leaf another backend wrote) comes from the host.
+      if (resident) continue;
+      if (!p->data) throw Error(std::string("ET backend: '") + p->name + "' has no host memory");
+      device_->memcpy_h2d_async(stream_, dst, p->data, p->nbytes());
+    }
+  }
+}
+
+void EtBackend::enqueue(const Launched& l) {
+  if (l.calls.size() == 1 && !options_.uberkernel) {
+    const KernelCall& c = l.calls[0];
+    device_->launch(stream_, kernels_[c.kernel_id], c.params.data(), c.params.size() * 8, mask_);
+    return;
+  }
+  // header, the op table, then each sub-kernel's block (all 8-byte words)
+  const size_t n = l.calls.size();
+  std::vector<uint64_t> blob(1 + n);
+  et_uber_params head{uint32_t(n), 0};
+  std::memcpy(blob.data(), &head, sizeof head);
+  for (size_t i = 0; i < n; i++) {
+    const et_uber_op op{l.calls[i].kernel_id, uint32_t(blob.size() * 8)};
+    std::memcpy(&blob[1 + i], &op, sizeof op);
+    blob.insert(blob.end(), l.calls[i].params.begin(), l.calls[i].params.end());
+  }
+  device_->launch(stream_, uber_, blob.data(), blob.size() * 8, mask_);
+}
+
+std::vector<EtBackend::Launched> EtBackend::launch(const std::vector<EtOp>& ops) {
+  std::vector<Launched> launched;
+  const AddressOf address = [this](const Tensor& t) { return memory_.address(t); };
+  for (const EtOp& op : ops) {
+    const bool join = options_.uberkernel && !launched.empty() && launched.back().calls.size() < kMaxUberOps;
+    if (!join) launched.emplace_back();
+    launched.back().calls.push_back(make_call(op, address));
+    launched.back().ops.push_back(op);
+  }
+  for (const Launched& l : launched) enqueue(l);
+  return launched;
+}
+
+void EtBackend::compute_part(const Graph& g, std::span<Tensor* const> host_reads) {
+  const std::vector<EtOp> ops = plan_ops(g, host_reads);
+  std::vector<const Tensor*> transients;
+  std::unordered_set<const Tensor*> seen;
+  auto note = [&](const Tensor* t) {
+    const Tensor& o = owner_of(*t);
+    if (EtMemory::kind_of(o) == EtMemory::Kind::Transient && seen.insert(&o).second) transients.push_back(&o);
+  };
+  for (const Tensor* n : g.nodes) {
+    note(n);
+    for (const Tensor* s : n->src)
+      if (s) note(s);
+  }
+
+  const double origin_us = now_us();
+  device_->profiler_start();
+  memory_.begin_part(transients);
+  copy_in(g);
+  const std::vector<Launched> launched = launch(ops);
+  for (const Tensor* t : host_reads) device_->memcpy_d2h_async(stream_, t->data, memory_.address(*t), t->nbytes());
+  device_->wait(stream_);
+  const std::vector<ProfileRecord> recs = device_->profiler_stop();
+  if (auto err = device_->take_error(stream_)) throw Error("ET device " + device_->properties().name + ": " + *err);
+
+  stats_.parts++;
+  stats_.launches += launched.size();
+  stats_.ops += ops.size();
+  report(recs, launched, origin_us);
+}
+
+void EtBackend::report(const std::vector<ProfileRecord>& recs, const std::vector<Launched>& launched,
+                       double origin_us) {
+  std::vector<std::string> labels;
+  size_t li = 0;
+  double part_device_s = 0;
+  for (const ProfileRecord& r : recs) {
+    part_device_s += r.device_s;
+    if (r.kind != ProfileRecord::Kind::Launch) continue;
+    stats_.launch_device_s += r.device_s;
+    const Launched& l = launched.at(li++);
+    const bool uber = l.calls.size() > 1 || options_.uberkernel;
+    labels.push_back(uber ? "uberkernel[" + std::to_string(l.calls.size()) + "]" : l.calls[0].label);
+    if (!options_.perf_log) continue;
+    // One line per kernel call; an uberkernel's calls are timed by its barrier phases.
+    double start_s = r.host_start_s;
+    for (size_t i = 0; i < l.calls.size(); i++) {
+      const bool phased = uber && i < r.phases.size();
+      const double end_s = phased ? r.phases[i].host_end_s : r.host_end_s;
+      const double device_s = phased ? r.phases[i].device_s : r.device_s;
+      const Tensor& n = *l.ops[i].node;
+      const uint64_t flops = phased ? r.phases[i].flops : r.flops;
+      char line[512];
+      std::snprintf(line, sizeof line,
+                    "ET_PERF|op=%s|kernel=%s|duration_us=%.0f|tensor=%s|shape=[%" PRId64 ",%" PRId64 ",%" PRId64
+                    ",%" PRId64 "]|start_us=%.0f|end_us=%.0f|flops=%" PRIu64 "|device_us=%.3f",
+                    op_name(l.ops[i].head->op), l.calls[i].label.c_str(), (end_s - start_s) * 1e6, n.name, n.ne[0],
+                    n.ne[1], n.ne[2], n.ne[3], origin_us + start_s * 1e6, origin_us + end_s * 1e6, flops,
+                    device_s * 1e6);
+      std::string text = line + l.calls[i].perf_keys;
+      if (uber) text += "|uber_launch=" + std::to_string(stats_.launches - launched.size() + li - 1);
+      options_.perf_log->line(text);
+      start_s = end_s;
+    }
+  }
+  stats_.device_s += part_device_s;
+  if (trace_) trace_->add(recs, origin_us, device_clock_us_, labels);
+  device_clock_us_ += part_device_s * 1e6;
+}
+
+std::unique_ptr<EtBackend> open_et_backend(const EtOptions& options) {
+  return std::make_unique<EtBackend>(emu::open_emulator(), options);
+}
+
+}  // namespace hart::et

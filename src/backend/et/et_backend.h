@@ -1,0 +1,80 @@
+// The ET backend: computes graph parts on an et::Device (the emulator here). For each part it
+// lays out device memory (et_memory.h), copies in what the part reads from host memory, launches
+// one kernel per op (or, in uberkernel mode, one launch for the whole part: the device dispatches
+// the sub-kernels by id with a barrier between them), and copies back the results read outside.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/et/device.h"
+#include "backend/et/et_memory.h"
+#include "backend/et/et_ops.h"
+#include "backend/et/et_trace.h"
+#include "sched/perf_log.h"
+
+namespace hart::et {
+
+struct EtOptions {
+  bool uberkernel = false;             // HART_ET_UBERKERNEL=1
+  sched::PerfLog* perf_log = nullptr;  // one ET_PERF line per kernel launch
+  std::string profile_dir;             // HART_ET_PROFILE: trace files written at destruction
+  uint64_t memory_budget = 0;          // resident weights + state; 0: 3/4 of the device memory
+  uint64_t shire_mask = 0;             // 0: every shire
+
+  // Fills uberkernel and profile_dir from the environment.
+  static EtOptions from_env();
+};
+
+class EtBackend final : public Backend {
+ public:
+  EtBackend(std::unique_ptr<Device> device, EtOptions options);
+  ~EtBackend() override;
+
+  const std::string& name() const override { return name_; }
+  bool supports_op(const Tensor& node) const override { return supports(node); }
+  // The whole graph on the device; its kFlagOutput nodes come back to host memory.
+  void compute(const Graph& g) override;
+  void compute_part(const Graph& g, std::span<Tensor* const> host_reads) override;
+
+  struct Stats {
+    uint64_t parts = 0, launches = 0, ops = 0;  // ops: kernel calls (several per uberkernel launch)
+    double device_s = 0;                        // modelled device time of every command
+    double launch_device_s = 0;                 // ... of the launches alone
+  };
+  const Stats& stats() const { return stats_; }
+  const EtMemory& memory() const { return memory_; }
+  Device& device() { return *device_; }
+
+ private:
+  struct Launched {
+    std::vector<KernelCall> calls;  // one, or an uberkernel's sub-kernels
+    std::vector<EtOp> ops;
+  };
+  void copy_in(const Graph& g);
+  std::vector<Launched> launch(const std::vector<EtOp>& ops);
+  void enqueue(const Launched& l);
+  void report(const std::vector<ProfileRecord>& recs, const std::vector<Launched>& launched, double origin_us);
+
+  std::string name_ = "ET";
+  std::unique_ptr<Device> device_;
+  EtOptions options_;
+  Stream stream_ = 0;
+  uint64_t mask_ = 0;
+  std::vector<Kernel> kernels_;  // by kernel id
+  Kernel uber_;
+  EtMemory memory_;
+  Stats stats_;
+  double device_clock_us_ = 0;
+  std::optional<Trace> trace_;
+};
+
+// The backend on a freshly opened emulator (takes the device lock: throws hart::Error
+// "device et0 is in use by process N" when another process holds it).
+std::unique_ptr<EtBackend> open_et_backend(const EtOptions& options);
+
+}  // namespace hart::et

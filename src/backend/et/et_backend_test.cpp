@@ -1,0 +1,257 @@
+// The ET backend against the CPU reference: graph parts with every device op, the fusions, the
+// uberkernel, the KV cache staying on the device, and the device lock across processes.
+#include "backend/et/et_backend.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/op_test_util.h"
+#include "backend/et/device_lock.h"
+#include "backend/et/emu/emulator.h"
+#include "common/error.h"
+#include "sched/scheduler.h"
+
+namespace hart::et {
+namespace {
+
+using cpu::test::Bench;
+using cpu::test::Dense;
+using cpu::test::read;
+
+struct TempDir {
+  std::string path = (std::filesystem::temp_directory_path() / "hart-et-backend-XXXXXX").string();
+  TempDir() {
+    if (!mkdtemp(path.data())) std::abort();
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+emu::EmuConfig small_device(const std::string& lock_dir) {
+  emu::EmuConfig cfg;
+  cfg.lock_dir = lock_dir;
+  cfg.shires = 4;
+  cfg.memory_bytes = 256ull << 20;
+  return cfg;
+}
+
+std::unique_ptr<EtBackend> make_backend(const std::string& lock_dir, bool uber) {
+  EtOptions o;
+  o.uberkernel = uber;
+  return std::make_unique<EtBackend>(emu::open_emulator(small_device(lock_dir)), o);
+}
+
+// Owns a graph's planned memory.
+struct Planned {
+  Graph g;
+  std::vector<std::byte> mem;
+  explicit Planned(std::initializer_list<Tensor*> outs) : g(build_graph(outs)) {
+    mem.resize(plan_memory(g, nullptr) + 64);
+    plan_memory(g, mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64);
+  }
+};
+
+// One decoder-layer-like graph: every device op, both fusions, a 4-D broadcast.
+struct Layer {
+  Bench b;
+  Tensor* out;
+  explicit Layer(Type wtype) {
+    Context& c = b.ctx;
+    const int64_t d = 64, hd = 16, nh = 4, nkv = 2, t = 3;
+    Tensor* tokens = b.random(Type::I32, {t}, 0, 10);
+    Tensor* x = get_rows(c, b.random(wtype, {d, 10}), tokens);                         // (d, t)
+    Tensor* h = mul(c, rms_norm(c, x, 1e-5f), b.random(Type::F32, {d}));               // fused
+    Tensor* q = reshape(c, mul_mat(c, b.random(wtype, {d, hd * nh}), h), {hd, nh, t});
+    Tensor* k = reshape(c, mul_mat(c, b.random(wtype, {d, hd * nkv}), h), {hd, nkv, t});
+    Tensor* v = reshape(c, mul_mat(c, b.random(wtype, {d, hd * nkv}), h), {hd, nkv, t});
+    Tensor* pos = b.random(Type::I32, {t}, 0, 100);
+    q = rope(c, q, pos, nullptr, RopeMode::NEOX, hd, 10000.0f, 1.0f);
+    k = rope(c, k, pos, nullptr, RopeMode::NORMAL, hd, 10000.0f, 1.0f);
+    Tensor* kf16 = cpy(c, k, b.random(Type::F16, {hd, nkv, t}));
+    Tensor* mask = b.random(Type::F32, {t, t}, -1.0f, 0.0f);
+    Tensor* attn = flash_attn_ext(c, q, kf16, v, mask, 0.25f);                          // (hd, nh, t)
+    Tensor* o = mul_mat(c, b.random(wtype, {hd * nh, d}), reshape(c, attn, {hd * nh, t}));
+    x = add(c, x, o);                                                                   // fused
+    Tensor* g = mul_mat(c, b.random(wtype, {d, 96}), x);
+    Tensor* u = mul_mat(c, b.random(wtype, {d, 96}), x);
+    Tensor* f = mul_mat(c, b.random(wtype, {96, d}), glu(c, g, u, Glu::SWIGLU));
+    Tensor* sm = soft_max(c, scale(c, cont(c, transpose(c, f)), 0.005f), nullptr, 1.0f, 0.0f);
+    out = add(c, sm, b.random(Type::F32, {1, d}));
+  }
+};
+
+double nmse(const Dense& got, const Dense& want) {
+  double err = 0, ref = 0;
+  for (size_t i = 0; i < want.v.size(); i++) {
+    err += (got.v[i] - want.v[i]) * (got.v[i] - want.v[i]);
+    ref += want.v[i] * want.v[i];
+  }
+  return err / std::max(ref, 1e-30);
+}
+
+void check_layer(Type wtype, bool uber) {
+  TempDir dir;
+  auto et = make_backend(dir.path, uber);
+  cpu::CpuBackend cpu(1);
+  Layer a(wtype), b(wtype);
+  Planned pa({a.out}), pb({b.out});
+  sched::Scheduler s({et.get(), &cpu});
+  s.compute(pa.g);
+  cpu.compute(pb.g);
+  EXPECT_EQ(s.last_stats().nodes[1], 0u) << "every op of the layer runs on the device";
+  EXPECT_EQ(s.last_stats().splits, 1u);
+  // Quantized weights: the CPU also quantizes activations (Q8), which the device does not.
+  EXPECT_LT(nmse(read(*a.out), read(*b.out)), type_info(wtype).quantized ? 2e-2 : 1e-6);
+  // 20 computing nodes; RMS_NORM+MUL fuses (MUL_MAT+ADD does not: the planner gave the ADD
+  // the memory of the MUL_MAT's input, which a fused launch would overwrite while reading it)
+  EXPECT_EQ(et->stats().ops, 19u);
+  EXPECT_EQ(et->stats().launches, uber ? 1u : 19u);
+  EXPECT_GT(et->stats().launch_device_s, 0.0);
+}
+
+TEST(EtBackend, LayerMatchesCpuF32) { check_layer(Type::F32, false); }
+TEST(EtBackend, LayerMatchesCpuQ8_0) { check_layer(Type::Q8_0, false); }
+TEST(EtBackend, LayerMatchesCpuQ4_0Uberkernel) { check_layer(Type::Q4_0, true); }
+TEST(EtBackend, LayerMatchesCpuF16Uberkernel) { check_layer(Type::F16, true); }
+
+TEST(EtBackend, SplitsWithCpuAroundUnsupportedOps) {
+  TempDir dir;
+  auto et = make_backend(dir.path, false);
+  cpu::CpuBackend cpu(1);
+  auto build = [](Bench& b) {
+    Tensor* x = b.random(Type::F32, {32, 4});
+    Tensor* y = mul_mat(b.ctx, b.random(Type::Q8_0, {32, 32}), x);
+    Tensor* z = unary(b.ctx, y, Unary::GELU);  // no device kernel
+    return add(b.ctx, mul_mat(b.ctx, b.random(Type::Q4_0, {32, 32}), z), y);
+  };
+  Bench ba, bb;
+  Tensor* oa = build(ba);
+  Tensor* ob = build(bb);
+  Planned pa({oa}), pb({ob});
+  sched::Scheduler s({et.get(), &cpu});
+  s.compute(pa.g);
+  cpu.compute(pb.g);
+  EXPECT_EQ(s.last_stats().splits, 3u);
+  EXPECT_EQ(s.last_stats().nodes, (std::vector<size_t>{3, 1}));
+  EXPECT_LT(nmse(read(*oa), read(*ob)), 5e-4);  // the CPU quantizes activations to Q8
+}
+
+// Two decode steps into a KV cache leaf: the cache is uploaded once and never copied back, the
+// weights once; the second step reads the row the first wrote on the device.
+TEST(EtBackend, KvCacheStaysOnTheDevice) {
+  TempDir dir;
+  auto et = make_backend(dir.path, false);
+  cpu::CpuBackend cpu(1);
+  Bench b;
+  const int64_t d = 32;
+  Tensor* w = b.random(Type::Q8_0, {d, d});
+  w->flags |= kFlagWeight;
+  Tensor* cache_et = b.random(Type::F16, {d, 4}, 0.0f, 0.0f);
+  Tensor* cache_cpu = b.random(Type::F16, {d, 4}, 0.0f, 0.0f);
+  cache_et->flags |= kFlagState;
+  auto host_bytes = [&] {
+    const auto* p = static_cast<const uint8_t*>(cache_et->data);
+    return std::vector<uint8_t>(p, p + cache_et->nbytes());
+  };
+  const std::vector<uint8_t> host_before = host_bytes();
+  for (int step = 0; step < 2; step++) {
+    auto build = [&](Bench& bench, Tensor* cache) {
+      Tensor* x = bench.random(Type::F32, {d, 1});
+      Tensor* slot = bench.random(Type::I64, {1}, float(step), float(step + 1));
+      Tensor* kc = set_rows(bench.ctx, cache, mul_mat(bench.ctx, w, x), slot);
+      Tensor* kv = view(bench.ctx, kc, {d, 1, step + 1}, {kc->nb[1], kc->nb[1]}, 0);
+      return flash_attn_ext(bench.ctx, reshape(bench.ctx, x, {d, 1, 1}), kv, kv, nullptr, 0.2f);
+    };
+    Bench b1(7 + step), b2(7 + step);
+    Tensor* oa = build(b1, cache_et);
+    Tensor* ob = build(b2, cache_cpu);
+    Planned pa({oa}), pb({ob});
+    sched::Scheduler({et.get(), &cpu}).compute(pa.g);
+    cpu.compute(pb.g);
+    EXPECT_LT(nmse(read(*oa), read(*ob)), 5e-4) << "step " << step;
+  }
+  EXPECT_EQ(et->memory().weight_uploads(), 1u);
+  EXPECT_TRUE(et->memory().is_resident(*cache_et));
+  EXPECT_EQ(host_bytes(), host_before)
+      << "the device cache is authoritative: nothing was copied back";
+}
+
+TEST(EtBackend, PerfLogHasOneLinePerKernelCall) {
+  TempDir dir;
+  const std::string path = dir.path + "/perf.log";
+  {
+    sched::PerfLog log(path);
+    EtOptions o;
+    o.perf_log = &log;
+    o.profile_dir = dir.path + "/prof";
+    EtBackend et(emu::open_emulator(small_device(dir.path)), o);
+    Bench b;
+    Tensor* x = b.random(Type::F32, {64, 2});
+    Tensor* y = rope(b.ctx, reshape(b.ctx, mul_mat(b.ctx, b.random(Type::Q8_0, {64, 64}), x), {16, 4, 2}),
+                     b.random(Type::I32, {2}, 0, 9), nullptr, RopeMode::NEOX, 16, 10000.0f, 1.0f);
+    y->set_name("Qcur-0");
+    Planned p({y});
+    et.compute(p.g);
+  }
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].rfind("ET_PERF|op=MUL_MAT|kernel=mul_mat_Q8_0xf32|duration_us=", 0), 0u) << lines[0];
+  EXPECT_NE(lines[0].find("|flops=16384|"), std::string::npos) << lines[0];  // 2 K per output, 64 x 2 outputs
+  EXPECT_NE(lines[1].find("|tensor=Qcur-0|shape=[16,4,2,1]|start_us="), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("|mode=0x2|n_dims=16|freq_base=10000.00|freq_scale=1.00"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("|device_us="), std::string::npos) << lines[1];
+  // The trace is trace-event JSON: complete events with times, the launches named by kernel.
+  const nlohmann::json trace = nlohmann::json::parse(std::ifstream(dir.path + "/prof/et_runtime_trace.json"));
+  size_t launches = 0, copies = 0;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    EXPECT_TRUE(e.at("ts").is_number() && e.at("dur").is_number());
+    launches += e.at("cat") == "launch" && e.at("tid") == 1;
+    copies += e.at("cat") == "memcpy_h2d" && e.at("tid") == 1;
+  }
+  EXPECT_EQ(launches, 2u);
+  EXPECT_EQ(copies, 3u);  // weights, activations, positions
+  const nlohmann::json ids = nlohmann::json::parse(std::ifstream(dir.path + "/prof/kernel_id.json"));
+  EXPECT_EQ(ids.at("mul_mat"), 0);
+  EXPECT_TRUE(ids.contains("uberkernel"));
+}
+
+TEST(EtBackend, SecondProcessIsToldWhoHoldsTheDevice) {
+  TempDir dir;
+  int ready[2], release[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(release), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // holds the lock until told to let go
+    DeviceLock lock("et0", dir.path);
+    char c = 1;
+    if (write(ready[1], &c, 1) != 1 || ::read(release[0], &c, 1) != 1) _exit(2);
+    _exit(0);
+  }
+  char c;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  try {
+    emu::open_emulator(small_device(dir.path));
+    ADD_FAILURE() << "the device opened while another process held it";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "device et0 is in use by process " + std::to_string(child));
+  }
+  c = 1;
+  ASSERT_EQ(write(release[1], &c, 1), 1);
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_NO_THROW(emu::open_emulator(small_device(dir.path)));  // free again
+}
+
+}  // namespace
+}  // namespace hart::et

@@ -1,0 +1,178 @@
+#include "kv/radix_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "common/error.h"
+
+namespace hart::kv {
+namespace {
+
+using Tokens = std::vector<int32_t>;
+
+// Slots the tree holds, counted by walking it.
+int32_t tree_slots(const RadixCache::Node& n) {
+  int32_t total = int32_t(n.slots.size());
+  for (const auto& c : n.children) total += tree_slots(*c.second);
+  return total;
+}
+
+// Allocates slots for tokens[from..] and inserts the whole sequence, as a finished request does.
+RadixCache::Node* insert_new(RadixCache& rc, SlotPool& pool, const Tokens& t, std::vector<int32_t> slots = {}) {
+  EXPECT_TRUE(pool.alloc(int32_t(t.size() - slots.size()), slots));
+  return rc.insert(t, slots);
+}
+
+struct Fixture : ::testing::Test {
+  SlotPool pool{64};
+  RadixCache rc{pool};
+  // Invariant: every slot is free or owned by the tree (no request holds any between calls).
+  void expect_no_leak() {
+    EXPECT_EQ(tree_slots(rc.root()), rc.cached());
+    EXPECT_EQ(pool.n_free() + rc.cached(), pool.size());
+  }
+};
+
+TEST_F(Fixture, MatchSplitsANodeWhereTheMatchEnds) {
+  insert_new(rc, pool, {1, 2, 3, 4, 5});
+  const auto m = rc.match_prefix(Tokens{1, 2, 3, 9});
+  ASSERT_EQ(m.slots.size(), 3u);
+  EXPECT_EQ(m.node->tokens, (Tokens{1, 2, 3}));
+  ASSERT_EQ(m.node->children.size(), 1u);
+  EXPECT_EQ(m.node->children.at(4)->tokens, (Tokens{4, 5}));
+  // The split kept the slots in order: a full match returns the original five.
+  const auto full = rc.match_prefix(Tokens{1, 2, 3, 4, 5, 6});
+  EXPECT_EQ(full.slots.size(), 5u);
+  EXPECT_EQ(std::vector<int32_t>(full.slots.begin(), full.slots.begin() + 3), m.slots);
+  expect_no_leak();
+}
+
+TEST_F(Fixture, NoMatchGivesTheRoot) {
+  insert_new(rc, pool, {1, 2});
+  const auto m = rc.match_prefix(Tokens{7, 1, 2});
+  EXPECT_EQ(m.node, &rc.root());
+  EXPECT_TRUE(m.slots.empty());
+}
+
+TEST_F(Fixture, InsertSharesThePrefixAndFreesDuplicateSlots) {
+  insert_new(rc, pool, {1, 2, 3, 4});
+  const auto first = rc.match_prefix(Tokens{1, 2, 3, 4}).slots;
+  // A request that computed {1,2,3} itself (it started before the first was cached).
+  std::vector<int32_t> slots;
+  ASSERT_TRUE(pool.alloc(5, slots));
+  const int32_t free_before = pool.n_free();
+  rc.insert(Tokens{1, 2, 3, 7, 8}, slots);
+  EXPECT_EQ(pool.n_free(), free_before + 3);  // its copies of 1,2,3 went back
+  EXPECT_EQ(std::vector<int32_t>(slots.begin(), slots.begin() + 3),
+            std::vector<int32_t>(first.begin(), first.begin() + 3));
+  EXPECT_EQ(rc.cached(), 6);
+  expect_no_leak();
+}
+
+TEST_F(Fixture, InsertOfAPrefixEndsInsideANode) {
+  insert_new(rc, pool, {1, 2, 3, 4});
+  std::vector<int32_t> slots;
+  ASSERT_TRUE(pool.alloc(2, slots));
+  RadixCache::Node* n = rc.insert(Tokens{1, 2}, slots);
+  EXPECT_EQ(n->tokens, (Tokens{1, 2}));
+  EXPECT_EQ(rc.cached(), 4);
+  expect_no_leak();
+}
+
+TEST_F(Fixture, LockedPathsAreNotEvictable) {
+  RadixCache::Node* a = insert_new(rc, pool, {1, 2, 3});
+  insert_new(rc, pool, {1, 2, 9, 9});  // splits {1,2,3} into {1,2} + {3}
+  EXPECT_EQ(rc.evictable(), 5);
+  rc.lock(a);  // {3} and {1,2}
+  EXPECT_EQ(rc.evictable(), 2);
+  EXPECT_EQ(rc.evict(100), 2);  // only {9,9}
+  EXPECT_EQ(rc.cached(), 3);
+  rc.unlock(a);
+  EXPECT_EQ(rc.evictable(), 3);
+  EXPECT_THROW(rc.unlock(a), Error);
+  EXPECT_EQ(rc.evict(100), 3);
+  EXPECT_EQ(rc.cached(), 0);
+  expect_no_leak();
+}
+
+TEST_F(Fixture, LockSurvivesASplitBelowIt) {
+  RadixCache::Node* a = insert_new(rc, pool, {1, 2, 3, 4});
+  rc.lock(a);
+  rc.match_prefix(Tokens{1, 2});  // splits the locked node
+  EXPECT_EQ(rc.evictable(), 0);
+  EXPECT_EQ(rc.evict(4), 0);
+  rc.unlock(a);
+  EXPECT_EQ(rc.evictable(), 4);
+  expect_no_leak();
+}
+
+TEST_F(Fixture, EvictsLeastRecentlyUsedLeavesFirst) {
+  insert_new(rc, pool, {1, 1});
+  insert_new(rc, pool, {2, 2});
+  insert_new(rc, pool, {3, 3});
+  rc.match_prefix(Tokens{1, 1});  // now {2,2} is the oldest, then {3,3}
+  EXPECT_EQ(rc.evict(1), 2);
+  EXPECT_TRUE(rc.match_prefix(Tokens{2, 2}).slots.empty());
+  EXPECT_EQ(rc.match_prefix(Tokens{3, 3}).slots.size(), 2u);  // touches {3,3}: {1,1} is oldest
+  EXPECT_EQ(rc.evict(1), 2);
+  EXPECT_TRUE(rc.match_prefix(Tokens{1, 1}).slots.empty());
+  EXPECT_EQ(rc.match_prefix(Tokens{3, 3}).slots.size(), 2u);
+  expect_no_leak();
+}
+
+TEST_F(Fixture, AParentBecomesEvictableOnceItsChildrenAreGone) {
+  insert_new(rc, pool, {1, 2, 3});
+  insert_new(rc, pool, {1, 2, 4});
+  EXPECT_EQ(rc.evict(6), 4);  // {3}, {4}, then their parent {1,2}
+  EXPECT_EQ(rc.cached(), 0);
+  expect_no_leak();
+}
+
+TEST_F(Fixture, RandomWorkloadNeverLeaksSlots) {
+  std::mt19937 rng(7);
+  std::vector<std::pair<RadixCache::Node*, std::vector<int32_t>>> running;
+  for (int step = 0; step < 400; step++) {
+    if (running.size() < 4 && rng() % 2) {  // start: match, lock, compute the rest
+      Tokens t(1 + rng() % 12);
+      for (auto& x : t) x = int32_t(rng() % 3);
+      auto m = rc.match_prefix(t);
+      rc.lock(m.node);
+      const int32_t need = int32_t(t.size() - m.slots.size());
+      if (pool.n_free() < need) rc.evict(need - pool.n_free());
+      if (!pool.alloc(need, m.slots)) {
+        rc.unlock(m.node);
+        continue;
+      }
+      RadixCache::Node* n = rc.insert(t, m.slots);
+      rc.lock(n);
+      rc.unlock(m.node);
+      running.push_back({n, t});
+    } else if (!running.empty()) {  // finish
+      rc.unlock(running.front().first);
+      running.erase(running.begin());
+    }
+    ASSERT_EQ(tree_slots(rc.root()), rc.cached());
+    ASSERT_EQ(pool.n_free() + rc.cached(), pool.size());
+    ASSERT_LE(rc.evictable(), rc.cached());
+  }
+  for (auto& r : running) rc.unlock(r.first);
+  EXPECT_EQ(rc.evictable(), rc.cached());
+  rc.evict(pool.size());
+  EXPECT_EQ(pool.n_free(), pool.size());
+}
+
+TEST(SlotPool, RejectsDoubleFreeAndOverdraw) {
+  SlotPool pool(4);
+  std::vector<int32_t> s;
+  EXPECT_FALSE(pool.alloc(5, s));
+  EXPECT_TRUE(s.empty());
+  ASSERT_TRUE(pool.alloc(2, s));
+  pool.free(s);
+  EXPECT_THROW(pool.free(s), Error);
+  EXPECT_THROW(pool.free(std::vector<int32_t>{4}), Error);
+  EXPECT_EQ(pool.n_free(), 4);
+}
+
+}  // namespace
+}  // namespace hart::kv

@@ -1,0 +1,279 @@
+#include "serve/engine.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "backend/cpu/cpu_backend.h"
+#include "common/error.h"
+#include "model/session.h"
+
+namespace hart::serve {
+
+struct Engine::Seq {
+  std::shared_ptr<Stream> stream;
+  GenParams p;
+  Sampler sampler;
+  TextOutput text;
+  std::vector<int32_t> tokens;  // prompt, then generated
+  std::vector<int32_t> slots;   // slots of tokens[0, n_computed) (plus this step's)
+  int n_computed = 0;           // tokens whose K/V are in the pool
+  int n_cached = 0;             // prompt tokens found in the prefix cache
+  int n_generated = 0;
+  int64_t reserved = 0;         // slots still promised to this sequence
+  kv::RadixCache::Node* node = nullptr;  // the locked end of its cached path
+  Clock::time_point t_submit, t_last;
+
+  Seq(std::shared_ptr<Stream> st, GenParams gp, int n_vocab, const Tokenizer& tok)
+      : stream(std::move(st)), p(std::move(gp)), sampler(p.sampling, n_vocab), text(tok, p.stops), tokens(p.prompt) {}
+  bool prefilling() const { return n_computed < int(p.prompt.size()); }
+};
+
+Engine::Engine(const Model& model, const Tokenizer& tok, const EngineOptions& opt, Metrics& metrics)
+    : model_(model),
+      tok_(tok),
+      metrics_(metrics),
+      n_ctx_(opt.n_ctx > 0 ? opt.n_ctx : default_n_ctx(model.hp)),
+      chunk_size_(std::max(1, opt.chunk_size)),
+      max_queue_(opt.max_queue),
+      cache_(model.hp, opt.kv_size > 0 ? opt.kv_size : 2 * n_ctx_, opt.cache_type),
+      pool_(cache_.n_ctx()),
+      backend_(std::make_unique<cpu::CpuBackend>(
+          opt.n_threads > 0 ? opt.n_threads : int(std::max(1u, std::thread::hardware_concurrency())))) {
+  n_ctx_ = std::min(n_ctx_, pool_.size());  // one sequence never outgrows the pool
+  if (opt.prefix_cache) radix_.emplace(pool_);
+  publish_usage();
+  thread_ = std::thread([this] { loop(); });
+}
+
+Engine::~Engine() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+std::shared_ptr<Stream> Engine::submit(GenParams p) {
+  if (p.prompt.empty() || p.max_tokens <= 0 || int(p.prompt.size()) + p.max_tokens > n_ctx_)
+    throw Error("engine: request does not fit the context");  // the HTTP layer checks first
+  if (n_waiting_ >= max_queue_)
+    throw QueueFull("the server is busy: " + std::to_string(max_queue_) + " requests are already waiting");
+  auto stream = std::make_shared<Stream>();
+  auto seq = std::make_unique<Seq>(stream, std::move(p), model_.hp.n_vocab, tok_);
+  seq->t_submit = Clock::now();
+  n_waiting_++;
+  {
+    std::lock_guard lock(mutex_);
+    incoming_.push_back(std::move(seq));
+  }
+  cv_.notify_all();
+  return stream;
+}
+
+void Engine::loop() {
+  while (true) {
+    {
+      std::unique_lock lock(mutex_);
+      // waiting_ is never stuck with nothing running: an idle pool holds any request that fits n_ctx.
+      cv_.wait(lock, [&] { return stop_ || !incoming_.empty() || !running_.empty() || !waiting_.empty(); });
+      if (stop_) break;
+      for (auto& s : incoming_) waiting_.push_back(std::move(s));
+      incoming_.clear();
+    }
+    // A client that went away frees its slots now, queued or running.
+    for (auto it = waiting_.begin(); it != waiting_.end();)
+      if ((*it)->stream->cancelled()) {
+        cancel_waiting(**it);
+        it = waiting_.erase(it);
+        n_waiting_--;
+      } else {
+        ++it;
+      }
+    for (auto it = running_.begin(); it != running_.end();)
+      if ((*it)->stream->cancelled()) {
+        finish(**it, "cancelled");
+        it = running_.erase(it);
+      } else {
+        ++it;
+      }
+    admit();
+    publish_usage();
+    if (!running_.empty()) step();
+  }
+  // Shutting down: every waiting client gets its answer.
+  for (auto& s : running_) finish(*s, "cancelled");
+  for (auto* queue : {&waiting_, &incoming_})
+    for (auto& s : *queue) cancel_waiting(*s);
+}
+
+// Ends a request that holds no slots yet.
+void Engine::cancel_waiting(Seq& s) {
+  Event ev;
+  ev.done = true;
+  ev.finish_reason = "cancelled";
+  ev.prompt_tokens = int(s.p.prompt.size());
+  s.stream->push(std::move(ev));
+  metrics_.request_finished("cancelled");
+}
+
+// First come, first served: the queue's head waits until the pool can promise it every slot it
+// may need, so a running sequence never finds the pool empty.
+void Engine::admit() {
+  while (!waiting_.empty()) {
+    Seq& s = *waiting_.front();
+    std::vector<int32_t> matched;
+    kv::RadixCache::Node* node = nullptr;
+    if (radix_) {  // keep one prompt token to compute: its logits start the generation
+      auto m = radix_->match_prefix(std::span(s.p.prompt).first(s.p.prompt.size() - 1));
+      node = m.node;
+      matched = std::move(m.slots);
+      radix_->lock(node);
+    }
+    const int64_t need = int64_t(s.p.prompt.size() - matched.size()) + s.p.max_tokens;
+    const int64_t available = pool_.n_free() + (radix_ ? radix_->evictable() : 0) - reserved_;
+    if (need > available) {
+      if (radix_) radix_->unlock(node);
+      return;
+    }
+    s.node = node;
+    s.slots = std::move(matched);
+    s.n_cached = s.n_computed = int(s.slots.size());
+    s.reserved = need;
+    reserved_ += need;
+    for (int32_t t : s.p.prompt) s.sampler.accept(t);
+    metrics_.prompt(int(s.p.prompt.size()), s.n_cached);
+    running_.push_back(std::move(waiting_.front()));
+    waiting_.pop_front();
+    n_waiting_--;
+  }
+}
+
+void Engine::take_slots(Seq& s, int n) {
+  if (pool_.n_free() < n && radix_) radix_->evict(n - pool_.n_free());
+  if (!pool_.alloc(n, s.slots)) throw Error("KV pool exhausted despite the reservation (a scheduler bug)");
+  s.reserved -= n;
+  reserved_ -= n;
+}
+
+void Engine::step() {
+  Batch batch;
+  struct Entry {
+    Seq* seq;
+    int n;
+    bool logits;
+  };
+  std::vector<Entry> entries;
+  int budget = chunk_size_;
+  // Decoding sequences first (one token each), then prompt chunks in arrival order.
+  for (bool prefill : {false, true})
+    for (auto& sp : running_) {
+      Seq& s = *sp;
+      if (s.prefilling() != prefill) continue;
+      const int pending = int(s.tokens.size()) - s.n_computed;
+      const int n = prefill ? std::min(pending, budget) : 1;
+      if (n <= 0) continue;
+      take_slots(s, n);
+      const bool logits = s.n_computed + n == int(s.tokens.size());
+      batch.add(s.slots, std::span(s.tokens).subspan(size_t(s.n_computed), size_t(n)), s.n_computed,
+                logits ? Logits::LAST : Logits::NONE);
+      entries.push_back({&s, n, logits});
+      budget -= n;
+    }
+  if (entries.empty()) return;
+
+  std::span<const float> logits;
+  try {
+    ForwardGraph fg;
+    build_forward(fg, model_, cache_, batch);
+    const size_t need = plan_memory(fg.graph, nullptr) + 64;
+    if (arena_.size() < need) arena_.resize(need);
+    auto base = reinterpret_cast<uintptr_t>(arena_.data());
+    plan_memory(fg.graph, reinterpret_cast<void*>((base + 63) & ~uintptr_t(63)));
+    backend_->compute(fg.graph);
+    for (Entry& e : entries) e.seq->n_computed += e.n;
+    size_t row = 0;
+    const size_t n_vocab = size_t(model_.hp.n_vocab);
+    for (Entry& e : entries) {
+      Seq& s = *e.seq;
+      if (radix_ && !s.prefilling() && s.n_generated == 0) {  // the prompt is in: share it
+        kv::RadixCache::Node* node = radix_->insert(std::span(s.tokens).first(s.p.prompt.size()), s.slots);
+        radix_->lock(node);
+        radix_->unlock(s.node);
+        s.node = node;
+      }
+      if (e.logits) emit(s, {static_cast<const float*>(fg.logits->data) + row++ * n_vocab, n_vocab});
+    }
+  } catch (const Error& err) {
+    for (Entry& e : entries) finish(*e.seq, "error", err.what());
+  }
+  running_.remove_if([](const std::unique_ptr<Seq>& s) { return s->stream == nullptr; });
+}
+
+// Samples the sequence's next token and sends what became final.
+void Engine::emit(Seq& s, std::span<const float> logits) {
+  const int32_t tok = s.sampler.sample(logits);
+  s.sampler.accept(tok);
+  const Clock::time_point now = Clock::now();
+  if (s.n_generated == 0) metrics_.first_token(std::chrono::duration<double>(now - s.t_submit).count());
+  else metrics_.next_token(std::chrono::duration<double>(now - s.t_last).count());
+  s.t_last = now;
+
+  Event ev;
+  if (tok_.is_eog(tok)) {
+    finish(s, "stop");
+    return;
+  }
+  s.n_generated++;
+  s.tokens.push_back(tok);
+  TokenInfo info{tok, 0.0f, {}};
+  if (s.p.sampling.logprobs) {
+    info.logprob = s.sampler.last_logprob();
+    const auto top = s.sampler.last_top_logprobs();
+    info.top.assign(top.begin(), top.end());
+  }
+  ev.tokens.push_back(std::move(info));
+  ev.text = s.text.push(tok);
+  s.stream->push(std::move(ev));
+  if (s.text.stopped()) finish(s, "stop");
+  else if (s.n_generated >= s.p.max_tokens || int(s.tokens.size()) >= n_ctx_) finish(s, "length");
+}
+
+// Sends the last event and gives the sequence's slots to the prefix cache (or back to the pool).
+// The sequence is removed from running_ by the caller (its stream is reset here).
+void Engine::finish(Seq& s, const std::string& reason, const std::string& error) {
+  if (!s.stream) return;
+  // Slots taken for a step that failed hold nothing.
+  pool_.free(std::span(s.slots).subspan(size_t(s.n_computed)));
+  s.slots.resize(size_t(s.n_computed));
+  if (radix_) {
+    radix_->insert(std::span(s.tokens).first(size_t(s.n_computed)), s.slots);
+    radix_->unlock(s.node);
+  } else {
+    pool_.free(s.slots);
+  }
+  reserved_ -= s.reserved;
+  Event ev;
+  ev.text = s.text.flush();
+  ev.done = true;
+  ev.finish_reason = reason;
+  ev.error = error;
+  ev.prompt_tokens = int(s.p.prompt.size());
+  ev.cached_tokens = s.n_cached;
+  ev.completion_tokens = s.n_generated;
+  s.stream->push(std::move(ev));
+  s.stream.reset();
+  metrics_.request_finished(reason);
+}
+
+void Engine::publish_usage() {
+  KvUsage u;
+  u.size = pool_.size();
+  u.used = pool_.size() - pool_.n_free();
+  u.cached = radix_ ? radix_->cached() : 0;
+  u.running = int64_t(running_.size());
+  u.waiting = n_waiting_;
+  metrics_.set_kv(u);
+}
+
+}  // namespace hart::serve

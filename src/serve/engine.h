@@ -1,0 +1,91 @@
+// The continuous-batching scheduler: one loop thread owns the KV pool and runs one forward pass
+// per step over every running sequence. Between steps, queued requests are admitted when the
+// pool can hold them (prompt + max_tokens, minus what the prefix cache already holds); each step
+// gives every decoding sequence one token and fills the rest of --chunk-size with prompt chunks.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+#include "kv/radix_cache.h"
+#include "model/forward.h"
+#include "serve/metrics.h"
+#include "serve/request.h"
+#include "serve/text_output.h"
+#include "tokenizer/tokenizer.h"
+
+namespace hart::cpu {
+class CpuBackend;
+}
+
+namespace hart::serve {
+
+struct EngineOptions {
+  int kv_size = 0;      // token slots in the pool; 0: 2 x n_ctx
+  int n_ctx = 0;        // longest sequence; 0: the model's training context, at most 4096
+  int chunk_size = 256; // tokens per step
+  int max_queue = 64;   // waiting requests before new ones are refused
+  bool prefix_cache = true;
+  int n_threads = 0;
+  Type cache_type = Type::F16;
+};
+
+class QueueFull : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Engine {
+ public:
+  Engine(const Model& model, const Tokenizer& tok, const EngineOptions& opt, Metrics& metrics);
+  ~Engine();
+
+  // Queues a request (validated by the caller against n_ctx()); throws QueueFull.
+  std::shared_ptr<Stream> submit(GenParams p);
+  int n_ctx() const { return n_ctx_; }
+  int kv_size() const { return pool_.size(); }
+
+ private:
+  struct Seq;
+  using Clock = std::chrono::steady_clock;
+
+  void loop();
+  void admit();
+  void step();
+  void take_slots(Seq& s, int n);
+  void emit(Seq& s, std::span<const float> logits);
+  void finish(Seq& s, const std::string& reason, const std::string& error = {});
+  void cancel_waiting(Seq& s);
+  void publish_usage();
+
+  const Model& model_;
+  const Tokenizer& tok_;
+  Metrics& metrics_;
+  int n_ctx_, chunk_size_, max_queue_;
+  KvCache cache_;
+  kv::SlotPool pool_;
+  std::optional<kv::RadixCache> radix_;
+  std::unique_ptr<cpu::CpuBackend> backend_;
+  std::vector<std::byte> arena_;
+  int64_t reserved_ = 0;  // slots promised to running sequences and not yet taken
+
+  std::mutex mutex_;  // guards incoming_ and stop_
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<Seq>> incoming_;
+  bool stop_ = false;
+  std::atomic<int> n_waiting_{0};  // incoming_ + waiting_, for --max-queue
+
+  std::deque<std::unique_ptr<Seq>> waiting_;  // loop thread only, from here on
+  std::list<std::unique_ptr<Seq>> running_;
+  std::thread thread_;
+};
+
+}  // namespace hart::serve

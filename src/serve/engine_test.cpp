@@ -1,0 +1,164 @@
+// The scheduler against the one-sequence path: greedy outputs of requests batched together
+// (mixed prefill chunks and decode steps, prefix cache hits, evictions from a tiny pool) equal
+// those of Session + generate() run one request at a time.
+#include "serve/engine.h"
+
+#include <gtest/gtest.h>
+
+#include "common/testdata.h"
+#include "gguf/gguf.h"
+#include "model/generate.h"
+
+namespace hart::serve {
+namespace {
+
+struct Loaded {
+  std::unique_ptr<Tokenizer> tok;
+  std::unique_ptr<Model> model;
+};
+
+Loaded load(const std::string& path) {
+  auto f = gguf::File::open(path, gguf::LoadMode::Memory);
+  Loaded l;
+  l.tok = Tokenizer::from_gguf(*f);
+  l.model = Model::from_file(std::move(f));
+  return l;
+}
+
+// A model and an engine serving it.
+struct Served {
+  Loaded l;
+  Metrics metrics;
+  Engine engine;
+  Served(const std::string& path, const EngineOptions& opt) : l(load(path)), engine(*l.model, *l.tok, opt, metrics) {}
+};
+
+EngineOptions with_ctx(int n_ctx, int kv_size = 0) {
+  EngineOptions opt;
+  opt.n_ctx = n_ctx;
+  opt.kv_size = kv_size;
+  opt.n_threads = 2;
+  return opt;
+}
+
+GenParams greedy(const Tokenizer& tok, const std::string& text, int max_tokens) {
+  GenParams p;
+  p.prompt = tok.encode(text, true, false);
+  p.sampling.temperature = 0;
+  p.max_tokens = max_tokens;
+  return p;
+}
+
+// The reference: one Session per request.
+std::vector<int32_t> alone(const Loaded& l, const GenParams& p) {
+  SessionParams sp;
+  sp.n_ctx = 256;
+  sp.n_threads = 1;
+  Session session(*l.model, sp);
+  Sampler sampler(p.sampling, l.model->hp.n_vocab);
+  std::vector<int32_t> out;
+  GenerateOptions go;
+  go.n_predict = p.max_tokens;
+  go.is_eog = [&](int32_t t) { return l.tok->is_eog(t); };
+  go.on_token = [&](int32_t t) { return out.push_back(t), true; };
+  generate(session, sampler, p.prompt, go);
+  return out;
+}
+
+struct Result {
+  std::vector<int32_t> tokens;
+  Event done;
+};
+
+Result collect(Stream& s) {
+  Result r;
+  for (Event ev = s.pop();; ev = s.pop()) {
+    for (const TokenInfo& t : ev.tokens) r.tokens.push_back(t.id);
+    if (ev.done) return r.done = ev, r;
+  }
+}
+
+std::vector<GenParams> workload(const Tokenizer& tok, int n, int max_tokens) {
+  const char* starts[] = {"Once upon a time", "The little dog", "Lily and Tom went to the park. They",
+                          "One day, a big bird", "The sun was hot and", "Mom said"};
+  std::vector<GenParams> out;
+  for (int i = 0; i < n; i++)
+    out.push_back(greedy(tok, std::string(starts[i % 6]) + std::string(size_t(i / 6), '!'), max_tokens));
+  return out;
+}
+
+void expect_batched_equals_alone(const EngineOptions& opt, int n_requests, int max_tokens) {
+  HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
+  Served sv(path, opt);
+  const Loaded& l = sv.l;
+  Engine& engine = sv.engine;
+  const auto reqs = workload(*l.tok, n_requests, max_tokens);
+  std::vector<std::shared_ptr<Stream>> streams;
+  for (const GenParams& p : reqs) streams.push_back(engine.submit(p));
+  for (size_t i = 0; i < reqs.size(); i++) {
+    const Result r = collect(*streams[i]);
+    EXPECT_EQ(r.tokens, alone(l, reqs[i])) << "request " << i;
+    EXPECT_EQ(r.done.prompt_tokens, int(reqs[i].prompt.size()));
+    EXPECT_EQ(r.done.completion_tokens, int(r.tokens.size()));
+  }
+}
+
+TEST(Engine, BatchedGreedyEqualsOneAtATime) {
+  EngineOptions opt = with_ctx(256);
+  opt.chunk_size = 7;  // prompts arrive in several chunks, beside other requests' decoding
+  expect_batched_equals_alone(opt, 12, 20);
+}
+
+TEST(Engine, TinyPoolEvictsAndStillAnswersEveryone) {
+  expect_batched_equals_alone(with_ctx(64, 64), 12, 16);  // about two requests at a time
+}
+
+TEST(Engine, WithoutPrefixCache) {
+  EngineOptions opt = with_ctx(128);
+  opt.prefix_cache = false;
+  expect_batched_equals_alone(opt, 6, 12);
+}
+
+TEST(Engine, SharedPrefixIsReusedAndGivesTheSameOutput) {
+  HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
+  Served sv(path, with_ctx(256));
+  const Loaded& l = sv.l;
+  Engine& engine = sv.engine;
+  const std::string shared = "Once upon a time, there was a little girl named Lily. She loved to play outside.";
+  const GenParams a = greedy(*l.tok, shared + " One day", 8), b = greedy(*l.tok, shared + " Her mom", 8);
+  const Result ra = collect(*engine.submit(a));
+  EXPECT_EQ(ra.done.cached_tokens, 0);
+  const Result rb = collect(*engine.submit(b));
+  const size_t common = size_t(std::mismatch(a.prompt.begin(), a.prompt.end(), b.prompt.begin()).first - a.prompt.begin());
+  EXPECT_GE(rb.done.cached_tokens, int(common));
+  EXPECT_EQ(rb.tokens, alone(l, b));
+  // The same prompt again: all but its last token come from the cache.
+  const Result rb2 = collect(*engine.submit(b));
+  EXPECT_EQ(rb2.done.cached_tokens, int(b.prompt.size()) - 1);
+  EXPECT_EQ(rb2.tokens, rb.tokens);
+  EXPECT_NE(sv.metrics.prometheus().find("hart_prefix_cache_hit_rate 0."), std::string::npos);
+}
+
+TEST(Engine, CancelledRequestEndsAndOthersContinue) {
+  HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
+  Served sv(path, with_ctx(256));
+  const Loaded& l = sv.l;
+  Engine& engine = sv.engine;
+  auto gone = engine.submit(greedy(*l.tok, "The little dog", 200));
+  gone->cancel();
+  const GenParams p = greedy(*l.tok, "Mom said", 10);
+  const Result r = collect(*engine.submit(p));
+  EXPECT_EQ(r.tokens, alone(l, p));
+  EXPECT_EQ(collect(*gone).done.finish_reason, "cancelled");
+}
+
+TEST(Engine, FullQueueRefuses) {
+  HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
+  EngineOptions opt = with_ctx(64, 64);
+  opt.max_queue = 0;
+  Served sv(path, opt);
+  EXPECT_THROW(sv.engine.submit(greedy(*sv.l.tok, "Mom said", 4)), QueueFull);
+}
+
+}  // namespace
+}  // namespace hart::serve

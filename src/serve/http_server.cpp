@@ -1,0 +1,176 @@
+#include "serve/http_server.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "serve/openai_api.h"
+
+namespace hart::serve {
+
+using nlohmann::json;
+
+namespace {
+
+void send_json(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump(), "application/json");
+}
+
+void send_error(httplib::Response& res, Metrics& m, int status, const std::string& type, const std::string& message,
+                const std::string& param = {}) {
+  m.request_rejected(status);
+  send_json(res, status, error_body(message, type, param));
+}
+
+json parse_body(const httplib::Request& req) {
+  try {
+    return json::parse(req.body);
+  } catch (const json::parse_error& e) {
+    throw ApiError(400, "invalid_request_error", std::string("the body is not valid JSON: ") + e.what());
+  }
+}
+
+// A request and its event stream, shared by the content provider's calls.
+struct StreamState {
+  ApiRequest req;
+  std::shared_ptr<Stream> stream;
+};
+
+bool write_sse(httplib::DataSink& sink, const std::string& data) {
+  const std::string frame = "data: " + data + "\n\n";
+  return sink.write(frame.data(), frame.size());
+}
+
+}  // namespace
+
+HttpServer::HttpServer(const ServerOptions& opt, Metrics& metrics)
+    : opt_(opt), metrics_(metrics), http_(std::make_unique<httplib::Server>()) {
+  const size_t threads = size_t(opt_.max_connections);
+  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  routes();
+}
+
+HttpServer::~HttpServer() = default;
+
+void HttpServer::bind() {
+  if (!http_->bind_to_port(opt_.host, opt_.port))
+    throw Error("cannot listen on " + opt_.host + ":" + std::to_string(opt_.port) + " (address in use or invalid)");
+}
+
+void HttpServer::run() { http_->listen_after_bind(); }
+void HttpServer::stop() { http_->stop(); }
+
+void HttpServer::attach(Engine& engine, const Tokenizer& tok, ChatTemplate tmpl) {
+  tok_ = &tok;
+  tmpl_ = tmpl;
+  engine_ = &engine;
+}
+
+void HttpServer::routes() {
+  httplib::Server& s = *http_;
+
+  // Authentication and readiness, in front of every route but /health and /metrics.
+  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (req.path == "/health" || req.path == "/metrics") return httplib::Server::HandlerResponse::Unhandled;
+    if (!opt_.api_key.empty() && req.get_header_value("Authorization") != "Bearer " + opt_.api_key) {
+      send_error(res, metrics_, 401, "authentication_error", "invalid or missing API key");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (!engine_) {
+      send_error(res, metrics_, 503, "unavailable_error", "the model is still loading");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  s.set_exception_handler([this](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    try {
+      std::rethrow_exception(ep);
+    } catch (const ApiError& e) {
+      send_error(res, metrics_, e.status, e.type, e.what(), e.param);
+    } catch (const QueueFull& e) {
+      send_error(res, metrics_, 503, "server_busy", e.what());
+    } catch (const std::exception& e) {
+      send_error(res, metrics_, 500, "server_error", e.what());
+    }
+  });
+
+  s.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+    if (engine_) send_json(res, 200, {{"status", "ok"}});
+    else send_json(res, 503, {{"status", "loading"}});
+  });
+  s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics_.prometheus(), "text/plain; version=0.0.4");
+  });
+  s.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+    json model = {{"id", opt_.model_name}, {"object", "model"}, {"created", 0}, {"owned_by", "hart"},
+                  {"meta", {{"n_ctx", engine_.load()->n_ctx()}, {"kv_size", engine_.load()->kv_size()}}}};
+    send_json(res, 200, {{"object", "list"}, {"data", json::array({model})}});
+  });
+
+  s.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
+    const json body = parse_body(req);
+    if (!body.is_object() || !body.contains("content") || !body["content"].is_string())
+      throw ApiError(400, "invalid_request_error", "'content' must be a string", "content");
+    const bool add_special = body.value("add_special", false);
+    send_json(res, 200, {{"tokens", tok_->encode(body["content"].get<std::string>(), add_special, true)}});
+  });
+  s.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) {
+    const json body = parse_body(req);
+    if (!body.is_object() || !body.contains("tokens") || !body["tokens"].is_array())
+      throw ApiError(400, "invalid_request_error", "'tokens' must be an array of token ids", "tokens");
+    std::vector<int32_t> ids;
+    for (const json& t : body["tokens"]) {
+      if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= tok_->n_vocab())
+        throw ApiError(400, "invalid_request_error", "token " + t.dump() + " is not an id in the vocabulary", "tokens");
+      ids.push_back(t.get<int32_t>());
+    }
+    send_json(res, 200, {{"content", tok_->decode(ids)}});
+  });
+
+  auto generate = [this](Endpoint endpoint) {
+    return [this, endpoint](const httplib::Request& http_req, httplib::Response& res) {
+      Engine& engine = *engine_.load();
+      auto st = std::make_shared<StreamState>(StreamState{
+          parse_request(parse_body(http_req), endpoint, {*tok_, tmpl_, engine.n_ctx()}), nullptr});
+      st->stream = engine.submit(st->req.gen);
+      if (!st->req.stream) {
+        ResponseWriter w(st->req, *tok_, opt_.model_name);
+        for (Event ev = st->stream->pop();; ev = st->stream->pop()) {
+          w.add(ev);
+          if (ev.done) break;
+        }
+        send_json(res, 200, w.response());
+        return;
+      }
+      res.set_header("Cache-Control", "no-cache");
+      res.set_chunked_content_provider(
+          "text/event-stream",
+          [st, w = std::make_shared<ResponseWriter>(st->req, *tok_, opt_.model_name)](size_t, httplib::DataSink& sink) {
+            const Event ev = st->stream->pop();
+            std::vector<json> chunks;
+            try {
+              chunks = w->chunks(ev);
+            } catch (const ApiError& e) {
+              chunks = {error_body(e.what(), e.type)};
+            }
+            for (const json& c : chunks)
+              if (!write_sse(sink, c.dump())) {  // the client went away: free its slots
+                st->stream->cancel();
+                return false;
+              }
+            if (ev.done) {
+              write_sse(sink, "[DONE]");
+              sink.done();
+            }
+            return true;
+          },
+          [st](bool) { st->stream->cancel(); });  // no-op once finished
+    };
+  };
+  s.Post("/v1/chat/completions", generate(Endpoint::CHAT));
+  s.Post("/v1/completions", generate(Endpoint::COMPLETION));
+}
+
+}  // namespace hart::serve

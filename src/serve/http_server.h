@@ -1,0 +1,52 @@
+// The HTTP front of `hart serve` (cpp-httplib): the OpenAI routes, /tokenize, /detokenize,
+// /health and /metrics. It answers /health with 503 until attach() hands it a loaded model.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "chat/chat.h"
+#include "serve/engine.h"
+#include "serve/metrics.h"
+#include "tokenizer/tokenizer.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace hart::serve {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  std::string api_key;     // empty: no authentication
+  std::string model_name;  // reported by /v1/models and in responses
+  int max_connections = 256;
+};
+
+class HttpServer {
+ public:
+  HttpServer(const ServerOptions& opt, Metrics& metrics);
+  ~HttpServer();
+
+  // Binds the socket; throws hart::Error when the address is taken or invalid.
+  void bind();
+  // Serves until stop(); call after bind().
+  void run();
+  void stop();
+  // The model is loaded: start serving generation requests.
+  void attach(Engine& engine, const Tokenizer& tok, ChatTemplate tmpl);
+
+ private:
+  void routes();
+
+  ServerOptions opt_;
+  Metrics& metrics_;
+  std::unique_ptr<httplib::Server> http_;
+  std::atomic<Engine*> engine_{nullptr};
+  const Tokenizer* tok_ = nullptr;
+  ChatTemplate tmpl_ = ChatTemplate::CHATML;
+};
+
+}  // namespace hart::serve

@@ -1,0 +1,74 @@
+// The OpenAI wire format: request bodies of /v1/chat/completions and /v1/completions checked
+// and turned into GenParams, and events turned into response objects and stream chunks.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "chat/chat.h"
+#include "common/error.h"
+#include "serve/request.h"
+#include "tokenizer/tokenizer.h"
+
+namespace hart::serve {
+
+// A request the server refuses: HTTP status, OpenAI error type, the offending field.
+class ApiError : public Error {
+ public:
+  ApiError(int status, std::string type, const std::string& message, std::string param = {})
+      : Error(message), status(status), type(std::move(type)), param(std::move(param)) {}
+  int status;
+  std::string type, param;
+};
+
+nlohmann::json error_body(const std::string& message, const std::string& type, const std::string& param = {});
+
+enum class Endpoint { CHAT, COMPLETION };
+
+struct ApiRequest {
+  Endpoint endpoint;
+  GenParams gen;
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+  int top_logprobs = 0;
+};
+
+struct PromptContext {
+  const Tokenizer& tok;
+  ChatTemplate tmpl;
+  int n_ctx;
+};
+
+// Throws ApiError (400) naming the field for invalid values or a prompt that does not fit.
+ApiRequest parse_request(const nlohmann::json& body, Endpoint endpoint, const PromptContext& pc);
+
+// Builds the responses of one request.
+class ResponseWriter {
+ public:
+  ResponseWriter(const ApiRequest& req, const Tokenizer& tok, std::string model);
+
+  // Streaming: the chunks an event turns into (possibly none).
+  std::vector<nlohmann::json> chunks(const Event& ev);
+  // Non-streaming: collect every event, then the response.
+  void add(const Event& ev);
+  nlohmann::json response() const;
+
+ private:
+  nlohmann::json envelope(const char* object) const;
+  nlohmann::json choice(const std::string& text, const nlohmann::json& finish, const std::vector<TokenInfo>& tokens,
+                        bool delta) const;
+  nlohmann::json logprobs(const std::vector<TokenInfo>& tokens) const;
+  nlohmann::json usage(const Event& done) const;
+
+  const ApiRequest& req_;
+  const Tokenizer& tok_;
+  std::string model_, id_;
+  int64_t created_;
+  bool sent_role_ = false;
+  std::string text_;
+  std::vector<TokenInfo> tokens_;
+  Event done_;
+};
+
+}  // namespace hart::serve

@@ -1,0 +1,92 @@
+#include "serve/openai_api.h"
+
+#include <gtest/gtest.h>
+
+#include "common/testdata.h"
+#include "gguf/gguf.h"
+
+namespace hart::serve {
+namespace {
+
+using nlohmann::json;
+
+struct Api : ::testing::Test {
+  std::unique_ptr<Tokenizer> tok;
+  void SetUp() override {
+    HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
+    tok = Tokenizer::from_gguf(*gguf::File::open(path, gguf::LoadMode::Mmap));
+  }
+  ApiRequest parse(const json& body, Endpoint e = Endpoint::COMPLETION, int n_ctx = 64) {
+    return parse_request(body, e, {*tok, ChatTemplate::CHATML, n_ctx});
+  }
+  // The field an invalid body is blamed on.
+  std::string blamed(const json& body, Endpoint e = Endpoint::COMPLETION) {
+    try {
+      parse(body, e);
+    } catch (const ApiError& err) {
+      EXPECT_EQ(err.status, 400);
+      return err.param;
+    }
+    return "(accepted)";
+  }
+};
+
+TEST_F(Api, ReadsSamplingFieldsAndDefaults) {
+  const ApiRequest r = parse({{"prompt", "Once upon"}, {"temperature", 0}, {"top_k", 5}, {"seed", 3},
+                              {"stop", {"a", "b"}}, {"max_tokens", 7}, {"stream", true}});
+  EXPECT_EQ(r.gen.sampling.temperature, 0.0f);
+  EXPECT_EQ(r.gen.sampling.top_k, 5);
+  EXPECT_EQ(r.gen.sampling.seed, 3u);
+  EXPECT_EQ(r.gen.stops, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(r.gen.max_tokens, 7);
+  EXPECT_TRUE(r.stream);
+  const ApiRequest d = parse({{"prompt", "Once upon"}});
+  EXPECT_EQ(d.gen.sampling.temperature, 1.0f);
+  EXPECT_EQ(d.gen.max_tokens, 64 - int(d.gen.prompt.size()));  // the rest of the context
+}
+
+TEST_F(Api, RejectsWrongTypesAndLimits) {
+  EXPECT_EQ(blamed({{"prompt", "x"}, {"temperature", "hot"}}), "temperature");
+  EXPECT_EQ(blamed({{"prompt", "x"}, {"max_tokens", 1.5}}), "max_tokens");
+  EXPECT_EQ(blamed({{"prompt", "x"}, {"max_tokens", 0}}), "max_tokens");
+  EXPECT_EQ(blamed({{"prompt", "x"}, {"max_tokens", 64}}), "max_tokens");  // past the context
+  EXPECT_EQ(blamed({{"prompt", std::string(400, 'a') + " b c d e f g h i j k l m n o p q r s t u v w x y z"}}), "prompt");
+  EXPECT_EQ(blamed({{"prompt", 5}}), "prompt");
+  EXPECT_EQ(blamed({{"prompt", "x"}, {"n", 2}}), "n");
+  EXPECT_EQ(blamed({{"prompt", "x"}, {"stop", {1}}}), "stop");
+  EXPECT_EQ(blamed({{"prompt", "x"}, {"top_p", 2}}), "top_p");
+  EXPECT_EQ(blamed({{"messages", json::array()}}, Endpoint::CHAT), "messages");
+  EXPECT_EQ(blamed({{"messages", {{{"role", "robot"}, {"content", "hi"}}}}}, Endpoint::CHAT), "messages");
+  EXPECT_EQ(blamed({{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"top_logprobs", 2}}, Endpoint::CHAT),
+            "top_logprobs");
+}
+
+TEST_F(Api, ChatUsesTheTemplate) {
+  const ApiRequest r = parse({{"messages", {{{"role", "user"}, {"content", "hi"}}}}}, Endpoint::CHAT, 256);
+  EXPECT_NE(tok->decode(r.gen.prompt, true).find("<|im_start|>assistant"), std::string::npos);
+}
+
+TEST_F(Api, ResponseCarriesUsageWithCachedTokens) {
+  const ApiRequest r = parse({{"messages", {{{"role", "user"}, {"content", "hi"}}}}}, Endpoint::CHAT, 256);
+  ResponseWriter w(r, *tok, "m");
+  Event a;
+  a.text = "Hel";
+  w.add(a);
+  Event done;
+  done.text = "lo";
+  done.done = true;
+  done.finish_reason = "stop";
+  done.prompt_tokens = 9;
+  done.cached_tokens = 4;
+  done.completion_tokens = 2;
+  w.add(done);
+  const json j = w.response();
+  EXPECT_EQ(j["object"], "chat.completion");
+  EXPECT_EQ(j["choices"][0]["message"]["content"], "Hello");
+  EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(j["usage"]["total_tokens"], 11);
+  EXPECT_EQ(j["usage"]["prompt_tokens_details"]["cached_tokens"], 4);
+}
+
+}  // namespace
+}  // namespace hart::serve

@@ -1,0 +1,66 @@
+// A generation request as the scheduler sees it, and the stream of events it sends back to the
+// HTTP thread that waits for them.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "sample/sampler.h"
+
+namespace hart::serve {
+
+struct GenParams {
+  std::vector<int32_t> prompt;
+  SamplerParams sampling;
+  int max_tokens = 0;  // > 0, and prompt + max_tokens fits the context
+  std::vector<std::string> stops;
+};
+
+struct TokenInfo {
+  int32_t id;
+  float logprob = 0;
+  std::vector<TokenLogprob> top;
+};
+
+struct Event {
+  std::string text;               // text that became final
+  std::vector<TokenInfo> tokens;  // tokens generated since the last event
+  bool done = false;
+  std::string finish_reason;      // when done: "stop", "length", "cancelled" or "error"
+  std::string error;              // when finish_reason == "error"
+  int prompt_tokens = 0, cached_tokens = 0, completion_tokens = 0;
+};
+
+// Engine -> HTTP thread. cancel() comes the other way: the client went away.
+class Stream {
+ public:
+  void push(Event e) {
+    {
+      std::lock_guard lock(mutex_);
+      events_.push_back(std::move(e));
+    }
+    cv_.notify_one();
+  }
+  Event pop() {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return !events_.empty(); });
+    Event e = std::move(events_.front());
+    events_.pop_front();
+    return e;
+  }
+  void cancel() { cancelled_ = true; }
+  bool cancelled() const { return cancelled_; }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Event> events_;
+  std::atomic<bool> cancelled_{false};
+};
+
+}  // namespace hart::serve

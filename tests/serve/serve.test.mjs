@@ -1,0 +1,167 @@
+// End-to-end: `hart serve` driven by the official openai client over loopback.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { metric, model, startServer } from './harness.mjs';
+
+const greedy = { temperature: 0 };
+const stories = ['Once upon a time', 'The little dog', 'Lily and Tom went to the park.', 'One day, a big bird',
+                 'The sun was hot and', 'Mom said', 'Tim had a red ball.', 'The cat sat'];
+
+describe('stories260K, prefix cache on', () => {
+  let s;
+  before(async () => (s = await startServer(['-m', model('stories260K.gguf'), '-c', '512'])));
+  after(async () => s.stop());
+
+  test('completion, non-streaming, with usage', async () => {
+    const r = await s.client.completions.create({ model: 'x', prompt: 'Once upon a time', max_tokens: 12, ...greedy });
+    assert.equal(r.object, 'text_completion');
+    assert.ok(r.choices[0].text.length > 0);
+    assert.equal(r.choices[0].finish_reason, 'length');
+    assert.equal(r.usage.completion_tokens, 12);
+    assert.equal(r.usage.total_tokens, r.usage.prompt_tokens + 12);
+    assert.equal(typeof r.usage.prompt_tokens_details.cached_tokens, 'number');
+  });
+
+  test('chat streaming equals non-streaming, usage in the last chunk', async () => {
+    const req = { model: 'x', messages: [{ role: 'user', content: 'Tell me a story' }], max_tokens: 16, ...greedy };
+    const full = await s.client.chat.completions.create(req);
+    const stream = await s.client.chat.completions.create({ ...req, stream: true, stream_options: { include_usage: true } });
+    let text = '', finish = null, usage = null;
+    for await (const chunk of stream) {
+      if (chunk.usage) usage = chunk.usage;
+      for (const c of chunk.choices) {
+        text += c.delta.content ?? '';
+        finish = c.finish_reason ?? finish;
+      }
+    }
+    assert.equal(text, full.choices[0].message.content);
+    assert.equal(finish, full.choices[0].finish_reason);
+    assert.equal(usage.completion_tokens, full.usage.completion_tokens);
+  });
+
+  test('stop strings end the text before them, streaming or not', async () => {
+    const base = await s.client.completions.create({ model: 'x', prompt: 'Once upon a time', max_tokens: 24, ...greedy });
+    const text = base.choices[0].text;
+    const stop = text.slice(10, 14);
+    const want = text.slice(0, text.indexOf(stop));
+    const r = await s.client.completions.create({ model: 'x', prompt: 'Once upon a time', max_tokens: 24, stop: [stop], ...greedy });
+    assert.equal(r.choices[0].text, want);
+    assert.equal(r.choices[0].finish_reason, 'stop');
+    let streamed = '';
+    const st = await s.client.completions.create({ model: 'x', prompt: 'Once upon a time', max_tokens: 24, stop, stream: true, ...greedy });
+    for await (const c of st) streamed += c.choices[0]?.text ?? '';
+    assert.equal(streamed, want);
+  });
+
+  test('16 concurrent greedy requests equal the same requests one at a time', async () => {
+    const reqs = Array.from({ length: 16 }, (_, i) => ({ model: 'x', prompt: stories[i % 8] + ' '.repeat(i >> 3), max_tokens: 20, ...greedy }));
+    const alone = [];
+    for (const r of reqs) alone.push((await s.client.completions.create(r)).choices[0].text);
+    const together = await Promise.all(reqs.map((r) => s.client.completions.create(r)));
+    assert.deepEqual(together.map((r) => r.choices[0].text), alone);
+  });
+
+  test('a shared system prompt is served from the prefix cache', async () => {
+    const system = 'You are a storyteller. ' + 'Every story has a dog, a cat, a ball and a tree in the park. '.repeat(6);
+    const shared = (await (await s.post('/tokenize', { content: system })).json()).tokens.length;
+    const ask = (q) => s.client.chat.completions.create({ model: 'x', max_tokens: 4, ...greedy,
+      messages: [{ role: 'system', content: system }, { role: 'user', content: q }] });
+    await ask('Tell me about the dog.');
+    const second = await ask('What about the cat?');
+    assert.ok(second.usage.prompt_tokens_details.cached_tokens >= shared,
+              `cached ${second.usage.prompt_tokens_details.cached_tokens} < shared ${shared}`);
+  });
+
+  test('logprobs', async () => {
+    const r = await s.client.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'hi' }], max_tokens: 3,
+                                                       logprobs: true, top_logprobs: 2, ...greedy });
+    const lp = r.choices[0].logprobs.content;
+    assert.equal(lp.length, 3);
+    assert.equal(lp[0].top_logprobs.length, 2);
+    assert.ok(lp[0].logprob <= 0 && lp[0].logprob >= lp[0].top_logprobs[1].logprob);
+  });
+
+  test('bad requests get OpenAI errors and the server keeps serving', async () => {
+    const bad = await s.post('/v1/completions', '{not json');
+    assert.equal(bad.status, 400);
+    assert.equal((await bad.json()).error.type, 'invalid_request_error');
+    const wrongType = await s.post('/v1/completions', { prompt: 'hi', temperature: 'warm' });
+    assert.equal((await wrongType.json()).error.param, 'temperature');
+    await assert.rejects(s.client.completions.create({ model: 'x', prompt: 'hi', max_tokens: 5000 }),
+                         (e) => e.status === 400 && /max_tokens/.test(e.message));
+    await assert.rejects(s.client.completions.create({ model: 'x', prompt: 'word '.repeat(600), max_tokens: 1 }),
+                         (e) => e.status === 400 && /context/.test(e.message));
+    const ok = await s.client.completions.create({ model: 'x', prompt: 'Mom said', max_tokens: 2 });
+    assert.equal(ok.usage.completion_tokens, 2);
+  });
+
+  test('a client that disconnects is cancelled; others are served', async () => {
+    const before = await metric(s.base, 'hart_requests_total{finish_reason="cancelled"}');
+    const ctrl = new AbortController();
+    const st = await s.client.completions.create({ model: 'x', prompt: 'Once', max_tokens: 400, stream: true }, { signal: ctrl.signal });
+    try {
+      for await (const chunk of st) if (chunk) ctrl.abort();  // gone after the first chunk
+    } catch {}
+    for (let i = 0; i < 200 && (await metric(s.base, 'hart_requests_total{finish_reason="cancelled"}')) === before; i++)
+      await new Promise((r) => setTimeout(r, 25));
+    assert.equal(await metric(s.base, 'hart_requests_total{finish_reason="cancelled"}'), before + 1);
+    const ok = await s.client.completions.create({ model: 'x', prompt: 'Mom said', max_tokens: 3 });
+    assert.equal(ok.usage.completion_tokens, 3);
+  });
+
+  test('models, health, tokenize, detokenize, metrics', async () => {
+    const models = await s.client.models.list();
+    assert.equal(models.data[0].id, 'stories260K.gguf');
+    const ids = (await (await s.post('/tokenize', { content: 'Once upon a time' })).json()).tokens;
+    assert.ok(ids.length > 0);
+    assert.equal((await (await s.post('/detokenize', { tokens: ids })).json()).content, 'Once upon a time');
+    assert.ok((await metric(s.base, 'hart_generation_tokens_total')) > 0);
+    assert.ok((await metric(s.base, 'hart_time_to_first_token_seconds_count')) > 0);
+    assert.ok((await metric(s.base, 'hart_kv_slots')) > 0);
+  });
+});
+
+describe('tiny KV pool', () => {
+  let s;
+  before(async () => (s = await startServer(['-m', model('stories260K.gguf'), '-c', '128', '--kv-size', '160', '--chunk-size', '32'])));
+  after(async () => s.stop());
+
+  test('32 concurrent long requests all complete, equal to one at a time', async () => {
+    const reqs = Array.from({ length: 32 }, (_, i) => ({ model: 'x', max_tokens: 48, ...greedy,
+      prompt: `${stories[i % 8]} ${stories[(i + 3) % 8]} ${stories[(i >> 3) % 8]}` }));
+    const together = await Promise.all(reqs.map((r) => s.client.completions.create(r)));
+    const alone = [];
+    for (const r of reqs.slice(0, 8)) alone.push((await s.client.completions.create(r)).choices[0].text);
+    assert.deepEqual(together.slice(0, 8).map((r) => r.choices[0].text), alone);
+    for (const r of together) assert.ok(['length', 'stop'].includes(r.choices[0].finish_reason));
+    assert.ok((await metric(s.base, 'hart_kv_slots_used')) <= 160);
+  });
+});
+
+describe('limits and options', () => {
+  test('queue full gives 503; API key is enforced', async () => {
+    const s = await startServer(['-m', model('stories260K.gguf'), '--max-queue', '0', '--api-key', 'sekret'], { apiKey: 'sekret' });
+    try {
+      await assert.rejects(s.client.completions.create({ model: 'x', prompt: 'hi', max_tokens: 2 }),
+                           (e) => e.status === 503 && /busy/.test(e.message));
+      const noKey = await s.post('/v1/completions', { prompt: 'hi' });
+      assert.equal(noKey.status, 401);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  test('qwen3 chat template, no prefix cache', async () => {
+    const s = await startServer(['-m', model('qwen3-tiny-Q8_0.gguf'), '-c', '256', '--no-prefix-cache']);
+    try {
+      const ask = () => s.client.chat.completions.create({ model: 'x', max_tokens: 6, ...greedy,
+        messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hello there' }] });
+      const a = await ask(), b = await ask();
+      assert.equal(b.choices[0].message.content, a.choices[0].message.content);
+      assert.equal(b.usage.prompt_tokens_details.cached_tokens, 0);
+      assert.ok(a.usage.prompt_tokens > 10);
+    } finally {
+      await s.stop();
+    }
+  });
+});

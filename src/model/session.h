@@ -1,4 +1,4 @@
-// One sequence being generated: its KV cache, the CPU backend that computes it, and the
+// One sequence being generated: its KV cache, the executor that computes its graphs, and the
 // number of positions already in the cache.
 #pragma once
 
@@ -7,26 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "model/executor.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
 
 namespace hart {
 
-namespace cpu {
-class CpuBackend;
-}
-namespace sched {
-class Devices;
-}
-
-struct SessionParams {
+struct SessionParams : ExecutorParams {
   int n_ctx = 0;                // 0: the model's training context, capped at 4096
   Type cache_type = Type::F16;  // F16 (as llama.cpp) or F32
-  int n_threads = 0;            // 0: all hardware threads
-  // Backends in order of preference (e.g. {"et", "cpu"}); empty or {"cpu"}: the CPU alone.
-  // Otherwise the graph runs through the scheduler (src/sched), the CPU taking what others cannot.
-  std::vector<std::string> devices;
-  std::string perf_log;         // with devices: ET_PERF / SCHED_SPLIT lines go here
 };
 
 class Session {
@@ -46,15 +35,12 @@ class Session {
   const Model& model() const { return model_; }
   const KvCache& cache() const { return cache_; }
   // The backends when SessionParams::devices chose more than the CPU, else nullptr.
-  const sched::Devices* devices() const { return devices_.get(); }
+  const sched::Devices* devices() const { return executor_.devices(); }
 
  private:
   const Model& model_;
   KvCache cache_;
-  std::unique_ptr<cpu::CpuBackend> backend_;
-  std::unique_ptr<sched::Devices> devices_;
-  std::unique_ptr<uint8_t[]> arena_;  // intermediate tensors, reused across calls
-  size_t arena_size_ = 0;
+  Executor executor_;
   int n_past_ = 0;
 };
 

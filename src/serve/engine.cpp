@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <thread>
 
-#include "backend/cpu/cpu_backend.h"
 #include "common/error.h"
 #include "model/session.h"
 
@@ -37,8 +36,7 @@ Engine::Engine(const Model& model, const Tokenizer& tok, const EngineOptions& op
       max_queue_(opt.max_queue),
       cache_(model.hp, opt.kv_size > 0 ? opt.kv_size : 2 * n_ctx_, opt.cache_type),
       pool_(cache_.n_ctx()),
-      backend_(std::make_unique<cpu::CpuBackend>(
-          opt.n_threads > 0 ? opt.n_threads : int(std::max(1u, std::thread::hardware_concurrency())))) {
+      executor_(opt) {
   n_ctx_ = std::min(n_ctx_, pool_.size());  // one sequence never outgrows the pool
   if (opt.prefix_cache) radix_.emplace(pool_);
   publish_usage();
@@ -182,15 +180,10 @@ void Engine::step() {
     }
   if (entries.empty()) return;
 
-  std::span<const float> logits;
   try {
     ForwardGraph fg;
     build_forward(fg, model_, cache_, batch);
-    const size_t need = plan_memory(fg.graph, nullptr) + 64;
-    if (arena_.size() < need) arena_.resize(need);
-    auto base = reinterpret_cast<uintptr_t>(arena_.data());
-    plan_memory(fg.graph, reinterpret_cast<void*>((base + 63) & ~uintptr_t(63)));
-    backend_->compute(fg.graph);
+    executor_.run(fg.graph);
     for (Entry& e : entries) e.seq->n_computed += e.n;
     size_t row = 0;
     const size_t n_vocab = size_t(model_.hp.n_vocab);

@@ -16,25 +16,21 @@
 #include <thread>
 
 #include "kv/radix_cache.h"
+#include "model/executor.h"
 #include "model/forward.h"
 #include "serve/metrics.h"
 #include "serve/request.h"
 #include "serve/text_output.h"
 #include "tokenizer/tokenizer.h"
 
-namespace hart::cpu {
-class CpuBackend;
-}
-
 namespace hart::serve {
 
-struct EngineOptions {
+struct EngineOptions : ExecutorParams {
   int kv_size = 0;      // token slots in the pool; 0: 2 x n_ctx
   int n_ctx = 0;        // longest sequence; 0: the model's training context, at most 4096
   int chunk_size = 256; // tokens per step
   int max_queue = 64;   // waiting requests before new ones are refused
   bool prefix_cache = true;
-  int n_threads = 0;
   Type cache_type = Type::F16;
 };
 
@@ -73,8 +69,7 @@ class Engine {
   KvCache cache_;
   kv::SlotPool pool_;
   std::optional<kv::RadixCache> radix_;
-  std::unique_ptr<cpu::CpuBackend> backend_;
-  std::vector<std::byte> arena_;
+  Executor executor_;
   int64_t reserved_ = 0;  // slots promised to running sequences and not yet taken
 
   std::mutex mutex_;  // guards incoming_ and stop_

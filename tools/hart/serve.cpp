@@ -66,7 +66,7 @@ int cmd_serve(int argc, char** argv) {
   LoadedModel lm = load_model(mo);
   const SessionParams sp = mo.session_params();
   eo.n_ctx = sp.n_ctx;
-  eo.n_threads = sp.n_threads;
+  static_cast<ExecutorParams&>(eo) = sp;  // threads, devices, perf log
   eo.cache_type = sp.cache_type;
   eo.prefix_cache = !no_prefix_cache;
   serve::Engine engine(*lm.model, *lm.tokenizer, eo, metrics);

@@ -20,7 +20,7 @@
 #include "model/forward.h"
 #include "serve/metrics.h"
 #include "serve/request.h"
-#include "serve/text_output.h"
+#include "tokenizer/text_output.h"
 #include "tokenizer/tokenizer.h"
 
 namespace hart::serve {

@@ -13,7 +13,8 @@
 #include "common/error.h"
 #include "model/generate.h"
 #include "model_options.h"
-#include "text_stream.h"
+#include "print.h"
+#include "tokenizer/text_output.h"
 
 namespace hart::cli {
 namespace {
@@ -81,18 +82,19 @@ int cmd_chat(int argc, char** argv) {
     sampler.reset();
     for (size_t i = 0; i < keep; i++) sampler.accept(tokens[i]);
 
-    TextStream stream(tok);
+    TextOutput stream(tok, {});
     std::vector<int32_t> reply;
     GenerateOptions go;
     go.n_predict = n_predict;
     go.is_eog = [&](int32_t t) { return tok.is_eog(t); };
     go.on_token = [&](int32_t t) {
       reply.push_back(t);
-      stream.push(t);
+      print(stream.push(t));
       return true;
     };
     const std::vector<int32_t> fresh(tokens.begin() + long(keep), tokens.end());
     generate(session, sampler, fresh, go);
+    print(stream.flush());
     std::fputs("\n", stdout);
     std::fflush(stdout);
     cached.insert(cached.end(), fresh.begin(), fresh.end());

@@ -9,7 +9,8 @@
 #include "common/error.h"
 #include "model/generate.h"
 #include "model_options.h"
-#include "text_stream.h"
+#include "print.h"
+#include "tokenizer/text_output.h"
 
 namespace hart::cli {
 namespace {
@@ -46,7 +47,7 @@ int cmd_run(int argc, char** argv) {
 
   Session session(*lm.model, mo.session_params());
   Sampler sampler(so.p, lm.model->hp.n_vocab);
-  TextStream stream(tok);
+  TextOutput stream(tok, {});
   std::vector<int32_t> generated;
   std::vector<float> logits0;
   GenerateOptions go;
@@ -54,11 +55,12 @@ int cmd_run(int argc, char** argv) {
   if (!ignore_eos) go.is_eog = [&](int32_t t) { return tok.is_eog(t); };
   go.on_token = [&](int32_t t) {
     generated.push_back(t);
-    if (!json) stream.push(t);
+    if (!json) print(stream.push(t));
     return true;
   };
   if (json && logits) go.logits_step0 = &logits0;
   const GenerateStats st = generate(session, sampler, prompt_tokens, go);
+  if (!json) print(stream.flush());
 
   if (json) {
     nlohmann::json j;

@@ -1,11 +1,11 @@
-#include "serve/text_output.h"
+#include "tokenizer/text_output.h"
 
 #include <gtest/gtest.h>
 
 #include "common/testdata.h"
 #include "gguf/gguf.h"
 
-namespace hart::serve {
+namespace hart {
 namespace {
 
 std::unique_ptr<Tokenizer> tokenizer(const std::string& path) {
@@ -57,4 +57,4 @@ TEST(TextOutput, IncompleteUtf8IsHeldBack) {
 }
 
 }  // namespace
-}  // namespace hart::serve
+}  // namespace hart

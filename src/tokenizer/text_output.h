@@ -9,7 +9,7 @@
 
 #include "tokenizer/tokenizer.h"
 
-namespace hart::serve {
+namespace hart {
 
 class TextOutput {
  public:
@@ -33,4 +33,4 @@ class TextOutput {
 // Bytes of s that form complete UTF-8 characters (an unfinished last character excluded).
 size_t complete_utf8_prefix(const std::string& s);
 
-}  // namespace hart::serve
+}  // namespace hart

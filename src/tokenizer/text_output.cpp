@@ -1,8 +1,8 @@
-#include "serve/text_output.h"
+#include "tokenizer/text_output.h"
 
 #include <algorithm>
 
-namespace hart::serve {
+namespace hart {
 
 size_t complete_utf8_prefix(const std::string& s) {
   const size_t n = s.size();
@@ -54,4 +54,4 @@ std::string TextOutput::flush() {
   return out;
 }
 
-}  // namespace hart::serve
+}  // namespace hart

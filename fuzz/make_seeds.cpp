@@ -121,6 +121,7 @@ int main(int argc, char** argv) {
       "\"logprobs\":true,\"top_logprobs\":3,\"seed\":42,\"top_k\":40,\"min_p\":0.05}"sv,
       "\x00{\"prompt\":\"Once upon a time\",\"max_tokens\":8,\"logprobs\":2,\"presence_penalty\":0.5}"sv,
       "\x00{\"prompt\":[1,450,4996],\"max_completion_tokens\":4,\"stop\":\".\",\"n\":1}"sv,
+      "\x00{\"prompt\":\"hi\",\"max_tokens\":9223372036854775807}"sv,  // once overflowed a bounds check
   };
   for (size_t i = 0; i < std::size(kRequests); i++) write_file(out / "request" / std::to_string(i), std::string(kRequests[i]));
 

@@ -142,7 +142,7 @@ ApiRequest parse_request(const json& body, Endpoint endpoint, const PromptContex
   int64_t max_tokens = pc.n_ctx - n_prompt;
   const bool given = get(body, "max_completion_tokens", max_tokens) || get(body, "max_tokens", max_tokens);
   if (given && max_tokens < 1) invalid("max_tokens", "'max_tokens' must be at least 1");
-  if (given && n_prompt + max_tokens > pc.n_ctx)
+  if (given && max_tokens > pc.n_ctx - n_prompt)  // not n_prompt + max_tokens: that overflows
     invalid("max_tokens", "'max_tokens' is " + std::to_string(max_tokens) + " but the prompt's " + std::to_string(n_prompt) +
                               " tokens leave room for " + std::to_string(pc.n_ctx - n_prompt) + " in a context of " +
                               std::to_string(pc.n_ctx));

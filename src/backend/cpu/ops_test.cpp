@@ -348,25 +348,43 @@ TEST_P(Ops, FlashAttentionOverStridedCache) {
   }
 }
 
-// A transformer-ish block: memory reuse must not change any result.
+// A transformer-ish block over X (d, m): norm, SwiGLU feed-forward of width ff, residuals.
+Tensor* ffn_block(Bench& b, int64_t d, int64_t m, int64_t ff, Type gate, Type up, Type down) {
+  Tensor* x = b.random(Type::F32, {d, m});
+  Tensor* wg = b.random(gate, {d, ff});
+  Tensor* wu = b.random(up, {d, ff});
+  Tensor* wd = b.random(down, {ff, d});
+  Tensor* nw = b.random(Type::F32, {d});
+  Tensor* h = mul(b.ctx, rms_norm(b.ctx, x, 1e-6f), nw);
+  Tensor* act = glu(b.ctx, mul_mat(b.ctx, wg, h), mul_mat(b.ctx, wu, h), Glu::SWIGLU);
+  Tensor* y = add(b.ctx, mul_mat(b.ctx, wd, act), x);
+  return add(b.ctx, scale(b.ctx, y, 0.5f), h);
+}
+
+// Memory reuse must not change any result.
 TEST_P(Ops, PlannedMemoryGivesTheSameResultsAsPrivateBuffers) {
   Bench ref_bench(7), planned(7);
-  Tensor* outs[2];
-  for (Bench* bench : {&ref_bench, &planned}) {
-    Tensor* x = bench->random(Type::F32, {64, 5});
-    Tensor* wg = bench->random(Type::Q8_0, {64, 96});
-    Tensor* wu = bench->random(Type::Q8_0, {64, 96});
-    Tensor* wd = bench->random(Type::F16, {96, 64});
-    Tensor* nw = bench->random(Type::F32, {64});
-    Tensor* h = mul(bench->ctx, rms_norm(bench->ctx, x, 1e-6f), nw);
-    Tensor* act = glu(bench->ctx, mul_mat(bench->ctx, wg, h), mul_mat(bench->ctx, wu, h), Glu::SWIGLU);
-    Tensor* y = add(bench->ctx, mul_mat(bench->ctx, wd, act), x);
-    Tensor* z = add(bench->ctx, scale(bench->ctx, y, 0.5f), h);
-    outs[bench == &planned] = z;
+  Tensor* ref_out = ffn_block(ref_bench, 64, 5, 96, Type::Q8_0, Type::Q8_0, Type::F16);
+  Tensor* out = ffn_block(planned, 64, 5, 96, Type::Q8_0, Type::Q8_0, Type::F16);
+  ref_bench.run_without_reuse({ref_out}, threads());
+  planned.run({out}, threads());
+  expect_near(read(*out), read(*ref_out), 0.0);
+}
+
+// The same block with nodes big enough to be split over the threads (see schedule.h): prefill
+// (MUL_MAT converts X once, shared, behind a barrier) and decode-sized X (each piece converts
+// privately), with independent nodes running without waits between them. Splitting changes no
+// summation order, so the results equal a single thread's bit for bit.
+TEST_P(Ops, SplitNodesGiveTheSameResultsAsPrivateBuffers) {
+  for (int64_t m : {80, 3}) {
+    Bench ref_bench(11), planned(11);
+    Tensor* ref_out = ffn_block(ref_bench, 256, m, 320, Type::Q8_0, Type::Q4_0, Type::F16);
+    Tensor* out = ffn_block(planned, 256, m, 320, Type::Q8_0, Type::Q4_0, Type::F16);
+    ref_bench.run_without_reuse({ref_out}, 1);  // one thread: nothing can race
+    planned.run({out}, threads());
+    SCOPED_TRACE("m=" + std::to_string(m));
+    expect_near(read(*out), read(*ref_out), 0.0);
   }
-  ref_bench.run_without_reuse({outs[0]}, threads());
-  planned.run({outs[1]}, threads());
-  expect_near(read(*outs[1]), read(*outs[0]), 0.0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cpu, Ops,

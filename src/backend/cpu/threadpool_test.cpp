@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 namespace hart::cpu {
@@ -49,6 +51,24 @@ TEST(ThreadPool, WakesAfterSleeping) {
 }
 
 TEST(ThreadPool, RejectsZeroThreads) { EXPECT_ANY_THROW(ThreadPool(0)); }
+
+TEST(ThreadPool, CpuMasksAndPinning) {
+  EXPECT_EQ(cpus_of_mask(0b1011), (std::vector<int>{0, 1, 3}));
+  EXPECT_TRUE(cpus_of_mask(0).empty());
+  EXPECT_ANY_THROW(ThreadPool(2, {100000}));  // checked before any thread is pinned or started
+}
+
+// Many short waits: some sleep on the futex, and every one must be woken.
+TEST(ThreadPool, WaitWordWakesSleepers) {
+  WaitWord word;
+  std::vector<std::thread> waiters;
+  for (uint32_t target = 1; target <= 3; target++)
+    waiters.emplace_back([&word, target] { word.wait_reach(target, 0); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // waiters are asleep by now
+  for (int i = 0; i < 3; i++) word.add(1);
+  for (std::thread& t : waiters) t.join();
+  EXPECT_EQ(word.load(), 3u);
+}
 
 }  // namespace
 }  // namespace hart::cpu

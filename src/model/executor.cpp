@@ -24,9 +24,9 @@ Executor::Executor(const ExecutorParams& params) {
   const bool cpu_only =
       params.devices.empty() || (params.devices.size() == 1 && params.devices[0] == "cpu");
   if (cpu_only)
-    cpu_ = std::make_unique<cpu::CpuBackend>(n_threads);
+    cpu_ = std::make_unique<cpu::CpuBackend>(n_threads, params.cpu_mask);
   else
-    devices_ = std::make_unique<sched::Devices>(params.devices, n_threads, params.perf_log);
+    devices_ = std::make_unique<sched::Devices>(params.devices, n_threads, params.perf_log, params.cpu_mask);
 }
 
 Executor::~Executor() = default;

@@ -19,7 +19,8 @@ class Devices;
 }
 
 struct ExecutorParams {
-  int n_threads = 0;  // 0: all hardware threads
+  int n_threads = 0;      // 0: all hardware threads
+  uint64_t cpu_mask = 0;  // CPU threads pinned round-robin to these CPUs (bit i = CPU i); 0: not pinned
   // Backends in order of preference (e.g. {"et", "cpu"}); empty or {"cpu"}: the CPU alone.
   std::vector<std::string> devices;
   std::string perf_log;  // with devices: ET_PERF / SCHED_SPLIT lines go here

@@ -35,11 +35,12 @@ std::vector<std::string> parse_device_list(const std::vector<std::string>& args)
   return names;
 }
 
-Devices::Devices(const std::vector<std::string>& names, int n_threads, const std::string& perf_log) {
+Devices::Devices(const std::vector<std::string>& names, int n_threads, const std::string& perf_log,
+                 uint64_t cpu_mask) {
   if (!perf_log.empty()) log_ = std::make_unique<PerfLog>(perf_log);
   bool have_cpu = false;
   auto add_cpu = [&] {
-    backends_.push_back(std::make_unique<cpu::CpuBackend>(n_threads));
+    backends_.push_back(std::make_unique<cpu::CpuBackend>(n_threads, cpu_mask));
     have_cpu = true;
   };
   for (const std::string& n : names) {

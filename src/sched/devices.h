@@ -22,7 +22,9 @@ class Devices {
  public:
   // names: e.g. {"et", "cpu"}; unknown names throw hart::Error listing the known ones.
   // perf_log: a file for ET_PERF / SCHED_SPLIT lines, or empty.
-  Devices(const std::vector<std::string>& names, int n_threads, const std::string& perf_log);
+  // cpu_mask: the CPU backend's thread pinning (see CpuBackend).
+  Devices(const std::vector<std::string>& names, int n_threads, const std::string& perf_log,
+          uint64_t cpu_mask = 0);
   ~Devices();
 
   void compute(const Graph& g) { scheduler_->compute(g); }

@@ -149,6 +149,7 @@ TEST(Cli, ErrorsAreOneLineAndNonZero) {
   EXPECT_NE(hart("no-such-command").status, 0);
   EXPECT_NE(hart("run -m synthetic:no-such-model").status, 0);
   EXPECT_NE(hart("run -n 1", "HART_ISA=no-such-isa").status, 0);
+  EXPECT_NE(hart("run -n 1 --cpu-mask zz").status, 0);
 }
 
 TEST(Cli, DefaultSyntheticModelRuns) {

@@ -16,6 +16,8 @@ void ModelOptions::add_to(CLI::App& app) {
                  "GGUF file, or synthetic:NAME:TYPE for random weights with a real model's shapes")
       ->capture_default_str();
   app.add_option("-t,--threads", threads, "threads (default: all cores)")->check(CLI::Range(0, 4096));
+  app.add_option("--cpu-mask", cpu_mask,
+                 "pin threads to these CPUs, a hex mask (e.g. 0xF: CPUs 0-3, one cluster of a SpacemiT K1)");
   app.add_option("-c,--ctx-size", ctx_size, "context size in tokens (default: the model's, at most 4096)")
       ->check(CLI::Range(0, std::numeric_limits<int>::max()));
   app.add_option("--cache-type", cache_type, "KV cache type")
@@ -39,6 +41,16 @@ SessionParams ModelOptions::session_params() const {
   SessionParams sp;
   sp.n_ctx = ctx_size;
   sp.n_threads = threads;
+  if (!cpu_mask.empty()) {
+    size_t used = 0;
+    try {
+      sp.cpu_mask = std::stoull(cpu_mask, &used, 16);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != cpu_mask.size() || sp.cpu_mask == 0)
+      throw Error("--cpu-mask '" + cpu_mask + "' is not a non-zero hex mask (e.g. 0x3)");
+  }
   sp.cache_type = cache_type == "f32" ? Type::F32 : Type::F16;
   sp.devices = sched::parse_device_list(devices);
   sp.perf_log = perf_log;

@@ -19,6 +19,7 @@ constexpr const char* kDefaultModel = "synthetic:smollm2-135m:q8_0";
 struct ModelOptions {
   std::string model = kDefaultModel;
   int threads = 0;
+  std::string cpu_mask;  // hex, e.g. 0xF0: pin the CPU threads to CPUs 4-7
   int ctx_size = 0;
   std::string cache_type = "f16";
   bool mmap = false;

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "quant/quant.h"
+#include "quant/quantize_model.h"
 
 namespace hart {
 namespace {
@@ -97,11 +98,23 @@ struct Builder {
   gguf::Writer w;
   std::vector<std::vector<uint8_t>> blobs;  // tensor data, alive until written
   uint64_t seed = 1;
+  // A dry run only lists the tensors (to plan a quantization mix over them); a planned build
+  // stores each matrix in the type the plan gave it.
+  bool dry = false;
+  std::vector<gguf::TensorInfo> listed;
+  std::vector<Type> planned;  // by tensor index
+  size_t n_tensors = 0;
 
   // Random weights of std `scale`, stored in `type` (norm weights are ones).
   void tensor(const std::string& name, std::vector<int64_t> ne, Type type, float scale, bool ones = false) {
     const int64_t n_row = ne[0], n_rows = ne.size() > 1 ? ne[1] : 1;
+    if (!planned.empty()) type = planned.at(n_tensors++);
     if (!ones && n_row % type_info(type).block_size != 0) type = Type::F16;
+    if (dry) {
+      gguf::TensorInfo& t = listed.emplace_back(gguf::TensorInfo{name, type, uint32_t(ne.size()), {1, 1, 1, 1}, 0, 0, nullptr});
+      std::copy(ne.begin(), ne.end(), t.ne);
+      return;
+    }
     std::vector<uint8_t>& blob = blobs.emplace_back(row_size(type, n_row) * size_t(n_rows));
     const unsigned n_threads = std::max(1u, std::thread::hardware_concurrency());
     std::vector<std::thread> pool;
@@ -122,15 +135,8 @@ struct Builder {
   }
 };
 
-std::unique_ptr<gguf::Writer> build(std::string_view spec, std::vector<std::vector<uint8_t>>& blobs) {
-  const size_t colon = spec.find(':');
-  const Shape& s = find_shape(spec.substr(0, colon));
-  const std::string type_name_str = colon == std::string_view::npos ? "q8_0" : std::string(spec.substr(colon + 1));
-  const std::optional<Type> type = type_from_name(type_name_str);
-  if (!type || !can_quantize(*type))
-    throw Error("synthetic model type '" + type_name_str + "' is not one hart can write");
-
-  Builder b;
+// Metadata and tensors of shape s, every matrix in `type` (or as b.planned says).
+void describe(const Shape& s, Type type, Builder& b) {
   gguf::Writer& w = b.w;
   const std::string a = s.arch;
   w.set("general.architecture", a);
@@ -150,14 +156,14 @@ std::unique_ptr<gguf::Writer> build(std::string_view spec, std::vector<std::vect
 
   const int64_t d = s.n_embd, q = int64_t(s.n_head) * s.head_dim, kv = int64_t(s.n_head_kv) * s.head_dim;
   const float std_in = 1.0f / std::sqrt(float(d));
-  b.tensor("token_embd.weight", {d, s.n_vocab}, *type, 1.0f);
+  b.tensor("token_embd.weight", {d, s.n_vocab}, type, 1.0f);
   for (int il = 0; il < s.n_layer; il++) {
     const std::string p = "blk." + std::to_string(il) + ".";
     b.tensor(p + "attn_norm.weight", {d}, Type::F32, 0, true);
-    b.tensor(p + "attn_q.weight", {d, q}, *type, std_in);
-    b.tensor(p + "attn_k.weight", {d, kv}, *type, std_in);
-    b.tensor(p + "attn_v.weight", {d, kv}, *type, std_in);
-    b.tensor(p + "attn_output.weight", {q, d}, *type, 1.0f / std::sqrt(float(q)));
+    b.tensor(p + "attn_q.weight", {d, q}, type, std_in);
+    b.tensor(p + "attn_k.weight", {d, kv}, type, std_in);
+    b.tensor(p + "attn_v.weight", {d, kv}, type, std_in);
+    b.tensor(p + "attn_output.weight", {q, d}, type, 1.0f / std::sqrt(float(q)));
     if (a == "qwen2") {
       b.tensor(p + "attn_q.bias", {q}, Type::F32, 0.02f);
       b.tensor(p + "attn_k.bias", {kv}, Type::F32, 0.02f);
@@ -168,12 +174,53 @@ std::unique_ptr<gguf::Writer> build(std::string_view spec, std::vector<std::vect
       b.tensor(p + "attn_k_norm.weight", {s.head_dim}, Type::F32, 0, true);
     }
     b.tensor(p + "ffn_norm.weight", {d}, Type::F32, 0, true);
-    b.tensor(p + "ffn_gate.weight", {d, s.n_ff}, *type, std_in);
-    b.tensor(p + "ffn_up.weight", {d, s.n_ff}, *type, std_in);
-    b.tensor(p + "ffn_down.weight", {s.n_ff, d}, *type, 1.0f / std::sqrt(float(s.n_ff)));
+    b.tensor(p + "ffn_gate.weight", {d, s.n_ff}, type, std_in);
+    b.tensor(p + "ffn_up.weight", {d, s.n_ff}, type, std_in);
+    b.tensor(p + "ffn_down.weight", {s.n_ff, d}, type, 1.0f / std::sqrt(float(s.n_ff)));
   }
   b.tensor("output_norm.weight", {d}, Type::F32, 0, true);
-  if (!s.tied) b.tensor("output.weight", {d, s.n_vocab}, *type, std_in);
+  if (!s.tied) b.tensor("output.weight", {d, s.n_vocab}, type, std_in);
+}
+
+// What spec asks for: the shape, and either one type for every matrix or a mix's target.
+struct Spec {
+  const Shape* shape;
+  std::optional<Type> type;
+  const QuantizeTarget* mix = nullptr;
+};
+
+Spec parse_spec(std::string_view spec) {
+  const size_t colon = spec.find(':');
+  Spec out{&find_shape(spec.substr(0, colon)), std::nullopt};
+  const std::string name = colon == std::string_view::npos ? "q8_0" : std::string(spec.substr(colon + 1));
+  if (const std::optional<Type> type = type_from_name(name); type && can_quantize(*type))
+    out.type = type;  // a plain type: every matrix in it, as the name says
+  else if (!(out.mix = find_quantize_target(name)))
+    throw Error("synthetic model type '" + name + "' is not one hart can write");
+  return out;
+}
+
+// The tensors of spec without their data; a mix gets the types `hart quantize` would give each
+// tensor of an F32 model of that shape.
+std::vector<gguf::TensorInfo> list_tensors(const Spec& spec) {
+  Builder dry;
+  dry.dry = true;
+  describe(*spec.shape, spec.mix ? Type::F32 : *spec.type, dry);
+  if (spec.mix) {
+    const std::unique_ptr<gguf::File> meta = gguf::File::from_bytes(dry.w.to_bytes(), "synthetic");
+    const std::vector<TensorPlan> plan = plan_quantization(*meta, dry.listed, *spec.mix);
+    for (size_t i = 0; i < plan.size(); i++) dry.listed[i].type = plan[i].type;
+  }
+  return dry.listed;
+}
+
+std::unique_ptr<gguf::Writer> build(std::string_view spec_text, std::vector<std::vector<uint8_t>>& blobs) {
+  const Spec spec = parse_spec(spec_text);
+  Builder b;
+  if (spec.mix)
+    for (const gguf::TensorInfo& t : list_tensors(spec)) b.planned.push_back(t.type);
+  describe(*spec.shape, spec.mix ? spec.mix->type : *spec.type, b);
+  if (spec.mix) b.w.set("general.file_type", spec.mix->file_type);
   blobs = std::move(b.blobs);
   return std::make_unique<gguf::Writer>(std::move(b.w));
 }
@@ -197,5 +244,7 @@ void write_synthetic_model(std::string_view spec, const std::string& path) {
   std::vector<std::vector<uint8_t>> blobs;
   build(spec, blobs)->write(path);
 }
+
+std::vector<gguf::TensorInfo> synthetic_model_tensors(std::string_view spec) { return list_tensors(parse_spec(spec)); }
 
 }  // namespace hart

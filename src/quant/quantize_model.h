@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,10 @@ struct TensorPlan {
   bool fallback;  // the row length did not fit the chosen type
 };
 std::vector<TensorPlan> plan_quantization(const gguf::File& in, const QuantizeTarget& target);
+// The same for tensors that exist only as names, types and shapes (a model still to be written);
+// the model facts (architecture, layer and head counts) come from meta's metadata.
+std::vector<TensorPlan> plan_quantization(const gguf::File& meta, std::span<const gguf::TensorInfo> tensors,
+                                          const QuantizeTarget& target);
 
 // Progress, reported on the calling thread: rows of the tensor being converted, then bytes
 // written.

@@ -84,11 +84,11 @@ struct Model {
   bool is_70b = false;          // llama.cpp's LLM_TYPE_70B: 8 heads share each attn_v
 };
 
-Model describe(const gguf::File& in) {
+Model describe(const gguf::File& in, std::span<const gguf::TensorInfo> tensors) {
   Model m;
   m.arch = in.get_string("general.architecture").value_or("");
   int max_layer = -1;
-  for (const auto& t : in.tensors()) {
+  for (const auto& t : tensors) {
     max_layer = std::max(max_layer, layer_of(t.name));
     if (role_of(t.name) == Role::Output) m.tied_embeddings = false;
     if (role_of(t.name) == Role::AttnV) m.n_attn_v++;
@@ -173,8 +173,12 @@ const QuantizeTarget* find_quantize_target(std::string_view name) {
 }
 
 std::vector<TensorPlan> plan_quantization(const gguf::File& in, const QuantizeTarget& target) {
-  const Model model = describe(in);
-  const auto& tensors = in.tensors();
+  return plan_quantization(in, in.tensors(), target);
+}
+
+std::vector<TensorPlan> plan_quantization(const gguf::File& meta, std::span<const gguf::TensorInfo> tensors,
+                                          const QuantizeTarget& target) {
+  const Model model = describe(meta, tensors);
 
   // llama.cpp counts attn_v tensors in its (layer, name) order.
   std::vector<size_t> order(tensors.size());

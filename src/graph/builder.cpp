@@ -12,19 +12,17 @@ std::string describe(const Tensor* t) {
   return s;
 }
 
-void check(bool ok, Op op, const std::string& what) {
-  if (!ok) throw Error(std::string(op_name(op)) + ": " + what);
-}
+void fail(Op op, const std::string& what) { throw Error(std::string(op_name(op)) + ": " + what); }
 
 void check_type(const Tensor* t, Type type, Op op, const char* role) {
-  check(t->type == type, op,
-        std::string(role) + " must be " + std::string(type_name(type)) + ", got " + describe(t));
+  if (t->type != type)
+    fail(op, std::string(role) + " must be " + std::string(type_name(type)) + ", got " + describe(t));
 }
 
 void check_rows_contiguous(const Tensor* t, Op op, const char* role) {
-  check(t->nb[0] == type_info(t->type).type_size, op,
-        std::string(role) + " " + describe(t) + " has strided rows (nb[0] = " +
-            std::to_string(t->nb[0]) + "); make it contiguous with cont() first");
+  if (t->nb[0] != type_info(t->type).type_size)
+    fail(op, std::string(role) + " " + describe(t) + " has strided rows (nb[0] = " +
+                 std::to_string(t->nb[0]) + "); make it contiguous with cont() first");
 }
 
 Tensor* new_node(Context& c, Op op, Type type, const int64_t (&ne)[kMaxDims],
@@ -36,8 +34,8 @@ Tensor* new_node(Context& c, Op op, Type type, const int64_t (&ne)[kMaxDims],
   return t;
 }
 
-Tensor* new_view(Context& c, Op op, Tensor* a, const int64_t (&ne)[kMaxDims],
-                 const size_t (&nb)[kMaxDims], size_t offset) {
+Tensor* new_view(Context& c, Op op, Tensor* a, const int64_t (&ne)[kMaxDims], const size_t (&nb)[kMaxDims],
+                 size_t offset) {
   Tensor* t = c.new_tensor(a->type, std::span<const int64_t>(ne, kMaxDims));
   for (int i = 0; i < kMaxDims; i++) t->nb[i] = nb[i];
   t->op = op;
@@ -46,10 +44,10 @@ Tensor* new_view(Context& c, Op op, Tensor* a, const int64_t (&ne)[kMaxDims],
   t->view_src = a->view_src ? a->view_src : a;
   t->view_offs = a->view_offs + offset;
   const size_t end = t->view_offs + t->nbytes();
-  check(end <= t->view_src->nbytes(), op,
-        "view " + describe(t) + " at byte " + std::to_string(t->view_offs) + " ends at byte " +
-            std::to_string(end) + ", past the " + std::to_string(t->view_src->nbytes()) +
-            " bytes of " + describe(t->view_src));
+  if (!(end <= t->view_src->nbytes()))
+    fail(op, "view " + describe(t) + " at byte " + std::to_string(t->view_offs) + " ends at byte " +
+                 std::to_string(end) + ", past the " + std::to_string(t->view_src->nbytes()) + " bytes of " +
+                 describe(t->view_src));
   if (t->view_src->data) t->data = static_cast<char*>(t->view_src->data) + t->view_offs;
   return t;
 }

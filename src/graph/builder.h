@@ -11,8 +11,9 @@ namespace hart::detail {
 // "[4096, 7, 1, 1] f16"
 std::string describe(const Tensor* t);
 
-// Throws hart::Error("<op>: <what>") unless ok.
-void check(bool ok, Op op, const std::string& what);
+// Throws hart::Error("<op>: <what>"). Callers test first (`if (!ok) fail(...)`) so the message is
+// only built for a failure: graphs are rebuilt every decode step.
+[[noreturn]] void fail(Op op, const std::string& what);
 void check_type(const Tensor* t, Type type, Op op, const char* role);
 // Elements along dim 0 are adjacent (nb[0] is the element / block size), as row kernels need.
 void check_rows_contiguous(const Tensor* t, Op op, const char* role);
@@ -22,7 +23,7 @@ Tensor* new_node(Context& c, Op op, Type type, const int64_t (&ne)[kMaxDims],
                  std::initializer_list<Tensor*> srcs);
 
 // A view of a's memory (shape ne, strides nb, byte offset into a) produced by `op`; src[0] = a.
-Tensor* new_view(Context& c, Op op, Tensor* a, const int64_t (&ne)[kMaxDims],
-                 const size_t (&nb)[kMaxDims], size_t offset);
+Tensor* new_view(Context& c, Op op, Tensor* a, const int64_t (&ne)[kMaxDims], const size_t (&nb)[kMaxDims],
+                 size_t offset);
 
 }  // namespace hart::detail

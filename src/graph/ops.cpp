@@ -6,10 +6,10 @@
 
 namespace hart {
 
-using detail::check;
 using detail::check_rows_contiguous;
 using detail::check_type;
 using detail::describe;
+using detail::fail;
 
 namespace {
 
@@ -32,8 +32,8 @@ void check_f32_rows(const Tensor* t, Op op, const char* role) {
 // b broadcasts over a: every size of b divides the matching size of a.
 void check_broadcast(const Tensor* a, const Tensor* b, Op op) {
   for (int i = 0; i < kMaxDims; i++)
-    check(a->ne[i] % b->ne[i] == 0, op,
-          describe(b) + " does not broadcast over " + describe(a) + " (dim " + std::to_string(i) + ")");
+    if (a->ne[i] % b->ne[i] != 0)
+      fail(op, describe(b) + " does not broadcast over " + describe(a) + " (dim " + std::to_string(i) + ")");
 }
 
 Tensor* binary(Context& c, Op op, Tensor* a, Tensor* b) {
@@ -50,8 +50,8 @@ Tensor* get_rows(Context& c, Tensor* table, Tensor* ids) {
   const Op op = Op::GET_ROWS;
   check_type(ids, Type::I32, op, "ids");
   check_rows_contiguous(table, op, "table");
-  check(ids->ne[3] == 1 && table->ne[2] == ids->ne[1] && table->ne[3] == ids->ne[2], op,
-        "ids " + describe(ids) + " do not match the batch dims of table " + describe(table));
+  if (!(ids->ne[3] == 1 && table->ne[2] == ids->ne[1] && table->ne[3] == ids->ne[2]))
+    fail(op, "ids " + describe(ids) + " do not match the batch dims of table " + describe(table));
   const int64_t ne[kMaxDims] = {table->ne[0], ids->ne[0], ids->ne[1], ids->ne[2]};
   return detail::new_node(c, op, Type::F32, ne, {table, ids});
 }
@@ -62,12 +62,13 @@ Tensor* set_rows(Context& c, Tensor* dst, Tensor* src, Tensor* ids) {
   const Op op = Op::SET_ROWS;
   check_f32_rows(src, op, "src");
   check_rows_contiguous(dst, op, "dst");
-  check(ids->type == Type::I64 || ids->type == Type::I32, op, "ids must be i64 or i32, got " + describe(ids));
-  check(dst->ne[0] == src->ne[0] && dst->ne[2] == src->ne[2] && dst->ne[3] == src->ne[3], op,
-        "src " + describe(src) + " does not fit dst " + describe(dst));
-  check(ids->ne[0] == src->ne[1] && ids->ne[3] == 1 && src->ne[2] % ids->ne[1] == 0 &&
-            src->ne[3] % ids->ne[2] == 0,
-        op, "ids " + describe(ids) + " do not match src " + describe(src));
+  if (!(ids->type == Type::I64 || ids->type == Type::I32))
+    fail(op, "ids must be i64 or i32, got " + describe(ids));
+  if (!(dst->ne[0] == src->ne[0] && dst->ne[2] == src->ne[2] && dst->ne[3] == src->ne[3]))
+    fail(op, "src " + describe(src) + " does not fit dst " + describe(dst));
+  if (!(ids->ne[0] == src->ne[1] && ids->ne[3] == 1 && src->ne[2] % ids->ne[1] == 0 &&
+        src->ne[3] % ids->ne[2] == 0))
+    fail(op, "ids " + describe(ids) + " do not match src " + describe(src));
   Tensor* t = detail::new_view(c, op, dst, shape_of(dst), dst->nb, 0);
   t->src[1] = src;
   t->src[2] = ids;
@@ -78,14 +79,13 @@ Tensor* cpy(Context& c, Tensor* src, Tensor* dst) {
   // Same shape: row by row, any types (quantized rows must be contiguous).
   // Same element count, different shapes: element by element in src order, float types only.
   const Op op = Op::CPY;
-  check(src->nelements() == dst->nelements(), op,
-        describe(src) + " and " + describe(dst) + " differ in element count");
-  const bool rows_ok = same_shape(src, dst) &&
-                       src->nb[0] == type_info(src->type).type_size &&
+  if (src->nelements() != dst->nelements())
+    fail(op, describe(src) + " and " + describe(dst) + " differ in element count");
+  const bool rows_ok = same_shape(src, dst) && src->nb[0] == type_info(src->type).type_size &&
                        dst->nb[0] == type_info(dst->type).type_size;
-  check(rows_ok || (is_float_type(src->type) && is_float_type(dst->type)), op,
-        "copying " + describe(src) + " to " + describe(dst) +
-            " needs equal shapes and contiguous rows unless both are float types");
+  if (!(rows_ok || (is_float_type(src->type) && is_float_type(dst->type))))
+    fail(op, "copying " + describe(src) + " to " + describe(dst) +
+                 " needs equal shapes and contiguous rows unless both are float types");
   Tensor* t = detail::new_view(c, op, dst, shape_of(dst), dst->nb, 0);
   t->src[0] = src;
   t->src[1] = dst;
@@ -93,8 +93,8 @@ Tensor* cpy(Context& c, Tensor* src, Tensor* dst) {
 }
 
 Tensor* cont(Context& c, Tensor* a) {
-  check(!type_info(a->type).quantized || a->nb[0] == type_info(a->type).type_size, Op::CONT,
-        "quantized " + describe(a) + " must have contiguous rows");
+  if (!(!type_info(a->type).quantized || a->nb[0] == type_info(a->type).type_size))
+    fail(Op::CONT, "quantized " + describe(a) + " must have contiguous rows");
   return detail::new_node(c, Op::CONT, a->type, shape_of(a), {a});
 }
 
@@ -110,8 +110,8 @@ Tensor* scale(Context& c, Tensor* a, float s) {
 }
 
 Tensor* unary(Context& c, Tensor* a, Unary kind) {
-  check(int32_t(kind) >= 0 && int32_t(kind) <= int32_t(Unary::EXP), Op::UNARY,
-        "unknown kind " + std::to_string(int32_t(kind)));
+  if (!(int32_t(kind) >= 0 && int32_t(kind) <= int32_t(Unary::EXP)))
+    fail(Op::UNARY, "unknown kind " + std::to_string(int32_t(kind)));
   check_f32_rows(a, Op::UNARY, "src0");
   Tensor* t = detail::new_node(c, Op::UNARY, Type::F32, shape_of(a), {a});
   t->params[0] = int32_t(kind);
@@ -119,10 +119,12 @@ Tensor* unary(Context& c, Tensor* a, Unary kind) {
 }
 
 Tensor* glu(Context& c, Tensor* gate, Tensor* up, Glu kind) {
-  check(kind == Glu::SWIGLU || kind == Glu::GEGLU, Op::GLU, "unknown kind " + std::to_string(int32_t(kind)));
+  if (!(kind == Glu::SWIGLU || kind == Glu::GEGLU))
+    fail(Op::GLU, "unknown kind " + std::to_string(int32_t(kind)));
   check_f32_rows(gate, Op::GLU, "gate");
   check_f32_rows(up, Op::GLU, "up");
-  check(same_shape(gate, up), Op::GLU, "gate " + describe(gate) + " and up " + describe(up) + " differ");
+  if (!(same_shape(gate, up)))
+    fail(Op::GLU, "gate " + describe(gate) + " and up " + describe(up) + " differ");
   Tensor* t = detail::new_node(c, Op::GLU, Type::F32, shape_of(gate), {gate, up});
   t->params[0] = int32_t(kind);
   return t;
@@ -130,7 +132,7 @@ Tensor* glu(Context& c, Tensor* gate, Tensor* up, Glu kind) {
 
 Tensor* rms_norm(Context& c, Tensor* a, float eps) {
   check_f32_rows(a, Op::RMS_NORM, "src0");
-  check(eps >= 0.0f, Op::RMS_NORM, "eps must be >= 0");
+  if (!(eps >= 0.0f)) fail(Op::RMS_NORM, "eps must be >= 0");
   Tensor* t = detail::new_node(c, Op::RMS_NORM, Type::F32, shape_of(a), {a});
   t->set_param_f32(0, eps);
   return t;
@@ -138,14 +140,14 @@ Tensor* rms_norm(Context& c, Tensor* a, float eps) {
 
 Tensor* soft_max(Context& c, Tensor* a, Tensor* mask, float scale, float max_bias) {
   const Op op = Op::SOFT_MAX;
-  check(max_bias == 0.0f, op, "ALiBi (max_bias = " + std::to_string(max_bias) + ") is not supported");
+  if (max_bias != 0.0f) fail(op, "ALiBi (max_bias = " + std::to_string(max_bias) + ") is not supported");
   check_f32_rows(a, op, "src0");
   if (mask) {
     // mask [ne0, >= ne1, b2, b3], broadcast over a's dims 2 and 3
     check_f32_rows(mask, op, "mask");
-    check(mask->ne[0] == a->ne[0] && mask->ne[1] >= a->ne[1] && a->ne[2] % mask->ne[2] == 0 &&
-              a->ne[3] % mask->ne[3] == 0,
-          op, "mask " + describe(mask) + " does not fit " + describe(a));
+    if (!(mask->ne[0] == a->ne[0] && mask->ne[1] >= a->ne[1] && a->ne[2] % mask->ne[2] == 0 &&
+          a->ne[3] % mask->ne[3] == 0))
+      fail(op, "mask " + describe(mask) + " does not fit " + describe(a));
   }
   Tensor* t = detail::new_node(c, op, Type::F32, shape_of(a), {a, mask});
   t->set_param_f32(0, scale);
@@ -153,23 +155,23 @@ Tensor* soft_max(Context& c, Tensor* a, Tensor* mask, float scale, float max_bia
   return t;
 }
 
-Tensor* rope(Context& c, Tensor* a, Tensor* pos, Tensor* freq_factors, RopeMode mode,
-             int n_dims, float freq_base, float freq_scale) {
+Tensor* rope(Context& c, Tensor* a, Tensor* pos, Tensor* freq_factors, RopeMode mode, int n_dims,
+             float freq_base, float freq_scale) {
   // a [d, n_head, n_tok, b3], pos I32 [n_tok], freq_factors F32 [>= n_dims/2]
   const Op op = Op::ROPE;
-  check(mode == RopeMode::NORMAL || mode == RopeMode::NEOX, op,
-        "mode " + std::to_string(int32_t(mode)) + " is not supported (NORMAL = 0, NEOX = 2)");
+  if (!(mode == RopeMode::NORMAL || mode == RopeMode::NEOX))
+    fail(op, "mode " + std::to_string(int32_t(mode)) + " is not supported (NORMAL = 0, NEOX = 2)");
   check_f32_rows(a, op, "src0");
   check_type(pos, Type::I32, op, "positions");
-  check(pos->ne[0] == a->ne[2] && pos->nelements() == pos->ne[0], op,
-        "positions " + describe(pos) + " must be [" + std::to_string(a->ne[2]) + "] for " + describe(a));
-  check(n_dims > 0 && n_dims % 2 == 0 && n_dims <= a->ne[0], op,
-        "n_dims " + std::to_string(n_dims) + " must be even and in 2.." + std::to_string(a->ne[0]));
-  check(freq_base > 0.0f && freq_scale > 0.0f, op, "freq_base and freq_scale must be positive");
+  if (!(pos->ne[0] == a->ne[2] && pos->nelements() == pos->ne[0]))
+    fail(op, "positions " + describe(pos) + " must be [" + std::to_string(a->ne[2]) + "] for " + describe(a));
+  if (!(n_dims > 0 && n_dims % 2 == 0 && n_dims <= a->ne[0]))
+    fail(op, "n_dims " + std::to_string(n_dims) + " must be even and in 2.." + std::to_string(a->ne[0]));
+  if (!(freq_base > 0.0f && freq_scale > 0.0f)) fail(op, "freq_base and freq_scale must be positive");
   if (freq_factors) {
     check_type(freq_factors, Type::F32, op, "freq_factors");
-    check(freq_factors->ne[0] >= n_dims / 2 && freq_factors->is_contiguous(), op,
-          "freq_factors " + describe(freq_factors) + " must be contiguous with >= n_dims/2 elements");
+    if (!(freq_factors->ne[0] >= n_dims / 2 && freq_factors->is_contiguous()))
+      fail(op, "freq_factors " + describe(freq_factors) + " must be contiguous with >= n_dims/2 elements");
   }
   Tensor* t = detail::new_node(c, op, Type::F32, shape_of(a), {a, pos, freq_factors});
   t->params[0] = int32_t(mode);
@@ -184,9 +186,9 @@ Tensor* mul_mat(Context& c, Tensor* w, Tensor* x) {
   const Op op = Op::MUL_MAT;
   check_type(x, Type::F32, op, "src1 (activations)");
   check_rows_contiguous(w, op, "src0 (weights)");
-  check(w->ne[0] == x->ne[0], op, "inner sizes differ: " + describe(w) + " vs " + describe(x));
-  check(x->ne[2] % w->ne[2] == 0 && x->ne[3] % w->ne[3] == 0, op,
-        describe(w) + " does not broadcast over the batch dims of " + describe(x));
+  if (w->ne[0] != x->ne[0]) fail(op, "inner sizes differ: " + describe(w) + " vs " + describe(x));
+  if (!(x->ne[2] % w->ne[2] == 0 && x->ne[3] % w->ne[3] == 0))
+    fail(op, describe(w) + " does not broadcast over the batch dims of " + describe(x));
   const int64_t ne[kMaxDims] = {w->ne[1], x->ne[1], x->ne[2], x->ne[3]};
   return detail::new_node(c, op, Type::F32, ne, {w, x});
 }
@@ -197,16 +199,17 @@ namespace {
 // row strides), as both attention ops take them.
 void check_attention_qkv(const Tensor* q, const Tensor* k, const Tensor* v, Op op) {
   check_f32_rows(q, op, "q");
-  check(is_float_type(k->type) && is_float_type(v->type), op,
-        "k " + describe(k) + " and v " + describe(v) + " must be f32, f16 or bf16");
+  if (!(is_float_type(k->type) && is_float_type(v->type)))
+    fail(op, "k " + describe(k) + " and v " + describe(v) + " must be f32, f16 or bf16");
   check_rows_contiguous(k, op, "k");
   check_rows_contiguous(v, op, "v");
-  check(q->ne[3] == 1 && k->ne[3] == 1 && v->ne[3] == 1, op, "4-D q, k or v is not supported");
-  check(q->ne[0] == k->ne[0], op, "head sizes of q " + describe(q) + " and k " + describe(k) + " differ");
-  check(k->ne[1] == v->ne[1] && k->ne[2] == v->ne[2], op,
-        "k " + describe(k) + " and v " + describe(v) + " differ in heads or length");
-  check(q->ne[1] % k->ne[1] == 0, op,
-        std::to_string(q->ne[1]) + " query heads are not a multiple of " + std::to_string(k->ne[1]) + " kv heads");
+  if (!(q->ne[3] == 1 && k->ne[3] == 1 && v->ne[3] == 1)) fail(op, "4-D q, k or v is not supported");
+  if (q->ne[0] != k->ne[0]) fail(op, "head sizes of q " + describe(q) + " and k " + describe(k) + " differ");
+  if (!(k->ne[1] == v->ne[1] && k->ne[2] == v->ne[2]))
+    fail(op, "k " + describe(k) + " and v " + describe(v) + " differ in heads or length");
+  if (q->ne[1] % k->ne[1] != 0)
+    fail(op, std::to_string(q->ne[1]) + " query heads are not a multiple of " + std::to_string(k->ne[1]) +
+                 " kv heads");
 }
 
 }  // namespace
@@ -217,11 +220,11 @@ Tensor* flash_attn_ext(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* mask
   check_attention_qkv(q, k, v, op);
   if (mask) {
     check_f32_rows(mask, op, "mask");
-    check(mask->ne[0] == k->ne[2] && mask->ne[1] >= q->ne[2] && mask->ne[2] == 1 && mask->ne[3] == 1, op,
-          "mask " + describe(mask) + " must be [" + std::to_string(k->ne[2]) + ", >= " +
-              std::to_string(q->ne[2]) + "]");
+    if (!(mask->ne[0] == k->ne[2] && mask->ne[1] >= q->ne[2] && mask->ne[2] == 1 && mask->ne[3] == 1))
+      fail(op, "mask " + describe(mask) + " must be [" + std::to_string(k->ne[2]) +
+                   ", >= " + std::to_string(q->ne[2]) + "]");
   }
-  check(std::isfinite(scale), op, "scale must be finite");
+  if (!(std::isfinite(scale))) fail(op, "scale must be finite");
   const int64_t ne[kMaxDims] = {v->ne[0], q->ne[1], q->ne[2], 1};
   Tensor* t = detail::new_node(c, op, Type::F32, ne, {q, k, v, mask});
   t->set_param_f32(0, scale);
@@ -233,9 +236,9 @@ Tensor* paged_attn(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* index, f
   const Op op = Op::PAGED_ATTN;
   check_attention_qkv(q, k, v, op);
   check_type(index, Type::I32, op, "index");
-  check(index->is_contiguous() && index->nelements() == index->ne[0] && index->ne[0] >= 2 * q->ne[2], op,
-        "index " + describe(index) + " must be 1-D with at least 2 entries per token of " + describe(q));
-  check(std::isfinite(scale), op, "scale must be finite");
+  if (!(index->is_contiguous() && index->nelements() == index->ne[0] && index->ne[0] >= 2 * q->ne[2]))
+    fail(op, "index " + describe(index) + " must be 1-D with at least 2 entries per token of " + describe(q));
+  if (!(std::isfinite(scale))) fail(op, "scale must be finite");
   const int64_t ne[kMaxDims] = {v->ne[0], q->ne[1], q->ne[2], 1};
   Tensor* t = detail::new_node(c, op, Type::F32, ne, {q, k, v, index});
   t->set_param_f32(0, scale);

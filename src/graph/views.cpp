@@ -5,17 +5,17 @@
 
 namespace hart {
 
-using detail::check;
+using detail::fail;
 
 Tensor* reshape(Context& c, Tensor* a, std::initializer_list<int64_t> ne) {
-  check(a->is_contiguous(), Op::RESHAPE, "source " + detail::describe(a) + " is not contiguous");
-  check(ne.size() != 0 && ne.size() <= size_t(kMaxDims), Op::RESHAPE, "1 to 4 dimensions allowed");
+  if (!a->is_contiguous()) fail(Op::RESHAPE, "source " + detail::describe(a) + " is not contiguous");
+  if (!(ne.size() != 0 && ne.size() <= size_t(kMaxDims))) fail(Op::RESHAPE, "1 to 4 dimensions allowed");
   int64_t shape[kMaxDims] = {1, 1, 1, 1};
   int64_t n = 1;
   int i = 0;
   for (int64_t d : ne) n *= (shape[i++] = d);
-  check(n == a->nelements(), Op::RESHAPE,
-        std::to_string(n) + " elements requested from " + detail::describe(a));
+  if (n != a->nelements())
+    fail(Op::RESHAPE, std::to_string(n) + " elements requested from " + detail::describe(a));
   Tensor probe;
   probe.type = a->type;
   for (int d = 0; d < kMaxDims; d++) probe.ne[d] = shape[d];
@@ -23,12 +23,12 @@ Tensor* reshape(Context& c, Tensor* a, std::initializer_list<int64_t> ne) {
   return detail::new_view(c, Op::RESHAPE, a, shape, probe.nb, 0);
 }
 
-Tensor* view(Context& c, Tensor* a, std::initializer_list<int64_t> ne,
-             std::initializer_list<size_t> nb, size_t offset) {
-  check(ne.size() != 0 && ne.size() <= size_t(kMaxDims), Op::VIEW, "1 to 4 dimensions allowed");
-  check(nb.size() + 1 == ne.size(), Op::VIEW,
-        std::to_string(ne.size()) + " sizes need " + std::to_string(ne.size() - 1) +
-            " strides (nb[0] is implied by the type), got " + std::to_string(nb.size()));
+Tensor* view(Context& c, Tensor* a, std::initializer_list<int64_t> ne, std::initializer_list<size_t> nb,
+             size_t offset) {
+  if (!(ne.size() != 0 && ne.size() <= size_t(kMaxDims))) fail(Op::VIEW, "1 to 4 dimensions allowed");
+  if (nb.size() + 1 != ne.size())
+    fail(Op::VIEW, std::to_string(ne.size()) + " sizes need " + std::to_string(ne.size() - 1) +
+                       " strides (nb[0] is implied by the type), got " + std::to_string(nb.size()));
   int64_t shape[kMaxDims] = {1, 1, 1, 1};
   size_t strides[kMaxDims] = {type_info(a->type).type_size, 0, 0, 0};
   int i = 0;
@@ -36,8 +36,7 @@ Tensor* view(Context& c, Tensor* a, std::initializer_list<int64_t> ne,
   i = 1;
   for (size_t s : nb) strides[i++] = s;
   const int64_t bs = type_info(a->type).block_size;
-  for (; i < kMaxDims; i++)
-    strides[i] = strides[i - 1] * size_t(i == 1 ? shape[0] / bs : shape[i - 1]);
+  for (; i < kMaxDims; i++) strides[i] = strides[i - 1] * size_t(i == 1 ? shape[0] / bs : shape[i - 1]);
   return detail::new_view(c, Op::VIEW, a, shape, strides, offset);
 }
 
@@ -45,10 +44,10 @@ Tensor* permute(Context& c, Tensor* a, int ax0, int ax1, int ax2, int ax3) {
   const int axes[kMaxDims] = {ax0, ax1, ax2, ax3};
   int seen = 0;
   for (int ax : axes) {
-    check(ax >= 0 && ax < kMaxDims, Op::PERMUTE, "axis " + std::to_string(ax) + " out of range");
+    if (!(ax >= 0 && ax < kMaxDims)) fail(Op::PERMUTE, "axis " + std::to_string(ax) + " out of range");
     seen |= 1 << ax;
   }
-  check(seen == 0xf, Op::PERMUTE, "axes must be a permutation of 0, 1, 2, 3");
+  if (seen != 0xf) fail(Op::PERMUTE, "axes must be a permutation of 0, 1, 2, 3");
   // As ggml_permute: source dimension i becomes dimension axes[i].
   int64_t ne[kMaxDims];
   size_t nb[kMaxDims];

@@ -152,6 +152,13 @@ TEST(Cli, ErrorsAreOneLineAndNonZero) {
   EXPECT_NE(hart("run -n 1 --cpu-mask zz").status, 0);
 }
 
+// llama.cpp's single-dash `-dev LIST` spelling is --device LIST (CLI11 alone rejects it).
+TEST(Cli, DevFlagInLlamaCppSpelling) {
+  EXPECT_EQ(hart("run -dev cpu --list-devices").status, 0);
+  EXPECT_EQ(hart("run -dev=et,cpu --list-devices").status, 0);
+  EXPECT_NE(hart("run -n 1 -dev no-such-device").status, 0);
+}
+
 TEST(Cli, DefaultSyntheticModelRuns) {
   Result r = hart("run -n 4 --temp 0 --json");
   ASSERT_EQ(r.status, 0);

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "command.h"
 #include "common/error.h"
@@ -25,6 +27,20 @@ void usage(FILE* out) {
     std::fprintf(out, "  %-10s %s\n", name.c_str(), cmd.help);
 }
 
+// llama.cpp's spelling `-dev et,cpu` (and `-dev=et,cpu`) as `--dev`: CLI11 reads multi-letter
+// names only after two dashes. The respelled arguments live in `store` (reserved, so pointers into
+// it stay valid).
+void respell_dev_flag(int argc, char** argv, std::vector<std::string>& store) {
+  store.reserve(size_t(argc));
+  for (int i = 1; i < argc; i++) {
+    const std::string_view a = argv[i];
+    if (a == "--") return;
+    if (a == "-dev" || a.starts_with("-dev=")) {
+      argv[i] = store.emplace_back(std::string("--dev").append(a.substr(4))).data();
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -41,6 +57,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "hart: unknown command '%s' (see hart --help)\n", argv[1]);
     return 2;
   }
+  std::vector<std::string> respelled;
+  respell_dev_flag(argc, argv, respelled);
   std::string prog = std::string("hart ") + argv[1];
   argv[1] = prog.data();
   try {

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include "backend/et/device_lock.h"
 #include "backend/et/emu/emulator.h"
 #include "common/error.h"
+#include "sched/perf_log.h"
 #include "sched/scheduler.h"
 
 namespace hart::et {
@@ -41,9 +43,10 @@ emu::EmuConfig small_device(const std::string& lock_dir) {
   return cfg;
 }
 
-std::unique_ptr<EtBackend> make_backend(const std::string& lock_dir, bool uber) {
+std::unique_ptr<EtBackend> make_backend(const std::string& lock_dir, bool uber, sched::PerfLog* log = nullptr) {
   EtOptions o;
   o.uberkernel = uber;
+  o.perf_log = log;
   return std::make_unique<EtBackend>(emu::open_emulator(small_device(lock_dir)), o);
 }
 
@@ -120,26 +123,71 @@ TEST(EtBackend, LayerMatchesCpuQ8_0) { check_layer(Type::Q8_0, false); }
 TEST(EtBackend, LayerMatchesCpuQ4_0Uberkernel) { check_layer(Type::Q4_0, true); }
 TEST(EtBackend, LayerMatchesCpuF16Uberkernel) { check_layer(Type::F16, true); }
 
-TEST(EtBackend, SplitsWithCpuAroundUnsupportedOps) {
-  TempDir dir;
-  auto et = make_backend(dir.path, false);
+// The graph `build` makes, run by the scheduler (the device first, the CPU for the rest) and by
+// the CPU alone: where the nodes went, and how far the results are apart.
+struct Placed {
+  sched::Scheduler::Stats stats;
+  double nmse;
+};
+
+Placed place_and_compare(EtBackend& et, Tensor* (*build)(Bench&)) {
   cpu::CpuBackend cpu(1);
-  auto build = [](Bench& b) {
-    Tensor* x = b.random(Type::F32, {32, 4});
-    Tensor* y = mul_mat(b.ctx, b.random(Type::Q8_0, {32, 32}), x);
-    Tensor* z = unary(b.ctx, y, Unary::GELU);  // no device kernel
-    return add(b.ctx, mul_mat(b.ctx, b.random(Type::Q4_0, {32, 32}), z), y);
-  };
   Bench ba, bb;
   Tensor* oa = build(ba);
   Tensor* ob = build(bb);
   Planned pa({oa}), pb({ob});
-  sched::Scheduler s({et.get(), &cpu});
+  sched::Scheduler s({&et, &cpu});
   s.compute(pa.g);
   cpu.compute(pb.g);
-  EXPECT_EQ(s.last_stats().splits, 3u);
-  EXPECT_EQ(s.last_stats().nodes, (std::vector<size_t>{3, 1}));
-  EXPECT_LT(nmse(read(*oa), read(*ob)), 5e-4);  // the CPU quantizes activations to Q8
+  return {s.last_stats(), nmse(read(*oa), read(*ob))};
+}
+
+TEST(EtBackend, SplitsWithCpuAroundUnsupportedOps) {
+  TempDir dir;
+  auto et = make_backend(dir.path, false);
+  const Placed r = place_and_compare(*et, [](Bench& b) {
+    Tensor* x = b.random(Type::F32, {32, 4});
+    Tensor* y = mul_mat(b.ctx, b.random(Type::Q8_0, {32, 32}), x);
+    Tensor* z = unary(b.ctx, y, Unary::RELU);  // no device kernel
+    return add(b.ctx, mul_mat(b.ctx, b.random(Type::Q4_0, {32, 32}), z), y);
+  });
+  EXPECT_EQ(r.stats.splits, 3u);
+  EXPECT_EQ(r.stats.nodes, (std::vector<size_t>{3, 1}));
+  EXPECT_LT(r.nmse, 5e-4);  // the CPU quantizes activations to Q8
+}
+
+// A GeGLU feed-forward block (Gemma's) over Q4_K weights with a SiLU-gated branch and a SUB:
+// every op is placed on the device, each launch names its kernel, and the result matches the CPU.
+TEST(EtBackend, GegluFfnWithQ4_KWeightsRunsOnTheDevice) {
+  TempDir dir;
+  const std::string path = dir.path + "/perf.log";
+  auto log = std::make_unique<sched::PerfLog>(path);
+  auto et = make_backend(dir.path, false, log.get());
+  const Placed r = place_and_compare(*et, [](Bench& b) {
+    Context& c = b.ctx;
+    const int64_t d = 256, ff = 512, t = 3;
+    Tensor* x = b.random(Type::F32, {d, t});
+    Tensor* g = mul_mat(c, b.random(Type::Q4_K, {d, ff}), x);
+    Tensor* u = mul_mat(c, b.random(Type::Q4_K, {d, ff}), x);
+    Tensor* f = mul_mat(c, b.random(Type::Q4_K, {ff, d}), glu(c, g, u, Glu::GEGLU));
+    Tensor* s = mul(c, unary(c, x, Unary::SILU), unary(c, f, Unary::GELU));
+    return sub(c, s, b.random(Type::F32, {d}));
+  });
+  EXPECT_EQ(r.stats.nodes[1], 0u) << "every op runs on the device";
+  EXPECT_EQ(r.stats.splits, 1u);
+  EXPECT_EQ(et->stats().ops, 8u);
+  EXPECT_LT(r.nmse, 5e-4);  // the CPU quantizes activations to Q8_K
+  et.reset();
+  log.reset();
+  std::ifstream in(path);
+  std::vector<std::string> kernels;
+  for (std::string l; std::getline(in, l);) {
+    const size_t at = l.find("|kernel=") + 8;
+    kernels.push_back(l.substr(at, l.find('|', at) - at));
+  }
+  std::sort(kernels.begin(), kernels.end());  // in any topological order
+  EXPECT_EQ(kernels, (std::vector<std::string>{"glu_geglu_f32", "mul_f32", "mul_mat_Q4_Kxf32", "mul_mat_Q4_Kxf32",
+                                               "mul_mat_Q4_Kxf32", "sub_f32", "unary_gelu_f32", "unary_silu_f32"}));
 }
 
 // Two decode steps into a KV cache leaf: the cache is uploaded once and never copied back, the

@@ -15,6 +15,7 @@ namespace hart::et {
 namespace {
 
 bool device_float(Type t) { return t == Type::F32 || t == Type::F16; }
+bool device_blocks(Type t) { return t == Type::Q8_0 || t == Type::Q4_0 || t == Type::Q4_K; }
 bool rows_contiguous(const Tensor& t) { return t.nb[0] == type_info(t.type).type_size; }
 bool f32_rows(const Tensor* t) { return t && t->type == Type::F32 && rows_contiguous(*t); }
 bool broadcasts_to(const Tensor& b, const Tensor& a) {
@@ -53,23 +54,25 @@ bool supports(const Tensor& n) {
       return true;  // no computation
     case Op::MUL_MAT: {
       const Type w = a->type;
-      const bool weight_ok = w == Type::F32 || w == Type::F16 || w == Type::Q8_0 || w == Type::Q4_0;
+      const bool weight_ok = device_float(w) || device_blocks(w);
       return weight_ok && rows_contiguous(*a) && f32_rows(b);
     }
     case Op::RMS_NORM: case Op::SCALE:
       return f32_rows(a);
-    case Op::ADD: case Op::MUL:
+    case Op::ADD: case Op::SUB: case Op::MUL:
       return a->type == Type::F32 && b->type == Type::F32 && broadcasts_to(*b, *a);
     case Op::GET_ROWS:
-      return (device_float(a->type) || a->type == Type::Q8_0 || a->type == Type::Q4_0) && b->type == Type::I32;
+      return (device_float(a->type) || device_blocks(a->type)) && b->type == Type::I32;
     case Op::SET_ROWS:  // the destination is written line by line: it must be contiguous
       return device_float(a->type) && a->is_contiguous() && f32_rows(b);
     case Op::ROPE:  // no frequency factors (Llama 3.1) on the device
       return f32_rows(a) && !n.src[2];
     case Op::SOFT_MAX:
       return f32_rows(a) && (!b || f32_rows(b)) && n.param_f32(1) == 0.0f;
+    case Op::UNARY:
+      return (n.params[0] == int32_t(Unary::SILU) || n.params[0] == int32_t(Unary::GELU)) && a->type == Type::F32;
     case Op::GLU:
-      return n.params[0] == int32_t(Glu::SWIGLU) && a->type == Type::F32 && b->type == Type::F32;
+      return a->type == Type::F32 && b->type == Type::F32;  // SwiGLU and GeGLU
     case Op::CPY:
       return device_float(a->type) && device_float(b->type) && b->is_contiguous();
     case Op::CONT:
@@ -87,7 +90,7 @@ bool supports(const Tensor& n) {
       return f32_rows(a) && device_float(k->type) && device_float(v->type) && a->ne[0] <= 512 && v->ne[0] <= 512;
     }
     default:
-      return false;  // SUB, UNARY: no device kernel
+      return false;  // no device kernel
   }
 }
 
@@ -220,13 +223,22 @@ KernelCall make_call(const EtOp& op, const AddressOf& address) {
       c.perf_keys = "|eps=" + fmt_g(p.eps);
       break;
     }
-    case Op::ADD: case Op::MUL: {
+    case Op::ADD: case Op::SUB: case Op::MUL: {
       et_binary_params p{};
       p.src0 = P.tensor(*h.src[0]);
       p.src1 = P.tensor(*h.src[1]);
       p.dst = P.tensor(n);
-      p.op = h.op == Op::ADD ? ET_BINARY_ADD : ET_BINARY_MUL;
-      set(ET_KERNEL_ID_binary, "binary", h.op == Op::ADD ? "add_f32" : "mul_f32", words(p));
+      p.op = h.op == Op::ADD ? ET_BINARY_ADD : h.op == Op::SUB ? ET_BINARY_SUB : ET_BINARY_MUL;
+      set(ET_KERNEL_ID_binary, "binary", lower(op_name(h.op)) + "_f32", words(p));
+      break;
+    }
+    case Op::UNARY: {
+      et_unary_params p{};
+      p.src = P.tensor(*h.src[0]);
+      p.dst = P.tensor(n);
+      const bool silu = h.params[0] == int32_t(Unary::SILU);
+      p.act = silu ? ET_ACT_SILU : ET_ACT_GELU;
+      set(ET_KERNEL_ID_unary, "unary", silu ? "unary_silu_f32" : "unary_gelu_f32", words(p));
       break;
     }
     case Op::SCALE: {
@@ -290,7 +302,9 @@ KernelCall make_call(const EtOp& op, const AddressOf& address) {
       p.gate = P.tensor(*h.src[0]);
       p.up = P.tensor(*h.src[1]);
       p.dst = P.tensor(n);
-      set(ET_KERNEL_ID_glu, "glu", "glu_swiglu_f32", words(p));
+      const bool swiglu = h.params[0] == int32_t(Glu::SWIGLU);
+      p.act = swiglu ? ET_ACT_SILU : ET_ACT_GELU;
+      set(ET_KERNEL_ID_glu, "glu", swiglu ? "glu_swiglu_f32" : "glu_geglu_f32", words(p));
       break;
     }
     case Op::CPY: case Op::CONT: {

@@ -16,6 +16,7 @@ enum et_type {
   ET_TYPE_F16 = 1,
   ET_TYPE_Q4_0 = 2,
   ET_TYPE_Q8_0 = 8,
+  ET_TYPE_Q4_K = 12,
   ET_TYPE_I32 = 26,
   ET_TYPE_I64 = 27
 };
@@ -45,7 +46,7 @@ typedef struct et_rms_norm_params {
   int32_t has_weight;
 } et_rms_norm_params;
 
-enum et_binary_op { ET_BINARY_ADD = 0, ET_BINARY_MUL = 1 };
+enum et_binary_op { ET_BINARY_ADD = 0, ET_BINARY_MUL = 1, ET_BINARY_SUB = 2 };
 
 /* dst = src0 op src1, src1 repeated to src0's shape. */
 typedef struct et_binary_params {
@@ -88,9 +89,21 @@ typedef struct et_soft_max_params {
   int32_t has_mask;
 } et_soft_max_params;
 
-/* SwiGLU: dst = silu(gate) * up. */
+/* The activations of UNARY and GLU: SiLU x / (1 + e^-x), and GELU in ggml's tanh approximation. */
+enum et_activation { ET_ACT_SILU = 0, ET_ACT_GELU = 1 };
+
+/* dst = act(src) (UNARY SILU / GELU). */
+typedef struct et_unary_params {
+  et_tensor src, dst;
+  int32_t act;
+  int32_t reserved;
+} et_unary_params;
+
+/* dst = act(gate) * up: SwiGLU with ET_ACT_SILU, GeGLU with ET_ACT_GELU. */
 typedef struct et_glu_params {
   et_tensor gate, up, dst;
+  int32_t act;
+  int32_t reserved;
 } et_glu_params;
 
 /* dst (contiguous, F32 or F16) = src (any strides, F32 or F16) in row-major element order. */

@@ -1,6 +1,9 @@
-/* Reading and writing rows of the tensor types the kernels accept: F32, F16 (any element), and the
- * 32-element blocks Q8_0 {f16 d; int8 q[32]} and Q4_0 {f16 d; uint8 q[16]} (element j < 16 in the low
- * nibble of q[j], element j >= 16 in the high nibble of q[j - 16], value (nibble - 8) * d). */
+/* Reading and writing rows of the tensor types the kernels accept: F32, F16 (any element), the
+ * 32-element blocks Q8_0 {f16 d; int8 q[32]} and Q4_0 {f16 d; uint8 q[16]} (element j < 16 in the
+ * low nibble of q[j], element j >= 16 in the high nibble of q[j - 16], value (nibble - 8) * d), and
+ * the 256-element super-blocks Q4_K {f16 d, dmin; uint8 scales[12]; uint8 q[128]}: 8 groups of 32,
+ * group g holding 4-bit levels (bytes 32 (g / 2) .. + 31 of q, low nibbles for even g, high for odd)
+ * with a 6-bit scale s_g and min m_g packed in scales, value level * (d * s_g) - dmin * m_g. */
 #ifndef ET_ROWS_H
 #define ET_ROWS_H
 
@@ -9,17 +12,29 @@
 #include "et_params.h"
 
 #define ET_QK 32
+#define ET_QK_K 256
 #define ET_Q8_0_BYTES 34
 #define ET_Q4_0_BYTES 18
+#define ET_Q4_K_BYTES 144
 
-/* Bytes of a row of n elements (n a multiple of 32 for block types); 0 for unknown types. */
+static inline int et_is_block_type(int32_t type) {
+  return type == ET_TYPE_Q8_0 || type == ET_TYPE_Q4_0 || type == ET_TYPE_Q4_K;
+}
+
+/* Elements and bytes of one block of a block type. */
+static inline int64_t et_block_elems(int32_t type) { return type == ET_TYPE_Q4_K ? ET_QK_K : ET_QK; }
+
+static inline int64_t et_block_bytes(int32_t type) {
+  return type == ET_TYPE_Q8_0 ? ET_Q8_0_BYTES : type == ET_TYPE_Q4_0 ? ET_Q4_0_BYTES : ET_Q4_K_BYTES;
+}
+
+/* Bytes of a row of n elements (n a multiple of the block size for block types); 0 for unknown types. */
 static inline int64_t et_row_bytes(int32_t type, int64_t n) {
   switch (type) {
     case ET_TYPE_F32: case ET_TYPE_I32: return n * 4;
     case ET_TYPE_F16: return n * 2;
     case ET_TYPE_I64: return n * 8;
-    case ET_TYPE_Q8_0: return n / ET_QK * ET_Q8_0_BYTES;
-    case ET_TYPE_Q4_0: return n / ET_QK * ET_Q4_0_BYTES;
+    case ET_TYPE_Q8_0: case ET_TYPE_Q4_0: case ET_TYPE_Q4_K: return n / et_block_elems(type) * et_block_bytes(type);
     default: return 0;
   }
 }
@@ -41,8 +56,34 @@ static inline void et_store(void* row, int32_t type, int64_t i, float v) {
   else ((uint16_t*)row)[i] = et_f32_to_f16(v);
 }
 
-/* The 32 integer levels of a block, and its scale. */
-static inline float et_block_levels(const uint8_t* block, int32_t type, int32_t* q) {
+/* Q4_K's 6-bit scale and min of group j (0..7) from the 12 packed bytes: groups 0-3 in the low 6
+ * bits of bytes j and j + 4; groups 4-7 in the nibbles of byte j + 4, their top 2 bits in the top
+ * bits of bytes j - 4 (scale) and j (min). */
+static inline void et_q4_k_scale_min(const uint8_t* s, int j, int32_t* scale, int32_t* min) {
+  if (j < 4) {
+    *scale = s[j] & 63;
+    *min = s[j + 4] & 63;
+  } else {
+    *scale = (s[j + 4] & 0x0f) | ((s[j - 4] >> 6) << 4);
+    *min = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+  }
+}
+
+/* The 32 integer levels of group g (elements 32 g .. 32 g + 31) of a block-type row, its scale
+ * (returned) and its offset (*offset; 0 but for Q4_K): element j is q[j] * scale - offset. */
+static inline float et_group_levels(const uint8_t* row, int32_t type, int64_t g, int32_t* q, float* offset) {
+  if (type == ET_TYPE_Q4_K) {
+    const uint8_t* sb = row + g / 8 * ET_Q4_K_BYTES;
+    const int j = (int)(g % 8);
+    const uint8_t* qs = sb + 16 + 32 * (j / 2);
+    const int shift = 4 * (j % 2);
+    for (int l = 0; l < ET_QK; l++) q[l] = (qs[l] >> shift) & 0x0f;
+    int32_t sc, m;
+    et_q4_k_scale_min(sb + 4, j, &sc, &m);
+    *offset = et_load_f16(sb + 2) * (float)m;
+    return et_load_f16(sb) * (float)sc;
+  }
+  const uint8_t* block = row + g * et_block_bytes(type);
   if (type == ET_TYPE_Q8_0) {
     for (int j = 0; j < ET_QK; j++) q[j] = (int8_t)block[2 + j];
   } else {
@@ -51,31 +92,33 @@ static inline float et_block_levels(const uint8_t* block, int32_t type, int32_t*
       q[j + ET_QK / 2] = (int32_t)(block[2 + j] >> 4) - 8;
     }
   }
+  *offset = 0.0f;
   return et_load_f16(block);
 }
 
-static inline int64_t et_block_bytes(int32_t type) {
-  return type == ET_TYPE_Q8_0 ? ET_Q8_0_BYTES : ET_Q4_0_BYTES;
-}
-
-/* Elements [i0, i1) of a row of any accepted type, as floats into out[0 .. i1 - i0). */
+/* Elements [i0, i1) of a row of any accepted type, as floats into out[0 .. i1 - i0). The product
+ * and the offset are separate statements so that no compiler fuses them into an fma: the values
+ * are ggml's dequantization bit for bit. */
 static inline void et_dequant_row(const void* row, int32_t type, int64_t i0, int64_t i1, float* out) {
   if (et_is_float_type(type)) {
     for (int64_t i = i0; i < i1; i++) out[i - i0] = et_load(row, type, i);
     return;
   }
-  const int64_t bb = et_block_bytes(type);
   int32_t q[ET_QK];
-  for (int64_t b = i0 / ET_QK; b * ET_QK < i1; b++) {
-    const float d = et_block_levels((const uint8_t*)row + b * bb, type, q);
+  for (int64_t g = i0 / ET_QK; g * ET_QK < i1; g++) {
+    float offset;
+    const float d = et_group_levels((const uint8_t*)row, type, g, q, &offset);
     for (int j = 0; j < ET_QK; j++) {
-      const int64_t i = b * ET_QK + j;
-      if (i >= i0 && i < i1) out[i - i0] = (float)q[j] * d;
+      const int64_t i = g * ET_QK + j;
+      if (i < i0 || i >= i1) continue;
+      const float scaled = (float)q[j] * d;
+      out[i - i0] = scaled - offset;
     }
   }
 }
 
-/* Dot product of a row of k elements of any accepted type with k floats. */
+/* Dot product of a row of k elements of any accepted type with k floats; per group of a block
+ * type, scale * sum(q x) - offset * sum(x). */
 static inline float et_dot_row(const void* row, int32_t type, const float* x, int64_t k) {
   float sum = 0.0f;
   if (type == ET_TYPE_F32) {
@@ -88,14 +131,19 @@ static inline float et_dot_row(const void* row, int32_t type, const float* x, in
     for (int64_t i = 0; i < k; i++) sum += et_f16_to_f32(w[i]) * x[i];
     return sum;
   }
-  const int64_t bb = et_block_bytes(type);
   int32_t q[ET_QK];
-  for (int64_t b = 0; b < k / ET_QK; b++) {
-    const float d = et_block_levels((const uint8_t*)row + b * bb, type, q);
-    const float* xb = x + b * ET_QK;
-    float block_sum = 0.0f;
-    for (int j = 0; j < ET_QK; j++) block_sum += (float)q[j] * xb[j];
-    sum += d * block_sum;
+  for (int64_t g = 0; g < k / ET_QK; g++) {
+    float offset;
+    const float d = et_group_levels((const uint8_t*)row, type, g, q, &offset);
+    const float* xg = x + g * ET_QK;
+    float group_sum = 0.0f;
+    for (int j = 0; j < ET_QK; j++) group_sum += (float)q[j] * xg[j];
+    sum += d * group_sum;
+    if (offset != 0.0f) {
+      float x_sum = 0.0f;
+      for (int j = 0; j < ET_QK; j++) x_sum += xg[j];
+      sum -= offset * x_sum;
+    }
   }
   return sum;
 }
@@ -131,22 +179,15 @@ static inline uint8_t* et_tensor_data(const et_env* env, const et_tensor* t) {
   return (uint8_t*)et_ptr(env, t->addr, (uint64_t)span);
 }
 
-static inline void et_require(const et_env* env, int ok, const char* message) {
-  if (!ok) et_fail(env, message);
+/* The activation act (an et_activation) of x; 0 for an unknown one (kernels validate act first). */
+static inline float et_activate(int32_t act, float x) {
+  return act == ET_ACT_SILU ? et_silu(x) : act == ET_ACT_GELU ? et_gelu(x) : 0.0f;
 }
 
-/* Calls fn(ctx, row, i0, i1) for each piece [i0, i1) of a row (row_len elements) that the flat
- * element range r covers. */
-typedef void (*et_row_fn)(void* ctx, int64_t row, int64_t i0, int64_t i1);
+static inline int et_is_activation(int32_t act) { return act == ET_ACT_SILU || act == ET_ACT_GELU; }
 
-static inline void et_for_rows(et_range r, int64_t row_len, et_row_fn fn, void* ctx) {
-  for (int64_t flat = r.begin; flat < r.end;) {
-    const int64_t row = flat / row_len;
-    const int64_t start = row * row_len;
-    const int64_t end = start + row_len < r.end ? start + row_len : r.end;
-    fn(ctx, row, flat - start, end - start);
-    flat = end;
-  }
+static inline void et_require(const et_env* env, int ok, const char* message) {
+  if (!ok) et_fail(env, message);
 }
 
 /* This hart's rows-pieces of a contiguous output tensor. */
@@ -160,6 +201,72 @@ static inline et_range et_split_output(const et_env* env, const et_tensor* dst) 
 static inline et_range et_split_output_elements(const et_env* env, const et_tensor* dst) {
   et_require(env, et_is_contiguous(dst) && et_is_float_type(dst->type), "output must be contiguous F32/F16");
   return et_split_lines(env, dst->addr, et_nelements(dst), dst->type == ET_TYPE_F32 ? 4 : 2, 1);
+}
+
+/* ---- The driver of the row-wise kernels ------------------------------------------------------
+ * A kernel that writes its contiguous output a row piece at a time validates its parameter block
+ * and hands the rest to et_run_rows: map the block's tensors (its leading descriptors; an unused
+ * one is all zero), split dst on cache lines, and call the kernel's row function for each piece
+ * of a row this hart owns, with the row's indices. */
+
+#define ET_MAX_TENSORS 5
+
+/* The number of tensor descriptors leading parameter block *p (fewer than sizeof(et_tensor) bytes
+ * of scalars follow them). */
+#define ET_TENSORS(p) ((int)(sizeof *(p) / sizeof(et_tensor)))
+
+typedef struct et_rows {
+  const et_env* env;
+  const void* params;
+  const et_tensor* dst;
+  uint8_t* data[ET_MAX_TENSORS]; /* host view of the block's tensor i; 0 for an unused one */
+  float aux;                     /* a per-launch constant of the kernel (1/n, a theta scale) */
+} et_rows;
+
+/* Elements [i0, i1) of dst row `row`, which sits at indices idx = (i1, i2, i3) of dst. */
+typedef void (*et_row_fn)(const et_rows* job, int64_t row, const int64_t idx[3], int64_t i0, int64_t i1);
+
+/* Host view of tensor t, a descriptor of the block. */
+static inline uint8_t* et_rows_data(const et_rows* job, const et_tensor* t) {
+  return job->data[t - (const et_tensor*)job->params];
+}
+
+/* Host view of the row of t at idx, each index modulo t's extent (broadcast). */
+static inline const uint8_t* et_rows_src(const et_rows* job, const et_tensor* t, const int64_t idx[3]) {
+  return et_rows_data(job, t) + et_row_at(t, idx);
+}
+
+/* Output row `row` of an F32 dst. */
+static inline float* et_rows_out(const et_rows* job, int64_t row) {
+  return (float*)et_rows_data(job, job->dst) + row * job->dst->ne[0];
+}
+
+/* Runs fn over this hart's pieces of dst, cut between rows where rows fill whole lines
+ * (any_line 0: row statistics are computed once), or on any line (any_line 1: outputs are
+ * independent, so even a single row spreads over every hart). Returns the elements written. */
+static inline int64_t et_run_rows(const et_env* env, const void* params, int n_tensors, const et_tensor* dst,
+                                  int any_line, et_row_fn fn, float aux) {
+  const et_range r = any_line ? et_split_output_elements(env, dst) : et_split_output(env, dst);
+  if (r.begin == r.end) return 0;
+  et_require(env, n_tensors <= ET_MAX_TENSORS, "a parameter block with more tensors than ET_MAX_TENSORS");
+  et_rows job;
+  job.env = env;
+  job.params = params;
+  job.dst = dst;
+  job.aux = aux;
+  const et_tensor* t = (const et_tensor*)params;
+  for (int i = 0; i < n_tensors; i++) job.data[i] = t[i].ne[0] > 0 ? et_tensor_data(env, &t[i]) : 0;
+  const int64_t row_len = dst->ne[0];
+  for (int64_t flat = r.begin; flat < r.end;) {
+    const int64_t row = flat / row_len;
+    const int64_t start = row * row_len;
+    const int64_t end = start + row_len < r.end ? start + row_len : r.end;
+    int64_t idx[3];
+    et_row_index(dst, row, idx);
+    fn(&job, row, idx, flat - start, end - start);
+    flat = end;
+  }
+  return r.end - r.begin;
 }
 
 #endif

@@ -5,32 +5,26 @@
 
 #define ET_FA_MAX_D 512
 
-typedef struct flash_ctx {
-  const et_env* env;
-  const et_flash_attn_params* p;
-  const uint8_t *q, *k, *v, *mask;
-  float* dst;
-} flash_ctx;
-
-static void flash_row(void* c, int64_t row, int64_t i0, int64_t i1) {
-  const flash_ctx* ctx = (const flash_ctx*)c;
-  const et_flash_attn_params* p = ctx->p;
+/* Row (h, iq, b) = idx of dst. */
+static void flash_row(const et_rows* job, int64_t row, const int64_t idx[3], int64_t i0, int64_t i1) {
+  const et_flash_attn_params* p = (const et_flash_attn_params*)job->params;
   const et_tensor *q = &p->q, *k = &p->k, *v = &p->v, *m = &p->mask;
-  const int64_t heads = p->dst.ne[1];
-  const int64_t h = row % heads, iq = (row / heads) % p->dst.ne[2], b = row / (heads * p->dst.ne[2]);
-  const int64_t hk = h / (heads / k->ne[2]);
+  const int64_t h = idx[0], iq = idx[1], b = idx[2];
+  const int64_t hk = h / (p->dst.ne[1] / k->ne[2]);
   const int64_t dk = q->ne[0];
+  const uint8_t *kdata = et_rows_data(job, k), *vdata = et_rows_data(job, v);
   float qv[ET_FA_MAX_D], acc[ET_FA_MAX_D];
-  const float* qrow = (const float*)(ctx->q + iq * q->nb[1] + h * q->nb[2] + b * q->nb[3]);
+  const float* qrow = (const float*)(et_rows_data(job, q) + iq * q->nb[1] + h * q->nb[2] + b * q->nb[3]);
   for (int64_t i = 0; i < dk; i++) qv[i] = qrow[i] * p->scale;
   et_online_softmax st = et_softmax_begin(acc, i0, i1);
-  const uint8_t* mrow = ctx->mask ? ctx->mask + iq * m->nb[1] + h % m->ne[2] * m->nb[2] + b % m->ne[3] * m->nb[3] : 0;
+  const uint8_t* mrow =
+      p->has_mask ? et_rows_data(job, m) + iq * m->nb[1] + h % m->ne[2] * m->nb[2] + b % m->ne[3] * m->nb[3] : 0;
   for (int64_t j = 0; j < k->ne[1]; j++) {
-    float s = et_attn_score(qv, ctx->k + j * k->nb[1] + hk * k->nb[2] + b * k->nb[3], k->type, dk);
+    float s = et_attn_score(qv, kdata + j * k->nb[1] + hk * k->nb[2] + b * k->nb[3], k->type, dk);
     if (mrow) s += et_load(mrow, m->type, j);
-    et_softmax_add(&st, s, ctx->v + j * v->nb[1] + hk * v->nb[2] + b * v->nb[3], v->type);
+    et_softmax_add(&st, s, vdata + j * v->nb[1] + hk * v->nb[2] + b * v->nb[3], v->type);
   }
-  et_softmax_end(&st, ctx->dst + row * p->dst.ne[0]);
+  et_softmax_end(&st, et_rows_out(job, row));
 }
 
 ET_KERNEL(flash_attn_ext) {
@@ -49,12 +43,7 @@ ET_KERNEL(flash_attn_ext) {
   et_require(env, !p->has_mask || (et_is_float_type(p->mask.type) && p->mask.ne[0] >= k->ne[1] &&
                                    p->mask.ne[1] >= q->ne[1] && p->mask.nb[0] == et_row_bytes(p->mask.type, 1)),
              "flash_attn_ext: mask must cover (n_kv, n_q)");
-  const et_range r = et_split_output(env, d);
-  if (r.begin == r.end) return;
-  flash_ctx ctx = {env, p, et_tensor_data(env, q), et_tensor_data(env, k), et_tensor_data(env, v),
-                   p->has_mask ? et_tensor_data(env, &p->mask) : 0, (float*)et_tensor_data(env, d)};
-  et_for_rows(r, d->ne[0], flash_row, &ctx);
-  const int64_t n = r.end - r.begin;
+  const int64_t n = et_run_rows(env, p, ET_TENSORS(p), d, 0, flash_row, 0.0f);
   const int64_t rows = (n + d->ne[0] - 1) / d->ne[0];
   const int64_t kv = k->ne[1];
   et_count(env, (uint64_t)(rows * kv * (2 * q->ne[0] + 10) + 2 * n * kv),

@@ -64,6 +64,16 @@ void Dev::launch_and_check(const char* name, const void* params, size_t bytes, u
   ASSERT_FALSE(err.has_value()) << *err;
 }
 
+std::string Dev::launch_for_error(const char* name, const void* params, size_t bytes) {
+  const Stream s = device_->create_stream();
+  device_->launch(s, device_->load_kernel(name), params, bytes, kSmallMask);
+  device_->wait(s);
+  const auto err = device_->take_error(s);
+  device_->destroy_stream(s);
+  EXPECT_TRUE(err.has_value()) << name << " did not fail";
+  return err.value_or("");
+}
+
 std::vector<float> Dev::download_f32(const et_tensor& t) {
   std::vector<float> v(size_t(t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]));
   device_->memcpy_d2h(v.data(), t.addr, v.size() * 4);

@@ -43,6 +43,11 @@ class Dev {
   void run(const char* name, const P& params, uint64_t mask = kSmallMask) {
     launch_and_check(name, &params, sizeof params, mask);
   }
+  // Launches kernel `name` with params, which must fail; returns the stream's error.
+  template <class P>
+  std::string launch_error(const char* name, const P& params) {
+    return launch_for_error(name, &params, sizeof params);
+  }
   std::vector<float> download_f32(const et_tensor& t);
   std::vector<uint16_t> download_f16(const et_tensor& t);
 
@@ -51,6 +56,7 @@ class Dev {
   ~Dev();
   std::string lock_dir_;
   void launch_and_check(const char* name, const void* params, size_t bytes, uint64_t mask);
+  std::string launch_for_error(const char* name, const void* params, size_t bytes);
   std::unique_ptr<emu::EmuDevice> device_;
   Stream stream_ = 0;
 };
@@ -58,7 +64,7 @@ class Dev {
 std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
 std::vector<uint16_t> to_f16(const std::vector<float>& v);
 std::vector<float> from_f16(const std::vector<uint16_t>& v);
-// Rows of k elements quantized to type t (Q8_0 / Q4_0) as raw blocks.
+// Rows of k elements quantized to block type t (Q8_0, Q4_0, Q4_K) as raw blocks.
 std::vector<uint8_t> quantize(Type t, const std::vector<float>& v, int64_t k);
 
 // |got - want| <= tol * max(1, |want|) for every element.

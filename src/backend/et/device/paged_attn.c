@@ -7,35 +7,28 @@
 
 #define ET_PA_MAX_D 512
 
-typedef struct paged_ctx {
-  const et_env* env;
-  const et_paged_attn_params* p;
-  const uint8_t *q, *k, *v;
-  const int32_t* index;
-  float* dst;
-} paged_ctx;
-
-static void paged_row(void* c, int64_t row, int64_t i0, int64_t i1) {
-  const paged_ctx* ctx = (const paged_ctx*)c;
-  const et_paged_attn_params* p = ctx->p;
+/* Row (h, t) = idx of dst. */
+static void paged_row(const et_rows* job, int64_t row, const int64_t idx[3], int64_t i0, int64_t i1) {
+  const et_paged_attn_params* p = (const et_paged_attn_params*)job->params;
   const et_tensor *q = &p->q, *k = &p->k, *v = &p->v;
-  const int64_t heads = p->dst.ne[1];
-  const int64_t h = row % heads, t = row / heads;
-  const int64_t hk = h / (heads / k->ne[1]);
+  const int64_t h = idx[0], t = idx[1];
+  const int64_t hk = h / (p->dst.ne[1] / k->ne[1]);
   const int64_t dk = q->ne[0], n_index = p->index.ne[0];
-  const int64_t off = ctx->index[2 * t], count = ctx->index[2 * t + 1];
-  et_require(ctx->env, off >= 0 && count >= 0 && off + count <= n_index, "paged_attn: index list out of range");
+  const int32_t* index = (const int32_t*)et_rows_data(job, &p->index);
+  const uint8_t *kdata = et_rows_data(job, k), *vdata = et_rows_data(job, v);
+  const int64_t off = index[2 * t], count = index[2 * t + 1];
+  et_require(job->env, off >= 0 && count >= 0 && off + count <= n_index, "paged_attn: index list out of range");
   float qv[ET_PA_MAX_D], acc[ET_PA_MAX_D];
-  const float* qrow = (const float*)(ctx->q + h * q->nb[1] + t * q->nb[2]);
+  const float* qrow = (const float*)(et_rows_data(job, q) + h * q->nb[1] + t * q->nb[2]);
   for (int64_t i = 0; i < dk; i++) qv[i] = qrow[i] * p->scale;
   et_online_softmax st = et_softmax_begin(acc, i0, i1);
   for (int64_t j = 0; j < count; j++) {
-    const int64_t slot = ctx->index[off + j];
-    et_require(ctx->env, slot >= 0 && slot < k->ne[2], "paged_attn: slot outside the pool");
-    const float s = et_attn_score(qv, ctx->k + hk * k->nb[1] + slot * k->nb[2], k->type, dk);
-    et_softmax_add(&st, s, ctx->v + hk * v->nb[1] + slot * v->nb[2], v->type);
+    const int64_t slot = index[off + j];
+    et_require(job->env, slot >= 0 && slot < k->ne[2], "paged_attn: slot outside the pool");
+    const float s = et_attn_score(qv, kdata + hk * k->nb[1] + slot * k->nb[2], k->type, dk);
+    et_softmax_add(&st, s, vdata + hk * v->nb[1] + slot * v->nb[2], v->type);
   }
-  et_softmax_end(&st, ctx->dst + row * p->dst.ne[0]);
+  et_softmax_end(&st, et_rows_out(job, row));
 }
 
 ET_KERNEL(paged_attn) {
@@ -51,12 +44,7 @@ ET_KERNEL(paged_attn) {
   et_require(env, d->ne[0] == v->ne[0] && d->ne[1] == q->ne[1] && d->ne[2] == q->ne[2],
              "paged_attn: dst must be (Dv, H, n_tok)");
   et_require(env, p->index.type == ET_TYPE_I32 && p->index.ne[0] >= 2 * q->ne[2], "paged_attn: bad index");
-  const et_range r = et_split_output(env, d);
-  if (r.begin == r.end) return;
-  paged_ctx ctx = {env, p, et_tensor_data(env, q), et_tensor_data(env, k), et_tensor_data(env, v),
-                   (const int32_t*)et_tensor_data(env, &p->index), (float*)et_tensor_data(env, d)};
-  et_for_rows(r, d->ne[0], paged_row, &ctx);
-  const int64_t n = r.end - r.begin;
+  const int64_t n = et_run_rows(env, p, ET_TENSORS(p), d, 0, paged_row, 0.0f);
   const int64_t rows = (n + d->ne[0] - 1) / d->ne[0];
   const int64_t slots = k->ne[2] < p->index.ne[0] ? k->ne[2] : p->index.ne[0]; /* a bound on a list's length */
   et_count(env, (uint64_t)(rows * slots * (2 * q->ne[0] + 10) + 2 * n * slots),

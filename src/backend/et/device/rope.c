@@ -3,25 +3,15 @@
  * attn_factor; remaining dimensions are copied. NORMAL pairs (2k, 2k + 1), NEOX (k, k + n_dims/2). */
 #include "et_rows.h"
 
-typedef struct rope_ctx {
-  const et_rope_params* p;
-  const uint8_t* src;
-  const int32_t* pos;
-  float* dst;
-  float theta_scale;
-} rope_ctx;
-
-static void rope_row(void* c, int64_t row, int64_t i0, int64_t i1) {
-  const rope_ctx* ctx = (const rope_ctx*)c;
-  const et_rope_params* p = ctx->p;
-  int64_t idx[3];
-  et_row_index(&p->dst, row, idx);
-  const uint8_t* x = ctx->src + et_row_at(&p->src, idx);
+/* job->aux = freq_base^(-2 / n_dims) */
+static void rope_row(const et_rows* job, int64_t row, const int64_t idx[3], int64_t i0, int64_t i1) {
+  const et_rope_params* p = (const et_rope_params*)job->params;
+  const uint8_t* x = et_rows_src(job, &p->src, idx);
   const int64_t nb0 = p->src.nb[0];
   const int64_t n_dims = p->n_dims, half = n_dims / 2;
-  const float p0 = (float)ctx->pos[idx[1]];
+  const float p0 = (float)((const int32_t*)et_rows_data(job, &p->pos))[idx[1]];
   const int neox = p->mode == ET_ROPE_NEOX;
-  float* out = ctx->dst + row * p->dst.ne[0];
+  float* out = et_rows_out(job, row);
   /* theta_k = p0 * theta_scale^k by repeated multiplication (as ggml's CPU cache does); k rises
    * within each run, restarting once in NEOX mode. */
   int64_t cur_k = 0;
@@ -38,7 +28,7 @@ static void rope_row(void* c, int64_t row, int64_t i0, int64_t i1) {
       cur_k = 0;
       theta = p0;
     }
-    for (; cur_k < k; cur_k++) theta *= ctx->theta_scale;
+    for (; cur_k < k; cur_k++) theta *= job->aux;
     float s, co;
     et_sincos(theta * p->freq_scale, &s, &co);
     s *= p->attn_factor;
@@ -56,11 +46,7 @@ ET_KERNEL(rope) {
   et_require(env, p->mode == ET_ROPE_NORMAL || p->mode == ET_ROPE_NEOX, "rope: mode must be NORMAL or NEOX");
   et_require(env, p->n_dims > 0 && p->n_dims % 2 == 0 && p->n_dims <= p->src.ne[0], "rope: bad n_dims");
   for (int d = 0; d < 4; d++) et_require(env, p->src.ne[d] == p->dst.ne[d], "rope: shapes differ");
-  const et_range r = et_split_output(env, &p->dst);
-  if (r.begin == r.end) return;
-  rope_ctx ctx = {p, et_tensor_data(env, &p->src), (const int32_t*)et_tensor_data(env, &p->pos),
-                  (float*)et_tensor_data(env, &p->dst), et_pow(p->freq_base, -2.0f * et_recip((float)p->n_dims))};
-  et_for_rows(r, p->dst.ne[0], rope_row, &ctx);
-  const uint64_t n = (uint64_t)(r.end - r.begin);
+  const float theta_scale = et_pow(p->freq_base, -2.0f * et_recip((float)p->n_dims));
+  const uint64_t n = (uint64_t)et_run_rows(env, p, ET_TENSORS(p), &p->dst, 0, rope_row, theta_scale);
   et_count(env, 40 * n, 8 * n, 4 * n);
 }

@@ -25,6 +25,7 @@ constexpr size_t params_struct_bytes(uint32_t id) {
     case ET_KERNEL_ID_flash_attn_ext: return sizeof(et_flash_attn_params);
     case ET_KERNEL_ID_uberkernel: return sizeof(et_uber_params);
     case ET_KERNEL_ID_paged_attn: return sizeof(et_paged_attn_params);
+    case ET_KERNEL_ID_unary: return sizeof(et_unary_params);
     default: return 0;
   }
 }
@@ -55,7 +56,7 @@ constexpr uint64_t kMaxAddress = uint64_t(1) << 48;  // the device's address spa
 int64_t type_alignment(int32_t type) {
   switch (type) {
     case ET_TYPE_F32: case ET_TYPE_I32: return 4;
-    case ET_TYPE_F16: case ET_TYPE_Q4_0: case ET_TYPE_Q8_0: return 2;
+    case ET_TYPE_F16: case ET_TYPE_Q4_0: case ET_TYPE_Q8_0: case ET_TYPE_Q4_K: return 2;
     case ET_TYPE_I64: return 8;
     default: return 0;
   }

@@ -44,6 +44,22 @@ TEST(LaunchParams, AcceptsWellFormedBlocksAndUnusedOperands) {
   EXPECT_EQ(rejection(ET_KERNEL_ID_rms_norm, &r, sizeof r), "");
 }
 
+TEST(LaunchParams, KnowsQ4_KWeightsAndTheUnaryKernel) {
+  et_mul_mat_params m{};
+  m.src0 = f32(0x8000000002, 256);  // Q4_K blocks start with an fp16: 2-byte alignment suffices
+  m.src0.type = ET_TYPE_Q4_K;
+  m.src0.nb[0] = 144;
+  m.src1 = f32(0x8000001000, 256);
+  m.dst = f32(0x8000002000, 1);
+  EXPECT_EQ(rejection(ET_KERNEL_ID_mul_mat, &m, sizeof m), "");
+  m.src0.addr += 1;
+  EXPECT_NE(rejection(ET_KERNEL_ID_mul_mat, &m, sizeof m).find("2-byte aligned"), std::string::npos);
+  et_unary_params u{};
+  u.src = u.dst = f32(0x8000000000, 8);
+  EXPECT_EQ(rejection(ET_KERNEL_ID_unary, &u, sizeof u), "");
+  EXPECT_NE(rejection(ET_KERNEL_ID_unary, &u, sizeof u - 8).find("expected at least"), std::string::npos);
+}
+
 TEST(LaunchParams, RejectsShortBlocks) {
   et_scale_params s{};
   s.src = s.dst = f32(0x8000000000, 8);

@@ -5,30 +5,16 @@
 
 #include <cstdint>
 #include <functional>
-#include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "backend/cpu/random_leaves.h"
 #include "graph/graph.h"
 
 namespace hart::sched {
 
-// Random leafs with their own memory.
-class Leaves {
- public:
-  explicit Leaves(uint32_t seed) : rng_(seed) {}
-  Context ctx;
-  // Uniform values in [lo, hi) converted to type; ids in [lo, hi) for I32 / I64.
-  Tensor* random(Type type, std::initializer_list<int64_t> ne, float lo = -1.0f, float hi = 1.0f);
-  // Memory for every node of g (no reuse).
-  void allocate(const Graph& g);
-
- private:
-  std::byte* bytes(size_t n);
-  std::mt19937 rng_;
-  std::vector<std::unique_ptr<std::byte[]>> memory_;
-};
+// Random leafs with their own memory; allocate(g) gives every node of g its own buffer.
+using Leaves = cpu::RandomLeaves;
 
 struct OpCase {
   Op op;

@@ -4,10 +4,9 @@
 
 #include <array>
 #include <cstdint>
-#include <memory>
-#include <random>
 #include <vector>
 
+#include "backend/cpu/random_leaves.h"
 #include "graph/graph.h"
 
 namespace hart::cpu::test {
@@ -31,24 +30,15 @@ struct Dense {
 // Reads any float, integer or quantized tensor through its strides.
 Dense read(const Tensor& t);
 
-class Bench {
+// Random leaves (random_leaves.h) and running graphs over them on the CPU backend.
+class Bench : public RandomLeaves {
  public:
-  explicit Bench(uint32_t seed = 42) : rng_(seed) {}
-  Context ctx;
+  explicit Bench(uint32_t seed = 42) : RandomLeaves(seed) {}
 
-  // A leaf with its own memory, filled with uniform random values in [lo, hi) (converted to
-  // the type), or integer ids in [lo, hi) for I32/I64.
-  Tensor* random(Type type, std::initializer_list<int64_t> ne, float lo = -1.0f, float hi = 1.0f);
   // Plans memory (with reuse) for outputs and computes them with n_threads.
   void run(std::initializer_list<Tensor*> outputs, int n_threads);
   // Same, but every computed tensor gets its own buffer (no reuse), for comparisons.
   void run_without_reuse(std::initializer_list<Tensor*> outputs, int n_threads);
-  std::mt19937& rng() { return rng_; }
-
- private:
-  std::mt19937 rng_;
-  std::vector<std::unique_ptr<std::byte[]>> memory_;
-  std::byte* allocate(size_t bytes);
 };
 
 // Asserts |got - want| <= atol + rtol * |want| for every element.

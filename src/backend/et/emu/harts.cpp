@@ -11,6 +11,7 @@
 #include <cstring>
 #include <deque>
 
+#include "backend/et/emu/tsan_fibers.h"
 #include "common/error.h"
 
 namespace hart::et::emu {
@@ -34,6 +35,7 @@ const char* scope_name(int scope) {
 struct HartRunner::Fiber {
   et_env env{};
   ucontext_t ctx{};
+  tsan::FiberContext tsan;  // what ThreadSanitizer knows it by (no-op in other builds)
   uint8_t* stack = nullptr;
   Worker* owner = nullptr;
   Launch* launch = nullptr;
@@ -97,6 +99,7 @@ struct HartRunner::Launch {
 
 struct HartRunner::Worker {
   ucontext_t sched{};
+  void* tsan_sched = nullptr;  // the host thread's own ThreadSanitizer context
   std::vector<Fiber*> fibers;
   std::deque<Fiber*> ready;
   std::vector<std::vector<Fiber*>> minion_groups;  // waiting harts, by local shire * 32 + minion
@@ -185,7 +188,10 @@ struct FiberCalls {
 
 namespace {
 
-void yield(HartRunner::Fiber* f) { swapcontext(&f->ctx, &f->owner->sched); }
+void yield(HartRunner::Fiber* f) {
+  tsan::switch_to(f->owner->tsan_sched);
+  swapcontext(&f->ctx, &f->owner->sched);
+}
 
 // getcontext "returns twice" as far as the compiler knows; keeping it in its own frame keeps the
 // caller's locals out of that analysis. It runs once per fiber, before any makecontext.
@@ -194,11 +200,13 @@ void yield(HartRunner::Fiber* f) { swapcontext(&f->ctx, &f->owner->sched); }
 }  // namespace
 
 void HartRunner::Worker::run(Launch& launch) {
+  tsan_sched = tsan::current();
   for (;;) {
     while (!faulted && !ready.empty()) {
       Fiber* f = ready.front();
       ready.pop_front();
       t_current = f;
+      tsan::switch_to(f->tsan.get());
       swapcontext(&sched, &f->ctx);
       if (f->state == FiberState::Done) finished++;
     }
@@ -329,6 +337,7 @@ LaunchOutcome HartRunner::run(const std::string& name, et_kernel_fn fn, const vo
         f->ctx.uc_stack.ss_size = stack_bytes_;
         f->ctx.uc_link = nullptr;
         makecontext(&f->ctx, &FiberCalls::main, 0);
+        f->tsan.start_launch();
         worker.fibers.push_back(f);
         worker.ready.push_back(f);
       }

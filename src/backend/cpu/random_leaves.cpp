@@ -1,0 +1,39 @@
+#include "backend/cpu/random_leaves.h"
+
+#include "quant/quant.h"
+
+namespace hart::cpu {
+
+std::byte* RandomLeaves::bytes(size_t n) {
+  memory_.push_back(std::make_unique<std::byte[]>(n + 64));
+  std::byte* p = memory_.back().get();
+  return p + (64 - reinterpret_cast<uintptr_t>(p) % 64) % 64;
+}
+
+Tensor* RandomLeaves::random(Type type, std::initializer_list<int64_t> ne, float lo, float hi) {
+  Tensor* t = ctx.new_tensor(type, ne);
+  t->data = bytes(t->nbytes());
+  const int64_t n = t->nelements();
+  if (type == Type::I32 || type == Type::I64) {
+    std::uniform_int_distribution<int64_t> dist(int64_t(lo), int64_t(hi) - 1);
+    for (int64_t i = 0; i < n; i++) {
+      if (type == Type::I32) static_cast<int32_t*>(t->data)[i] = int32_t(dist(rng_));
+      else static_cast<int64_t*>(t->data)[i] = dist(rng_);
+    }
+    return t;
+  }
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> f(static_cast<size_t>(n));
+  for (float& x : f) x = dist(rng_);
+  quantize_row(type, f.data(), t->data, n);
+  return t;
+}
+
+void RandomLeaves::allocate(const Graph& g) {
+  for (Tensor* t : g.nodes)
+    if (!t->view_src && !t->data) t->data = bytes(t->nbytes());
+  for (Tensor* t : g.nodes)
+    if (t->view_src) t->data = static_cast<char*>(t->view_src->data) + t->view_offs;
+}
+
+}  // namespace hart::cpu

@@ -1,0 +1,35 @@
+// Random leaf tensors with memory of their own: the inputs of the op tests (op_test_util.h) and
+// of the `hart ops` grid (sched/op_cases.h). No test framework here, so that `hart` can use it.
+// The same seed gives the same values, which lets a case be built twice with identical inputs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace hart::cpu {
+
+class RandomLeaves {
+ public:
+  explicit RandomLeaves(uint32_t seed) : rng_(seed) {}
+  Context ctx;
+
+  // A leaf filled with uniform values in [lo, hi) converted to type, or ids in [lo, hi) for
+  // I32 / I64.
+  Tensor* random(Type type, std::initializer_list<int64_t> ne, float lo = -1.0f, float hi = 1.0f);
+  // Memory for every node of g that has none, each its own (no reuse); views point into theirs.
+  void allocate(const Graph& g);
+  // n bytes, 64-byte aligned, alive as long as this object.
+  std::byte* bytes(size_t n);
+  std::mt19937& rng() { return rng_; }
+
+ private:
+  std::mt19937 rng_;
+  std::vector<std::unique_ptr<std::byte[]>> memory_;
+};
+
+}  // namespace hart::cpu

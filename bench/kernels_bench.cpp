@@ -3,6 +3,7 @@
 //   vec_dot/<type>/<set>         one 4096-element weight row x one prepared activation row
 //   gemv/<type>/<set>            W (4096,4096) @ x (4096,) -> y (4096,), activation conversion included
 //   gemm/<type>/<set>/<cols>     W (4096,4096) @ X (4096,cols) through the GEMM tile entry
+//   panel/<type>/<set>/<cols>    the same on W repacked into the set's panels (Kernels::panel)
 //   from_f32/<act type>/<set>    activation quantizer on 4096 floats
 //   <primitive>/<set>            row primitives on 4096 floats
 // Bytes/s counters count weight bytes (dots) or row bytes read and written (primitives).
@@ -105,14 +106,19 @@ void bench_gemv(benchmark::State& state, const Kernels* k, Type t) {
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(w.size()));
 }
 
-// W (kRows, kN) @ X (kN, cols) -> Y (kRows, cols) through the set's GEMM tile entry, one
-// thread, activation conversion included: MUL_MAT's path (cols = state.range(0): 1 is decode).
-void bench_gemm(benchmark::State& state, const Kernels* k, Type t) {
+// W (kRows, kN) @ X (kN, cols) -> Y (kRows, cols) through the set's GEMM tile entry, or with
+// `panels` its panel GEMM on W packed beforehand; one thread, activation conversion included:
+// MUL_MAT's path (cols = state.range(0): 1 is decode).
+void bench_gemm(benchmark::State& state, const Kernels* k, Type t, bool panels) {
   const int64_t kCols = state.range(0);
   const std::vector<uint8_t>& w = weight_matrix(t);
   const std::vector<float> xf = random_floats(kN * kCols, 99);
   const DotKernel& d = k->dot[int(t)];
+  const PanelKernel& pk = k->panel[int(t)];
   const size_t x_row = row_size(d.act_type, kN), rb = row_size(t, kN);
+  std::vector<uint8_t> packed(panels ? w.size() : 0);
+  for (int64_t r = 0; panels && r < kRows; r += pk.rows)
+    pk.pack(kN, pk.rows, w.data() + size_t(r) * rb, rb, packed.data() + size_t(r) * rb);
   std::vector<uint8_t> x(x_row * kCols);
   std::vector<float> y(size_t(kRows * kCols));
   for (auto _ : state) {
@@ -120,7 +126,8 @@ void bench_gemm(benchmark::State& state, const Kernels* k, Type t) {
       if (d.act_type == Type::F32) std::memcpy(&x[size_t(j) * x_row], &xf[size_t(j * kN)], x_row);
       else k->from_f32[int(d.act_type)](&xf[size_t(j * kN)], &x[size_t(j) * x_row], kN);
     }
-    d.gemm(kN, kRows, kCols, w.data(), rb, x.data(), x_row, y.data(), kRows);
+    if (panels) pk.gemm(kN, kRows / pk.rows, kCols, packed.data(), rb * size_t(pk.rows), x.data(), x_row, y.data(), kRows);
+    else d.gemm(kN, kRows, kCols, w.data(), rb, x.data(), x_row, y.data(), kRows);
     benchmark::DoNotOptimize(y.data());
   }
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kN * kRows * kCols * double(state.iterations()),
@@ -177,7 +184,12 @@ void register_all() {
       benchmark::RegisterBenchmark(("vec_dot/" + tail).c_str(), bench_vec_dot, k, t);
       benchmark::RegisterBenchmark(("gemv/" + tail).c_str(), bench_gemv, k, t)->Unit(benchmark::kMillisecond);
       if (k->dot[int(t)].gemm && k->name != "ref")  // the reference takes minutes per tile
-        benchmark::RegisterBenchmark(("gemm/" + tail).c_str(), bench_gemm, k, t)
+        benchmark::RegisterBenchmark(("gemm/" + tail).c_str(), bench_gemm, k, t, false)
+            ->Arg(1)
+            ->Arg(64)
+            ->Unit(benchmark::kMillisecond);
+      if (k->panel[int(t)].rows > 0)
+        benchmark::RegisterBenchmark(("panel/" + tail).c_str(), bench_gemm, k, t, true)
             ->Arg(1)
             ->Arg(64)
             ->Unit(benchmark::kMillisecond);

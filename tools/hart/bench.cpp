@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/repack.h"
 #include "command.h"
 #include "parse_args.h"
 #include "common/error.h"
@@ -154,6 +155,7 @@ int cmd_bench(int argc, char** argv) {
                          {"repetitions", reps}, {"weight_bytes", wbytes},
                          {"bandwidth_gbs", bw}, {"roofline_tokens_per_s", roofline_tps},
                          {"roofline_fraction", frac}, {"peak_rss_mib", peak_rss_mib()},
+                         {"repacked_bytes", cpu::repacked_bytes()},
                          {"kernels", cpu::kernels().name}});
       if (!json) {
         char tpsbuf[64], roof[32] = "";
@@ -166,8 +168,10 @@ int cmd_bench(int argc, char** argv) {
     };
     if (n_prompt > 0) run_test("pp", n_prompt);
     if (n_gen > 0) run_test("tg", n_gen);
-    if (!json) std::printf("  (threads %d: read bandwidth %.1f GB/s, tg roofline %.1f t/s, peak RSS %ld MiB)\n",
-                           threads, bw, roofline_tps, peak_rss_mib());
+    // Repacked weights are copies the CPU backend made in its own layout (in the peak RSS too).
+    if (!json)
+      std::printf("  (threads %d: read bandwidth %.1f GB/s, tg roofline %.1f t/s, peak RSS %ld MiB, repacked weights %.1f MiB)\n",
+                  threads, bw, roofline_tps, peak_rss_mib(), double(cpu::repacked_bytes()) / (1 << 20));
   }
   if (json) std::printf("%s\n", results.dump(2).c_str());
   return 0;

@@ -58,6 +58,7 @@ void CpuBackend::compute(const Graph& g) {
       if (s) check_memory(*s, *node);
     nodes.push_back(node);
   }
+  packs_.prepare(g, k, pool_);
   const Schedule sched = make_schedule(nodes, k, pool_.size());
   work_->reserve(sched.work_size);
 
@@ -76,7 +77,7 @@ void CpuBackend::compute(const Graph& g) {
       const OpImpl& impl = op_impl(st.node->op);
       auto piece = [&](int p) {
         const OpContext ctx{p, st.pieces, k, work_->data + st.work_offset, st.team ? team : pieces,
-                            counters[i].chunk, errors};
+                            counters[i].chunk, errors, &packs_};
         impl.compute(*st.node, ctx);
         finished_.add(1);
       };

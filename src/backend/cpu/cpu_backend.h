@@ -7,6 +7,7 @@
 #include <string>
 
 #include "backend/backend.h"
+#include "backend/cpu/repack.h"
 #include "backend/cpu/threadpool.h"
 
 namespace hart::cpu {
@@ -27,6 +28,8 @@ class CpuBackend final : public Backend {
   // out of range: the graph's results are then unspecified).
   void compute(const Graph& g) override;
   int n_threads() const { return pool_.size(); }
+  // Bytes of this backend's repacked weight copies (see repack.h).
+  size_t repacked_bytes() const { return packs_.bytes(); }
 
  private:
   struct WorkBuffer;
@@ -35,6 +38,7 @@ class CpuBackend final : public Backend {
   ThreadPool pool_;
   WaitWord finished_;  // pieces of steps finished, counting on across graphs
   std::unique_ptr<WorkBuffer> work_;
+  WeightPacks packs_;  // MUL_MAT weights in the kernel set's panel layout
 };
 
 }  // namespace hart::cpu

@@ -39,10 +39,27 @@ struct DotKernel {
   GemmFn gemm = nullptr;
 };
 
+// MUL_MAT on weights repacked once into panels (backend/cpu/repack.h): `rows` consecutive W
+// rows interleaved block by block, so one vector op works on all rows of a panel and a lane
+// holds one row's sum. A panel takes exactly `rows` rows' bytes.
+// pack: W rows [0, rows) (w_stride bytes apart, n elements each) -> one panel at `panel`.
+using PackFn = void (*)(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+// y[j * y_stride + i] = dot(W row i, X row j) for i < n_panels * rows, j < nx; X rows are the
+// type's DotKernel::act_type (the same integer sums as vec_dot), x_stride bytes apart.
+using PanelGemmFn = void (*)(int64_t n, int64_t n_panels, int64_t nx, const void* panels, size_t panel_stride,
+                             const void* x, size_t x_stride, float* y, size_t y_stride);
+
+struct PanelKernel {
+  int rows = 0;  // panel height; 0: this set has no packed layout for the type
+  PackFn pack = nullptr;
+  PanelGemmFn gemm = nullptr;  // nx == 1 is the decode GEMV
+};
+
 struct Kernels {
   std::string name;  // "ref", "avx2", "avx512", "rvv", "rvv_zvfh"
 
   DotKernel dot[kTypeCount];
+  PanelKernel panel[kTypeCount];  // indexed by weight type
   FromF32Fn from_f32[kTypeCount] = {};  // activation converters, indexed by act_type
   ToF32Fn to_f32[kTypeCount] = {};      // row dequantizers (GET_ROWS, CPY, F16 KV caches)
 

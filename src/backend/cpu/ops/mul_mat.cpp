@@ -7,18 +7,22 @@
 // meet at a barrier. Phase 2 computes tiles of (W rows × X rows) with the set's GEMM kernel,
 // which reuses each weight block it loads across several X rows (prefill); tiles are handed
 // out dynamically so a thread slowed down by other processes does not hold the others up.
+// A weight the backend repacked (repack.h) is read from its panels with the set's panel GEMM;
+// W tiles are whole panels since every panel height divides kTileWMin.
 #include <algorithm>
 #include <cstring>
 
 #include "backend/cpu/ops/ops.h"
+#include "backend/cpu/repack.h"
 
 namespace hart::cpu {
 namespace {
 
 constexpr int64_t kPrivateRows = 8;   // up to this many X rows, each thread converts all of them
 constexpr int64_t kTileX = 64;        // X rows per tile: their converted blocks stay in L2
-constexpr int64_t kTileWMin = 16;     // W rows per tile: at least this many,
+constexpr int64_t kTileWMin = 32;     // W rows per tile: at least this many,
 constexpr int64_t kTilesPerThread = 8;  // and about this many tiles per thread for balance
+static_assert(kTileWMin % kMaxPanelRows == 0);
 
 struct Plan {
   Type act;
@@ -95,6 +99,7 @@ void compute_mul_mat(const Tensor& node, const OpContext& ctx) {
   const Tensor& x = *node.src[1];
   const Plan p = plan(node, ctx.k, ctx.nth);
   const DotKernel& d = ctx.k.dot[size_t(w.type)];
+  const PackedWeight* packed = ctx.packs ? ctx.packs->find(w, ctx.k) : nullptr;
   const int64_t k = x.ne[0], n = w.ne[1], m = x.ne[1];
   const int64_t r2 = x.ne[2] / w.ne[2], r3 = x.ne[3] / w.ne[3];
   const int64_t tile_x = std::min(m, kTileX);
@@ -129,8 +134,14 @@ void compute_mul_mat(const Tensor& node, const OpContext& ctx) {
     const std::byte* xrow = p.convert ? rows + size_t(plane * m + x0) * p.act_row
                                       : reinterpret_cast<const std::byte*>(row_ptr(x, x0, i2, i3));
     const size_t x_stride = p.convert ? p.act_row : x.nb[1];
-    tile(d, k, nw, nx, row_ptr(w, w0, i2 / r2, i3 / r3), w.nb[1], xrow, x_stride,
-         reinterpret_cast<float*>(row_ptr(node, x0, i2, i3)) + w0, y_stride);
+    float* y = reinterpret_cast<float*>(row_ptr(node, x0, i2, i3)) + w0;
+    if (packed) {
+      const int rows = packed->kernel->rows;
+      packed->kernel->gemm(k, nw / rows, nx, packed->data + size_t(w0 / rows) * packed->panel_stride,
+                           packed->panel_stride, xrow, x_stride, y, y_stride);
+    } else {
+      tile(d, k, nw, nx, row_ptr(w, w0, i2 / r2, i3 / r3), w.nb[1], xrow, x_stride, y, y_stride);
+    }
   }
 }
 

@@ -14,6 +14,8 @@
 
 namespace hart::cpu {
 
+class WeightPacks;
+
 constexpr size_t kCacheLine = 64;
 inline size_t align_up(size_t n) { return (n + kCacheLine - 1) / kCacheLine * kCacheLine; }
 
@@ -52,6 +54,7 @@ struct OpContext {
   const NodeThreads& pool;      // barrier() between the phases of one node
   std::atomic<int64_t>& chunk;  // this node's work counter for dynamic scheduling, starts at 0
   ErrorSink& errors;
+  const WeightPacks* packs = nullptr;  // the backend's repacked weights (MUL_MAT)
 
   // This thread's share [begin, end) of n items, in contiguous ranges.
   std::pair<int64_t, int64_t> range(int64_t n) const {

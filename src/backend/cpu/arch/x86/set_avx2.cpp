@@ -11,6 +11,7 @@
 
 #include "backend/cpu/arch/x86/sets.h"
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/repack.h"
 #include "quant/types.h"
 
 #define HART_X86_WIDE 0

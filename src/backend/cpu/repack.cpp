@@ -1,0 +1,123 @@
+#include "backend/cpu/repack.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <vector>
+
+namespace hart::cpu {
+namespace {
+
+std::atomic<size_t> g_repacked{0};
+
+// The layout of repack.h for a block {fp16 d; uint8 qs[kQs]}: per block column, the R scales,
+// then qs (each byte ^ kXor) in 4-byte chunks, chunk-major, R rows each.
+template <class Block, uint32_t kXor = 0>
+void pack_blocks32(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  constexpr size_t kChunks = sizeof(Block::qs) / 4;
+  auto* out = static_cast<uint8_t*>(panel);
+  for (int64_t b = 0; b < n / 32; b++) {
+    for (int r = 0; r < rows; r++) {
+      const auto& blk = reinterpret_cast<const Block*>(static_cast<const char*>(w) + size_t(r) * w_stride)[b];
+      std::memcpy(out + 2 * r, &blk.d, 2);
+      for (size_t j = 0; j < kChunks; j++) {
+        uint32_t chunk;
+        std::memcpy(&chunk, blk.qs + 4 * j, 4);
+        chunk ^= kXor;
+        std::memcpy(out + 2 * rows + (j * size_t(rows) + size_t(r)) * 4, &chunk, 4);
+      }
+    }
+    out += sizeof(Block) * size_t(rows);
+  }
+}
+
+// A plain weight matrix a panel layout can hold (see the list in repack.h).
+bool packable(const Tensor& w, const PanelKernel& pk) {
+  return (w.flags & kFlagWeight) && w.op == Op::NONE && !w.is_view() && w.data && pk.rows > 0 && pk.pack &&
+         pk.gemm && kMaxPanelRows % pk.rows == 0 && w.ne[2] == 1 && w.ne[3] == 1 && w.ne[1] % pk.rows == 0 &&
+         w.is_contiguous();
+}
+
+}  // namespace
+
+void pack_panel_q4_0(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  pack_blocks32<block_q4_0>(n, rows, w, w_stride, panel);
+}
+void pack_panel_q8_0(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  pack_blocks32<block_q8_0>(n, rows, w, w_stride, panel);
+}
+void pack_panel_q8_0_u8(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  pack_blocks32<block_q8_0, 0x80808080u>(n, rows, w, w_stride, panel);
+}
+
+void pack_panel_16bit(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  auto* out = static_cast<uint16_t*>(panel);
+  for (int r = 0; r < rows; r++) {
+    const auto* row = reinterpret_cast<const uint16_t*>(static_cast<const char*>(w) + size_t(r) * w_stride);
+    for (int64_t k = 0; k < n; k++) out[size_t(k) * size_t(rows) + size_t(r)] = row[k];
+  }
+}
+
+WeightPacks::~WeightPacks() { g_repacked.fetch_sub(bytes_); }
+
+bool WeightPacks::matches(const Entry& e, const Tensor& w, const Kernels& k) const {
+  return e.packed.kernel == &k.panel[size_t(w.type)] && e.type == w.type &&
+         std::memcmp(e.ne, w.ne, sizeof e.ne) == 0;
+}
+
+void WeightPacks::prepare(const Graph& g, const Kernels& k, ThreadPool& pool) {
+  if (!repack_enabled()) return;
+  for (const Tensor* node : g.nodes) {
+    if (node->op != Op::MUL_MAT) continue;
+    const Tensor& w = *node->src[0];
+    const PanelKernel& pk = k.panel[size_t(w.type)];
+    if (!packable(w, pk)) continue;
+    auto it = packs_.find(w.data);
+    if (it != packs_.end()) {
+      if (matches(it->second, w, k)) continue;
+      bytes_ -= it->second.size;
+      g_repacked.fetch_sub(it->second.size);
+      packs_.erase(it);
+    }
+    const size_t panel_stride = w.nb[1] * size_t(pk.rows);
+    const int64_t n_panels = w.ne[1] / pk.rows;
+    const size_t size = panel_stride * size_t(n_panels);
+    auto* mem = static_cast<std::byte*>(std::aligned_alloc(64, (size + 63) / 64 * 64));
+    if (!mem) throw std::bad_alloc();
+    pool.run([&](int ith, int nth) {
+      for (int64_t p = n_panels * ith / nth; p < n_panels * (ith + 1) / nth; p++)
+        pk.pack(w.ne[0], pk.rows, static_cast<const char*>(w.data) + size_t(p) * panel_stride, w.nb[1],
+                mem + size_t(p) * panel_stride);
+    });
+    Entry e{{&pk, mem, panel_stride}, w.type, {}, {mem, std::free}, size};
+    std::memcpy(e.ne, w.ne, sizeof e.ne);
+    packs_.emplace(w.data, std::move(e));
+    bytes_ += size;
+    g_repacked.fetch_add(size);
+  }
+}
+
+const PackedWeight* WeightPacks::find(const Tensor& w, const Kernels& k) const {
+  if (!(w.flags & kFlagWeight)) return nullptr;
+  const auto it = packs_.find(w.data);
+  return it != packs_.end() && matches(it->second, w, k) ? &it->second.packed : nullptr;
+}
+
+size_t repacked_bytes() { return g_repacked.load(); }
+
+std::byte* panel_scratch(size_t bytes) {
+  thread_local std::vector<std::byte> buffer;
+  if (buffer.size() < bytes) buffer.resize(bytes);
+  return buffer.data();
+}
+
+bool repack_enabled() {
+  static const bool on = [] {
+    const char* env = std::getenv("HART_REPACK");
+    return !(env && std::strcmp(env, "0") == 0);
+  }();
+  return on;
+}
+
+}  // namespace hart::cpu

@@ -1,0 +1,83 @@
+// Weight repacking: the CPU backend's copy of MUL_MAT weights in the kernel set's panel layout
+// (Kernels::panel). Packed once, on the first graph that multiplies by a weight (the first
+// forward pass after load), owned by the backend, freed with it (a reloaded model gets a new
+// backend), and counted in repacked_bytes(). A weight without a layout keeps the row-major path:
+// a type the set has no panel kernel for, a row count that is not a multiple of the panel
+// height, a batched (3-D/4-D) or non-contiguous weight. Copies are keyed by the weight's data
+// pointer: kFlagWeight bytes must not change while the backend lives. HART_REPACK=0 turns it off.
+//
+// Panel layout of the 32-element block types (Q4_0, Q8_0), `rows` = R rows per panel:
+//   for each block column b: fp16 d[R], then for each 4-byte chunk j of qs: R x qs_r[4j .. 4j+3]
+// so chunk j is one R x 4-byte vector whose 32-bit lane r belongs to row r. For Q4_0 the low
+// nibbles of chunk j are elements 4j..4j+3 and the high ones 16+4j..16+4j+3 (qs as stored,
+// values 0..15: the kernels subtract 8 x the activation block's sum once per block). The "_u8"
+// Q8_0 variant stores q + 128 (q ^ 0x80) for u8 x s8 dot instructions (vpdpbusd).
+//
+// Panel layout of the 2-byte float types (F16, BF16): element k of panel row r at [k * R + r],
+// so column k is one R-element vector whose lane r belongs to row r (times the scalar x[k]).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/threadpool.h"
+#include "graph/graph.h"
+
+namespace hart::cpu {
+
+// Panel heights a set may use: mul_mat's W tiles are multiples of every one of them.
+constexpr int kMaxPanelRows = 32;
+
+// The packers of the layout above (PackFn), one per block type.
+void pack_panel_q4_0(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+void pack_panel_q8_0(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+void pack_panel_q8_0_u8(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+// The 2-byte float layout above (F16, BF16: the bits are moved, not converted).
+void pack_panel_16bit(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+
+struct PackedWeight {
+  const PanelKernel* kernel;  // the set's entry it was packed for
+  const std::byte* data;      // n_panels panels, panel_stride bytes apart
+  size_t panel_stride;
+};
+
+class WeightPacks {
+ public:
+  WeightPacks() = default;
+  WeightPacks(const WeightPacks&) = delete;
+  WeightPacks& operator=(const WeightPacks&) = delete;
+  ~WeightPacks();
+
+  // Packs each weight that g multiplies by and that k has a layout for, unless already packed for
+  // k; the panels are shared out over the pool's threads.
+  void prepare(const Graph& g, const Kernels& k, ThreadPool& pool);
+  // The packed copy of weight w for k's layout, or nullptr (use w's rows).
+  const PackedWeight* find(const Tensor& w, const Kernels& k) const;
+  size_t bytes() const { return bytes_; }
+
+ private:
+  struct Entry {
+    PackedWeight packed;
+    Type type;
+    int64_t ne[kMaxDims];
+    std::unique_ptr<std::byte, void (*)(void*)> memory;
+    size_t size;
+  };
+  bool matches(const Entry& e, const Tensor& w, const Kernels& k) const;
+
+  std::unordered_map<const void*, Entry> packs_;  // by the weight's data pointer
+  size_t bytes_ = 0;
+};
+
+// Bytes of packed weights alive in this process (every backend's), for memory reports.
+size_t repacked_bytes();
+// A buffer of at least `bytes` bytes for the calling thread, kept across calls: scratch for panel
+// kernels (which live in ISA-targeted translation units that must not instantiate std templates).
+std::byte* panel_scratch(size_t bytes);
+// HART_REPACK=0 turns packing off (every weight takes the row-major path), to compare the two.
+bool repack_enabled();
+
+}  // namespace hart::cpu

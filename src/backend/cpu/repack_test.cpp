@@ -1,0 +1,178 @@
+// Repacked weights (repack.h): every kernel set's panel GEMM against the same set's row-major
+// dot products (the same integer sums, so equal up to float summation order), and MUL_MAT on a
+// backend that packs (a weight) against one that cannot (the same bytes, not a weight).
+#include "backend/cpu/repack.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "quant/quant.h"
+
+namespace hart::cpu {
+namespace {
+
+std::vector<uint8_t> random_rows(Type t, int64_t k, int64_t rows, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> f(static_cast<size_t>(k));
+  std::vector<uint8_t> out(row_size(t, k) * size_t(rows));
+  for (int64_t r = 0; r < rows; r++) {
+    for (float& v : f) v = dist(rng);
+    quantize_row(t, f.data(), out.data() + size_t(r) * row_size(t, k), k);
+  }
+  return out;
+}
+
+// `tol`: a looser bound where the sums are float sums (float_tolerance).
+void expect_close(float got, float want, const char* what, int64_t i, int64_t j, double tol = 0) {
+  ASSERT_NEAR(got, want, std::max(1e-5 * (1.0 + std::fabs(want)), tol)) << what << " row " << i << " token " << j;
+}
+
+// Float weights (F16, BF16: no blocks, no integer sums) are summed as floats in another order
+// than vec_dot's: their rounding error grows with sum |w x| over K terms, not with the result.
+double float_tolerance(Type type, Type act, const uint8_t* w, const uint8_t* x, int64_t k) {
+  if (type_info(type).block_size != 1) return 0;
+  std::vector<float> wf(static_cast<size_t>(k)), xf(static_cast<size_t>(k));
+  dequantize_row(type, w, wf.data(), k);
+  dequantize_row(act, x, xf.data(), k);
+  double abs_sum = 0;
+  for (size_t i = 0; i < wf.size(); i++) abs_sum += std::fabs(double(wf[i]) * double(xf[i]));
+  return 1e-6 * abs_sum;
+}
+
+std::vector<const Kernels*> sets_with_panels() {
+  std::vector<const Kernels*> out;
+  for (const Kernels* k : available_kernels())
+    for (const PanelKernel& p : k->panel)
+      if (p.rows > 0) {
+        out.push_back(k);
+        break;
+      }
+  return out;
+}
+
+class PanelSet : public ::testing::TestWithParam<const Kernels*> {
+ protected:
+  const Kernels& k() const { return *GetParam(); }
+  std::mt19937 rng{7};
+};
+
+// K of 1, 7 (odd) and 33 blocks; 1 and 3 panels; 1..17 activation rows; y rows wider than the
+// output so that writes past the tile show.
+TEST_P(PanelSet, GemmMatchesRowMajorDots) {
+  for (uint32_t t = 0; t < kTypeCount; t++) {
+    const PanelKernel& pk = k().panel[t];
+    if (pk.rows == 0) continue;
+    const Type type = Type(t);
+    const DotKernel& d = k().dot[t];
+    for (int64_t k_len : {32, 224, 1056}) {
+      for (int64_t n_panels : {1, 3}) {
+        const int64_t n = n_panels * pk.rows;
+        const size_t w_row = row_size(type, k_len), x_row = row_size(d.act_type, k_len);
+        const std::vector<uint8_t> w = random_rows(type, k_len, n, rng);
+        std::vector<uint8_t> panels(w.size());
+        for (int64_t p = 0; p < n_panels; p++)
+          pk.pack(k_len, pk.rows, w.data() + size_t(p * pk.rows) * w_row, w_row,
+                  panels.data() + size_t(p * pk.rows) * w_row);
+        for (int64_t nx = 1; nx <= 17; nx++) {
+          std::vector<uint8_t> x(x_row * static_cast<size_t>(nx));
+          std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
+          std::vector<float> xf(static_cast<size_t>(k_len));
+          for (int64_t j = 0; j < nx; j++) {
+            for (float& v : xf) v = dist(rng);
+            k().from_f32[size_t(d.act_type)](xf.data(), x.data() + size_t(j) * x_row, k_len);
+          }
+          const size_t y_stride = size_t(n) + 5;
+          std::vector<float> y(y_stride * size_t(nx), -7.0f);
+          pk.gemm(k_len, n_panels, nx, panels.data(), size_t(pk.rows) * w_row, x.data(), x_row, y.data(), y_stride);
+          for (int64_t j = 0; j < nx; j++) {
+            for (int64_t i = 0; i < n; i++) {
+              float want;
+              const uint8_t* wi = w.data() + size_t(i) * w_row;
+              const uint8_t* xj = x.data() + size_t(j) * x_row;
+              d.vec_dot(k_len, &want, wi, xj);
+              expect_close(y[size_t(j) * y_stride + size_t(i)], want, type_name(type).data(), i, j,
+                           float_tolerance(type, d.act_type, wi, xj, k_len));
+            }
+            for (size_t i = size_t(n); i < y_stride; i++) ASSERT_EQ(y[size_t(j) * y_stride + i], -7.0f);
+          }
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sets, PanelSet, ::testing::ValuesIn(sets_with_panels()),
+                         [](const auto& info) { return info.param->name; });
+
+// Y = W X computed twice on the selected set: W a weight (packed when the layout allows) and the
+// same bytes as a plain tensor (row-major). Rows of W: a multiple of every panel height, and one
+// that is a multiple of 8 only (packed by 8-row sets, row-major for 16-row ones).
+TEST(Repack, MulMatMatchesRowMajorPath) {
+  const Kernels& k = kernels();
+  std::mt19937 rng(11);
+  for (Type type : {Type::Q4_0, Type::Q8_0}) {
+  for (int64_t n : {48, 40}) {
+    for (int64_t m : {1, 5, 17, 70}) {
+      for (int threads : {1, 2}) {
+        const int64_t k_len = 224;
+        std::vector<uint8_t> w = random_rows(type, k_len, n, rng);
+        std::vector<float> x(static_cast<size_t>(k_len * m));
+        std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+        for (float& v : x) v = dist(rng);
+
+        std::vector<float> y[2];
+        size_t packed_bytes = 0;
+        for (int as_weight = 0; as_weight < 2; as_weight++) {
+          Context ctx;
+          const int64_t wne[] = {k_len, n, 1, 1}, xne[] = {k_len, m, 1, 1};
+          Tensor* wt = ctx.new_leaf(type, wne, w.data());
+          if (as_weight) wt->flags |= kFlagWeight;
+          Tensor* xt = ctx.new_leaf(Type::F32, xne, x.data());
+          Tensor* yt = mul_mat(ctx, wt, xt);
+          y[as_weight].assign(size_t(n * m), 0.0f);
+          yt->data = y[as_weight].data();
+          CpuBackend backend(threads);
+          backend.compute(build_graph({yt}));
+          backend.compute(build_graph({yt}));  // packed once: the second graph reuses it
+          if (as_weight) packed_bytes = backend.repacked_bytes();
+        }
+        const PanelKernel& pk = k.panel[size_t(type)];
+        const bool packs = repack_enabled() && pk.rows > 0 && n % pk.rows == 0;
+        EXPECT_EQ(packed_bytes, packs ? w.size() : 0) << k.name << " " << type_name(type) << " n=" << n;
+        for (int64_t j = 0; j < m; j++)
+          for (int64_t i = 0; i < n; i++)
+            expect_close(y[1][size_t(j * n + i)], y[0][size_t(j * n + i)], type_name(type).data(), i, j);
+      }
+    }
+  }
+  }
+}
+
+TEST(Repack, BytesAreReleasedWithTheBackend) {
+  const PanelKernel& pk = kernels().panel[size_t(Type::Q4_0)];
+  if (pk.rows == 0 || !repack_enabled()) GTEST_SKIP() << "no Q4_0 panel layout in " << kernels().name;
+  std::mt19937 rng(3);
+  std::vector<uint8_t> w = random_rows(Type::Q4_0, 64, 16, rng);
+  std::vector<float> x(64, 0.5f), y(16);
+  Context ctx;
+  const int64_t wne[] = {64, 16, 1, 1}, xne[] = {64, 1, 1, 1};
+  Tensor* wt = ctx.new_leaf(Type::Q4_0, wne, w.data());
+  wt->flags |= kFlagWeight;
+  Tensor* yt = mul_mat(ctx, wt, ctx.new_leaf(Type::F32, xne, x.data()));
+  yt->data = y.data();
+  const size_t before = repacked_bytes();
+  {
+    CpuBackend backend(1);
+    backend.compute(build_graph({yt}));
+    EXPECT_EQ(repacked_bytes(), before + w.size());
+  }
+  EXPECT_EQ(repacked_bytes(), before);
+}
+
+}  // namespace
+}  // namespace hart::cpu

@@ -1,53 +1,90 @@
 #!/usr/bin/env node
-// Load test for `hart serve`: starts the server on a free loopback port, then for each
-// concurrency level (1, 4, 16) and with / without a shared prompt prefix sends streaming
-// completions and reports requests/s, output tokens/s, and median / p99 time to first token
-// and inter-token latency.
-//   scripts/bench-serve.mjs HART_BINARY MODEL [--requests N] [--max-tokens N] [-- extra serve flags]
+// Load test for OpenAI-compatible servers (`hart serve`, llama.cpp's llama-server): for each
+// server, starts it on a free loopback port, then for each concurrency level (1, 4, 16) and with /
+// without a shared prompt prefix sends streaming greedy completions and measures requests/s,
+// output tokens/s, and median / p99 time to first token and inter-token latency. With --repeat R
+// the servers take turns R times (a fresh process each time, so neither profits from the other's
+// cache or suffers alone from a busy moment) and every cell is the median of its R runs.
+//   scripts/bench-serve.mjs [--requests N] [--max-tokens N] [--repeat R] [--json FILE] NAME=COMMAND...
+// COMMAND is the server's command line (split on spaces); `--host 127.0.0.1 --port P` is appended.
+// Each row sends max(--requests, conc) requests; --json FILE keeps every run's numbers, written
+// as they come in.
+// Example:
+//   scripts/bench-serve.mjs --repeat 3 "hart=build/hart serve -m M.gguf -t 2 --kv-size 8192" \
+//     "llama=llama-server -m M.gguf -t 2 -tb 2 -np 16 -c 8192 --cont-batching --no-mmap"
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import net from 'node:net';
 
-const argv = process.argv.slice(2);
-const dash = argv.indexOf('--');
-const serveExtra = dash >= 0 ? argv.slice(dash + 1) : [];
-const args = dash >= 0 ? argv.slice(0, dash) : argv;
-if (args.length < 2) {
-  console.error('usage: bench-serve.mjs HART_BINARY MODEL [--requests N] [--max-tokens N] [-- serve flags]');
+const args = process.argv.slice(2);
+const opts = { '--requests': 32, '--max-tokens': 32, '--repeat': 1, '--json': '' };
+const servers = [];
+for (let i = 0; i < args.length; i++) {
+  if (args[i] in opts) opts[args[i]] = typeof opts[args[i]] === 'number' ? Number(args[++i]) : args[++i];
+  else if (args[i].includes('=')) {
+    const eq = args[i].indexOf('=');
+    servers.push({ name: args[i].slice(0, eq), cmd: args[i].slice(eq + 1).trim().split(/\s+/) });
+  } else {
+    console.error(`unknown argument '${args[i]}'`);
+    process.exit(2);
+  }
+}
+if (!servers.length) {
+  console.error('usage: bench-serve.mjs [--requests N] [--max-tokens N] [--repeat R] [--json FILE] NAME=COMMAND...');
   process.exit(2);
 }
-const [hart, model] = args;
-const opt = (name, def) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : def);
-const perLevel = opt('--requests', 32);
-const maxTokens = opt('--max-tokens', 32);
+const minRequests = opts['--requests'], maxTokens = opts['--max-tokens'];
 
-const port = await new Promise((resolve) => {
+const freePort = () => new Promise((resolve) => {
   const s = net.createServer().listen(0, '127.0.0.1', () => {
     const p = s.address().port;
     s.close(() => resolve(p));
   });
 });
-const base = `http://127.0.0.1:${port}`;
-const server = spawn(hart, ['serve', '-m', model, '--port', String(port), ...serveExtra], { stdio: ['ignore', 'ignore', 'inherit'] });
-process.on('exit', () => server.kill('SIGTERM'));
-for (;;) {
-  try {
-    if ((await fetch(`${base}/health`)).status === 200) break;
-  } catch {}
-  await new Promise((r) => setTimeout(r, 100));
+
+// The server running now: stopped with this script, however it ends.
+let current = null;
+process.on('exit', () => current?.kill('SIGKILL'));
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(1));
+
+async function start(cmd) {
+  const port = await freePort();
+  const proc = spawn(cmd[0], [...cmd.slice(1), '--host', '127.0.0.1', '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  current = proc;
+  let log = '';
+  proc.stderr.on('data', (d) => (log = (log + d).slice(-4000)));
+  const base = `http://127.0.0.1:${port}`;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`${cmd.join(' ')} exited:\n${log}`);
+    try {
+      if ((await fetch(`${base}/health`)).status === 200) break;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const stop = () => new Promise((resolve) => {
+    proc.on('exit', resolve);
+    proc.kill('SIGTERM');
+  });
+  return { base, stop };
 }
 
 const words = 'the dog cat ball tree park sun bird girl boy mom happy big little red ran saw played'.split(' ');
 const text = (seed, n) => Array.from({ length: n }, (_, i) => words[(seed * 7 + i * 13 + ((seed * i) % 5)) % words.length]).join(' ');
 const shared = 'Once upon a time, ' + text(999, 120) + '. ';
 
-async function one(prompt) {
+// One streaming completion; every text chunk is a token's arrival (both servers send one
+// chunk per token), the usage chunk (when the server sends one) has the exact count.
+async function one(base, prompt) {
   const t0 = performance.now();
   const res = await fetch(`${base}/v1/completions`, {
     method: 'POST',
-    body: JSON.stringify({ prompt, max_tokens: maxTokens, temperature: 0, stream: true, stream_options: { include_usage: true } }),
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ prompt, max_tokens: maxTokens, temperature: 0, stream: true, cache_prompt: true,
+                           stream_options: { include_usage: true } }),
   });
+  if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
   const times = [];
-  let buf = '', tokens = 0;
+  let buf = '', usage = null;
   const decoder = new TextDecoder();
   for await (const part of res.body) {
     buf += decoder.decode(part, { stream: true });
@@ -57,11 +94,11 @@ async function one(prompt) {
       buf = buf.slice(i + 2);
       if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
       const chunk = JSON.parse(line.slice(6));
-      if (chunk.usage) tokens = chunk.usage.completion_tokens;
-      else if (chunk.choices[0]?.text) times.push(performance.now());
+      if (chunk.usage) usage = chunk.usage.completion_tokens;
+      if (chunk.choices?.[0]?.text) times.push(performance.now());
     }
   }
-  return { t0, times, tokens };
+  return { t0, times, tokens: usage ?? times.length };
 }
 
 const pct = (xs, p) => {
@@ -69,28 +106,64 @@ const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
+const median = (xs) => pct(xs, 50);
 
-console.log(`model ${model}, ${perLevel} requests per row, ${maxTokens} output tokens each, greedy`);
-console.log('prefix  | conc | req/s  | out tok/s | TTFT p50 ms | TTFT p99 ms | ITL p50 ms | ITL p99 ms');
-console.log('--------|------|--------|-----------|-------------|-------------|------------|-----------');
-for (const sharedPrefix of [false, true]) {
-  for (const conc of [1, 4, 16]) {
-    const prompts = Array.from({ length: perLevel }, (_, i) => (sharedPrefix ? shared : '') + text(i + conc * 100, sharedPrefix ? 8 : 128));
-    const ttft = [], itl = [];
-    let tokens = 0, next = 0;
-    const t0 = performance.now();
-    await Promise.all(Array.from({ length: conc }, async () => {
-      while (next < prompts.length) {
-        const r = await one(prompts[next++]);
-        tokens += r.tokens;
-        if (r.times.length) ttft.push(r.times[0] - r.t0);
-        for (let i = 1; i < r.times.length; i++) itl.push(r.times[i] - r.times[i - 1]);
-      }
-    }));
-    const secs = (performance.now() - t0) / 1000;
-    const f = (x, w) => x.toFixed(1).padStart(w);
-    console.log(`${(sharedPrefix ? 'shared' : 'none').padEnd(7)} | ${String(conc).padStart(4)} | ${f(perLevel / secs, 6)} | ${f(tokens / secs, 9)} | ` +
-                `${f(pct(ttft, 50), 11)} | ${f(pct(ttft, 99), 11)} | ${f(pct(itl, 50), 10)} | ${f(pct(itl, 99), 9)}`);
-  }
+const rows = [];
+for (const sharedPrefix of [false, true])
+  for (const conc of [1, 4, 16]) rows.push({ prefix: sharedPrefix ? 'shared' : 'none', conc });
+
+// One row against a running server: --requests requests (at least conc), conc at a time.
+async function runRow(base, { prefix, conc }) {
+  const perRow = Math.max(minRequests, conc);
+  const prompts = Array.from({ length: perRow }, (_, i) => (prefix === 'shared' ? shared : '') + text(i + conc * 100, prefix === 'shared' ? 8 : 128));
+  const ttft = [], itl = [];
+  let tokens = 0, next = 0;
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: conc }, async () => {
+    while (next < prompts.length) {
+      const r = await one(base, prompts[next++]);
+      tokens += r.tokens;
+      if (r.times.length) ttft.push(r.times[0] - r.t0);
+      for (let i = 1; i < r.times.length; i++) itl.push(r.times[i] - r.times[i - 1]);
+    }
+  }));
+  const secs = (performance.now() - t0) / 1000;
+  return { rps: perRow / secs, tps: tokens / secs, ttft50: pct(ttft, 50), ttft99: pct(ttft, 99), itl50: pct(itl, 50), itl99: pct(itl, 99) };
 }
-server.kill('SIGTERM');
+
+const runs = new Map();  // `${server}|${prefix}|${conc}` -> results of each repeat
+const save = () => opts['--json'] &&
+  writeFileSync(opts['--json'], JSON.stringify({ minRequests, maxTokens, repeat: opts['--repeat'], servers, runs: Object.fromEntries(runs) }, null, 1));
+for (let rep = 0; rep < opts['--repeat']; rep++)
+  for (const srv of servers) {
+    const s = await start(srv.cmd);
+    try {
+      for (const row of rows) {
+        const key = `${srv.name}|${row.prefix}|${row.conc}`;
+        if (!runs.has(key)) runs.set(key, []);
+        runs.get(key).push(await runRow(s.base, row));
+        save();  // a server that dies later does not take the finished rows with it
+      }
+      console.error(`repeat ${rep + 1}/${opts['--repeat']}: ${srv.name} done`);
+    } catch (e) {
+      console.error(`repeat ${rep + 1}/${opts['--repeat']}: ${srv.name} failed: ${e.message}${e.cause ? ` (${e.cause.message})` : ''}`);
+    } finally {
+      await s.stop();
+    }
+  }
+
+const fields = ['rps', 'tps', 'ttft50', 'ttft99', 'itl50', 'itl99'];
+const table = [];
+for (const row of rows)
+  for (const srv of servers) {
+    const rs = runs.get(`${srv.name}|${row.prefix}|${row.conc}`) ?? [];
+    const cell = { server: srv.name, ...row };
+    for (const f of fields) cell[f] = median(rs.map((r) => r[f]));
+    table.push(cell);
+  }
+console.log(`max(${minRequests}, conc) requests per row, ${maxTokens} output tokens at most, greedy, median of the runs (${opts['--repeat']} repeats)`);
+console.log('| server | prefix | conc | req/s | out tok/s | TTFT p50 ms | TTFT p99 ms | ITL p50 ms | ITL p99 ms |');
+console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|');
+const f = (x) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
+for (const c of table)
+  console.log(`| ${c.server} | ${c.prefix} | ${c.conc} | ${f(c.rps)} | ${f(c.tps)} | ${f(c.ttft50)} | ${f(c.ttft99)} | ${f(c.itl50)} | ${f(c.itl99)} |`);

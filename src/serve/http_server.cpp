@@ -5,6 +5,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "serve/client_socket.h"
 #include "serve/openai_api.h"
 
 namespace hart::serve {
@@ -13,9 +14,16 @@ using nlohmann::json;
 
 namespace {
 
+// How often a non-streaming request checks that its client is still there while no token comes.
+constexpr std::chrono::milliseconds kClientCheck{50};
+
+// Generated text may hold bytes that are not UTF-8 (a byte-fallback token of a model that
+// emits them out of order): they become U+FFFD instead of an exception on an HTTP thread.
+std::string to_text(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
 void send_json(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  res.set_content(to_text(body), "application/json");
 }
 
 void send_error(httplib::Response& res, Metrics& m, int status, const std::string& type, const std::string& message,
@@ -136,10 +144,16 @@ void HttpServer::routes() {
           parse_request(parse_body(http_req), endpoint, {*tok_, tmpl_, engine.n_ctx()}), nullptr});
       st->stream = engine.submit(st->req.gen);
       if (!st->req.stream) {
+        // A client that hangs up frees its slots now, not after max_tokens more tokens: the
+        // engine answers the cancel with a last event, which ends the wait.
+        const ClientSocket client(http_req.remote_addr, http_req.remote_port, http_req.local_port);
         ResponseWriter w(st->req, *tok_, opt_.model_name);
-        for (Event ev = st->stream->pop();; ev = st->stream->pop()) {
-          w.add(ev);
-          if (ev.done) break;
+        for (;;) {
+          const std::optional<Event> ev = st->stream->pop_for(kClientCheck);
+          if (client.gone()) st->stream->cancel();
+          if (!ev) continue;
+          w.add(*ev);
+          if (ev->done) break;
         }
         send_json(res, 200, w.response());
         return;
@@ -156,7 +170,7 @@ void HttpServer::routes() {
               chunks = {error_body(e.what(), e.type)};
             }
             for (const json& c : chunks)
-              if (!write_sse(sink, c.dump())) {  // the client went away: free its slots
+              if (!write_sse(sink, to_text(c))) {  // the client went away: free its slots
                 st->stream->cancel();
                 return false;
               }

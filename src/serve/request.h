@@ -3,10 +3,12 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +51,14 @@ class Stream {
   Event pop() {
     std::unique_lock lock(mutex_);
     cv_.wait(lock, [&] { return !events_.empty(); });
+    Event e = std::move(events_.front());
+    events_.pop_front();
+    return e;
+  }
+  // The next event, or nothing when none came within `timeout`.
+  std::optional<Event> pop_for(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    if (!cv_.wait_for(lock, timeout, [&] { return !events_.empty(); })) return std::nullopt;
     Event e = std::move(events_.front());
     events_.pop_front();
     return e;

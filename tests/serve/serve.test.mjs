@@ -121,6 +121,47 @@ describe('stories260K, prefix cache on', () => {
   });
 });
 
+describe('a non-streaming client that disconnects', () => {
+  let s;
+  // Random weights: greedy decoding does not meet EOS, so the request would run for seconds.
+  before(async () => (s = await startServer(['-m', model('llama-2-tiny-random.gguf'), '-c', '2048', '--no-prefix-cache'])));
+  after(async () => s.stop());
+
+  test('frees its slots at once instead of generating max_tokens', async () => {
+    const maxTokens = 2000;
+    const ctrl = new AbortController();
+    const req = s.client.completions.create({ model: 'x', prompt: 'Once', max_tokens: maxTokens, ...greedy }, { signal: ctrl.signal });
+    while ((await metric(s.base, 'hart_requests_running')) === 0) await new Promise((r) => setTimeout(r, 5));
+    ctrl.abort();
+    await assert.rejects(req);
+    const settled = async () => (await metric(s.base, 'hart_requests_total{finish_reason="cancelled"}')) === 1 &&
+                                (await metric(s.base, 'hart_requests_running')) === 0;
+    for (let i = 0; i < 400 && !(await settled()); i++) await new Promise((r) => setTimeout(r, 25));
+    assert.equal(await metric(s.base, 'hart_requests_total{finish_reason="cancelled"}'), 1);
+    assert.ok((await metric(s.base, 'hart_generation_tokens_total')) < maxTokens);
+    assert.equal(await metric(s.base, 'hart_kv_slots_used'), 0);
+    assert.equal(await metric(s.base, 'hart_requests_running'), 0);
+  });
+});
+
+describe('random weights', () => {
+  test('text that is not UTF-8 is sent as U+FFFD, streaming or not, and the server lives on', async () => {
+    const s = await startServer(['-m', model('kq-tiny-Q4_K_M.gguf'), '-c', '512']);
+    try {
+      const words = 'the dog cat ball tree park sun bird girl boy mom happy big little red ran saw played'.split(' ');
+      const prompt = '4 ' + Array.from({ length: 128 }, (_, i) => words[(i * 13) % 18]).join(' ');
+      const req = { model: 'x', prompt, max_tokens: 24, ...greedy };
+      let streamed = '';
+      for await (const c of await s.client.completions.create({ ...req, stream: true })) streamed += c.choices[0]?.text ?? '';
+      assert.ok(streamed.includes('\ufffd'));
+      const full = await s.client.completions.create(req);
+      assert.ok(full.choices[0].text.includes('\ufffd'));
+    } finally {
+      await s.stop();
+    }
+  });
+});
+
 describe('tiny KV pool', () => {
   let s;
   before(async () => (s = await startServer(['-m', model('stories260K.gguf'), '-c', '128', '--kv-size', '160', '--chunk-size', '32'])));

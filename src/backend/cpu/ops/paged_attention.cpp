@@ -3,7 +3,7 @@
 // a serving step has:
 //  - extend (a prefill chunk): consecutive tokens listing the same slot list form a tile of up
 //    to kTile tokens; a K/V row is converted once and used by every token and query head of the
-//    tile (GQA), with an online softmax per (token, head): no score matrix;
+//    tile (GQA), with an online softmax per (token, head) (online_softmax.h): no score matrix;
 //  - decode (a lone token with a long list, few tokens in the batch): the list is split into
 //    parts computed by different threads, each keeping its unnormalised output, max and sum
 //    (FlashDecoding); after a barrier the parts are merged exactly.
@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "backend/cpu/ops/ops.h"
+#include "backend/cpu/ops/online_softmax.h"
 
 namespace hart::cpu {
 namespace {
@@ -23,10 +23,9 @@ constexpr int64_t kMaxParts = 16;
 struct Shape {
   int64_t d, dv, n_head, n_head_kv, group, n_tok, n_slots, n_index;
   int64_t parts;  // max parts a lone token's list is split into
-  Type act;       // q converted to K's activation type for the dot product
 };
 
-Shape shape_of(const Tensor& node, const Kernels& k, int nth) {
+Shape shape_of(const Tensor& node, int nth) {
   const Tensor& q = *node.src[0];
   const Tensor& kt = *node.src[1];
   Shape s{};
@@ -41,36 +40,12 @@ Shape shape_of(const Tensor& node, const Kernels& k, int nth) {
   // Split lists only when tokens x KV heads cannot keep every thread busy.
   const int64_t units = s.n_tok * s.n_head_kv;
   s.parts = std::clamp<int64_t>((4 * nth + units - 1) / units, 1, kMaxParts);
-  s.act = k.dot[size_t(kt.type)].act_type;
   return s;
 }
 
-// Per-thread scratch for one unit: converted q rows, accumulators, max and sum per
-// (token, head), one V row as floats.
-struct Scratch {
-  std::byte* q;
-  float *acc, *m, *l, *v;
-};
-
-size_t scratch_bytes(const Shape& s) {
-  const size_t rows = size_t(kTile * s.group);
-  return align_up(rows * row_size(s.act, s.d)) + align_up(rows * size_t(s.dv) * sizeof(float)) +
-         2 * align_up(rows * sizeof(float)) + align_up(size_t(s.dv) * sizeof(float));
-}
-
-Scratch scratch(const Shape& s, std::byte* base) {
-  const size_t rows = size_t(kTile * s.group);
-  Scratch sc{};
-  sc.q = base;
-  base += align_up(rows * row_size(s.act, s.d));
-  sc.acc = reinterpret_cast<float*>(base);
-  base += align_up(rows * size_t(s.dv) * sizeof(float));
-  sc.m = reinterpret_cast<float*>(base);
-  base += align_up(rows * sizeof(float));
-  sc.l = reinterpret_cast<float*>(base);
-  base += align_up(rows * sizeof(float));
-  sc.v = reinterpret_cast<float*>(base);
-  return sc;
+// One unit's softmax state: the tile's tokens x the KV head's query heads.
+OnlineSoftmax softmax_of(const Tensor& node, const Kernels& k, const Shape& s) {
+  return OnlineSoftmax(k, node.src[1]->type, node.src[2]->type, kTile * s.group, s.d, s.dv);
 }
 
 // Split results, shared by all threads: per (token, head, part) dv outputs, then max and sum.
@@ -80,8 +55,8 @@ size_t parts_bytes(const Shape& s) {
 }
 
 size_t paged_work_size(const Tensor& node, const Kernels& k, int nth) {
-  const Shape s = shape_of(node, k, nth);
-  return size_t(nth) * align_up(scratch_bytes(s)) + parts_bytes(s);
+  const Shape s = shape_of(node, nth);
+  return size_t(nth) * align_up(softmax_of(node, k, s).scratch_bytes()) + parts_bytes(s);
 }
 
 float* part_of(const Shape& s, std::byte* parts, int64_t tok, int64_t head, int64_t part) {
@@ -125,30 +100,19 @@ struct Unit {
 
 // Online softmax of the tile's tokens x the KV head's query heads over the unit's share of
 // the slot list. Results go to the output (one part) or to the part buffer.
-void compute_unit(const Tensor& node, const OpContext& ctx, const Shape& s, const Scratch& sc,
-                  std::byte* parts, const Unit& u) {
+void compute_unit(const Tensor& node, const OpContext& ctx, const Shape& s, OnlineSoftmax& sm, std::byte* parts,
+                  const Unit& u) {
   const Tensor& q = *node.src[0];
   const Tensor& kt = *node.src[1];
   const Tensor& v = *node.src[2];
   const int32_t* index = static_cast<const int32_t*>(node.src[3]->data);
   const float scale = node.param_f32(0);
-  const Kernels& k = ctx.k;
-  const VecDotFn dot = k.dot[size_t(kt.type)].vec_dot;
-  const size_t q_row = row_size(s.act, s.d);
   const int64_t h0 = u.kv_head * s.group;
 
   int64_t count = 0;
-  for (int64_t t = u.t0; t < u.t1; t++) count = std::max(count, list_of(s, index, t).count);
   for (int64_t t = u.t0; t < u.t1; t++) {
-    for (int64_t h = 0; h < s.group; h++) {
-      const int64_t r = (t - u.t0) * s.group + h;
-      const float* qh = frow(q, {h0 + h, t, 0});
-      if (s.act == Type::F32) std::copy(qh, qh + s.d, reinterpret_cast<float*>(sc.q + size_t(r) * q_row));
-      else k.from_f32[size_t(s.act)](qh, sc.q + size_t(r) * q_row, s.d);
-      std::fill(sc.acc + r * s.dv, sc.acc + (r + 1) * s.dv, 0.0f);
-      sc.m[r] = -INFINITY;
-      sc.l[r] = 0.0f;
-    }
+    count = std::max(count, list_of(s, index, t).count);
+    for (int64_t h = 0; h < s.group; h++) sm.start((t - u.t0) * s.group + h, frow(q, {h0 + h, t, 0}));
   }
 
   const int64_t off = index[2 * u.t0];  // shared by the tile; counts are 0 when it is out of range
@@ -161,46 +125,22 @@ void compute_unit(const Tensor& node, const OpContext& ctx, const Shape& s, cons
       continue;
     }
     const char* krow = row_ptr(kt, u.kv_head, slot, 0);
-    const char* vraw = row_ptr(v, u.kv_head, slot, 0);
-    const float* vrow = reinterpret_cast<const float*>(vraw);
-    if (v.type != Type::F32) {
-      k.to_f32[size_t(v.type)](vraw, sc.v, s.dv);
-      vrow = sc.v;
-    }
-    for (int64_t t = u.t0; t < u.t1; t++) {
-      if (j >= list_of(s, index, t).count) continue;  // causal: a later slot than this token's
-      for (int64_t h = 0; h < s.group; h++) {
-        const int64_t r = (t - u.t0) * s.group + h;
-        float score;
-        dot(s.d, &score, krow, sc.q + size_t(r) * q_row);
-        score *= scale;
-        float* acc = sc.acc + r * s.dv;
-        float weight = 1.0f;
-        if (score > sc.m[r]) {  // new maximum: rescale what was accumulated so far
-          const float shrink = std::exp(sc.m[r] - score);
-          sc.m[r] = score;
-          sc.l[r] *= shrink;
-          k.scale(s.dv, acc, shrink, acc);
-        } else {
-          weight = std::exp(score - sc.m[r]);
-        }
-        sc.l[r] += weight;
-        k.axpy(s.dv, weight, vrow, acc);
-      }
-    }
+    const float* vrow = sm.v_row(row_ptr(v, u.kv_head, slot, 0));
+    for (int64_t t = u.t0; t < u.t1; t++)
+      if (j < list_of(s, index, t).count)  // causal: skip a later slot than this token's
+        sm.add((t - u.t0) * s.group, (t - u.t0 + 1) * s.group, krow, vrow, scale, 0.0f);
   }
 
   for (int64_t t = u.t0; t < u.t1; t++) {
     for (int64_t h = 0; h < s.group; h++) {
       const int64_t r = (t - u.t0) * s.group + h;
-      if (u.parts == 1) {  // an empty list has no probability mass: its output is 0
-        const float inv = sc.l[r] > 0.0f ? 1.0f / sc.l[r] : 0.0f;
-        k.scale(s.dv, sc.acc + r * s.dv, inv, reinterpret_cast<float*>(row_ptr(node, h0 + h, t, 0)));
+      if (u.parts == 1) {
+        sm.finish(r, reinterpret_cast<float*>(row_ptr(node, h0 + h, t, 0)));
       } else {
         float* p = part_of(s, parts, t, h0 + h, u.part);
-        std::copy(sc.acc + r * s.dv, sc.acc + (r + 1) * s.dv, p);
-        p[s.dv] = sc.m[r];
-        p[s.dv + 1] = sc.l[r];
+        std::copy(sm.acc(r), sm.acc(r) + s.dv, p);
+        p[s.dv] = sm.max(r);
+        p[s.dv + 1] = sm.sum(r);
       }
     }
   }
@@ -228,9 +168,10 @@ void merge_parts(const Tensor& node, const OpContext& ctx, const Shape& s, std::
 }
 
 void compute_paged_attn(const Tensor& node, const OpContext& ctx) {
-  const Shape s = shape_of(node, ctx.k, ctx.nth);
-  const Scratch sc = scratch(s, ctx.thread_work(scratch_bytes(s)));
-  std::byte* parts = ctx.work + size_t(ctx.nth) * align_up(scratch_bytes(s));
+  const Shape s = shape_of(node, ctx.nth);
+  OnlineSoftmax sm = softmax_of(node, ctx.k, s);
+  sm.set_scratch(ctx.thread_work(sm.scratch_bytes()));
+  std::byte* parts = ctx.work + size_t(ctx.nth) * align_up(sm.scratch_bytes());
   const int32_t* index = static_cast<const int32_t*>(node.src[3]->data);
   if (ctx.ith == 0)
     for (int64_t t = 0; t < s.n_tok; t++) {
@@ -246,7 +187,7 @@ void compute_paged_attn(const Tensor& node, const OpContext& ctx) {
     split |= n_parts > 1;
     for (int64_t kv_head = 0; kv_head < s.n_head_kv; kv_head++)
       for (int64_t part = 0; part < n_parts; part++, unit++)
-        if (unit % ctx.nth == ctx.ith) compute_unit(node, ctx, s, sc, parts, {t0, t1, kv_head, part, n_parts});
+        if (unit % ctx.nth == ctx.ith) compute_unit(node, ctx, s, sm, parts, {t0, t1, kv_head, part, n_parts});
   });
   if (!split) return;  // every thread sees the same tiles, so all agree on skipping the barrier
   ctx.pool.barrier();
@@ -257,10 +198,7 @@ void compute_paged_attn(const Tensor& node, const OpContext& ctx) {
 }
 
 bool paged_supported(const Tensor& node, const Kernels& k) {
-  const Type kt = node.src[1]->type, vt = node.src[2]->type;
-  const DotKernel& d = k.dot[size_t(kt)];
-  return d.vec_dot && (d.act_type == Type::F32 || k.from_f32[size_t(d.act_type)]) &&
-         (vt == Type::F32 || k.to_f32[size_t(vt)]);
+  return OnlineSoftmax::supported(k, node.src[1]->type, node.src[2]->type);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "backend/cpu/cpu_backend.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 
@@ -70,7 +71,7 @@ void CpuBackend::compute(const Graph& g) {
   const uint32_t base = finished_.load();  // no thread is inside a run: the count is settled
   const NodeThreads team(pool_, true), pieces(pool_, false);
   ErrorSink errors;
-  pool_.run([&](int ith, int) {
+  auto body = [&](int ith, int) {
     for (size_t i = 0; i < sched.steps.size(); i++) {
       const Step& st = sched.steps[i];
       if (st.wait_before) finished_.wait_reach(base + st.pieces_before, ThreadPool::kSpinUs);
@@ -89,7 +90,15 @@ void CpuBackend::compute(const Graph& g) {
            p = counters[i].claimed.fetch_add(1, std::memory_order_relaxed))
         piece(p);
     }
-  });
+  };
+  // A graph of one-piece steps only (a tiny model, a short decode step) gains nothing from other
+  // threads but their hand-offs: each step would wait for the thread that computed the one before.
+  const bool serial = std::all_of(sched.steps.begin(), sched.steps.end(),
+                                  [](const Step& st) { return st.pieces == 1 && !st.team; });
+  if (serial)
+    body(0, 1);
+  else
+    pool_.run(body);
   if (!errors.first().empty()) throw Error("CPU backend: " + errors.first());
 }
 

@@ -12,8 +12,9 @@ double node_cost(const Tensor& node) {
     case Op::MUL_MAT:  // W (k, n) @ X (k, m): 2 k n m
       return 2.0 * double(s0->ne[0]) * double(s0->ne[1]) * double(node.src[1]->nrows());
     case Op::FLASH_ATTN_EXT:  // q (d, heads, tokens) against the keys and values
-    case Op::PAGED_ATTN:
       return 4.0 * double(s0->nelements()) * double(node.src[1]->ne[2]);
+    case Op::PAGED_ATTN:  // each head of each token against its slot list (the index, ~ sum of lists)
+      return 4.0 * double(s0->ne[0]) * double(s0->ne[1]) * double(node.src[3]->ne[0]);
     default:  // element-wise work on the smaller of output and first source (SET_ROWS, GET_ROWS)
       return 8.0 * double(s0 ? std::min(node.nelements(), s0->nelements()) : node.nelements());
   }
@@ -49,8 +50,11 @@ Schedule make_schedule(const std::vector<const Tensor*>& nodes, const Kernels& k
   uint32_t pieces_before = 0;
   for (const Tensor* node : nodes) {
     const OpImpl& impl = op_impl(node->op);
-    const bool team = nth > 1 && impl.team && impl.team(*node, k, nth);
-    const int pieces = team || node_cost(*node) >= kSplitCost ? nth : 1;
+    // A small node is one piece even if its kernel could work as a team: its barriers would cost
+    // more than the split saves.
+    const bool big = node_cost(*node) >= kSplitCost;
+    const bool team = nth > 1 && big && impl.team && impl.team(*node, k, nth);
+    const int pieces = big ? nth : 1;
     const bool wait = !s.steps.empty() && hazards.conflicts(*node);
     if (wait) {
       hazards.clear();

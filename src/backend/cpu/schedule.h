@@ -1,7 +1,7 @@
 // How the CPU backend walks a graph with its threads.
 //
 // Each node is cut into pieces: one for a small node (a split would cost more than it saves),
-// else one per thread. Any thread may compute any piece, claiming it from the node's counter,
+// else one per thread. A graph of small nodes only runs on the calling thread. Any thread may compute any piece, claiming it from the node's counter,
 // so a thread that the OS has descheduled (the machine is shared) is simply left out instead of
 // holding everyone at a barrier: the others take its pieces. Nodes whose kernel meets at
 // barriers (OpImpl::team) are computed by every thread, one piece each.

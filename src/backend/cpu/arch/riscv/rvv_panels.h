@@ -1,0 +1,99 @@
+// MUL_MAT on F16 / BF16 weights repacked into 32-row panels (layout in backend/cpu/repack.h:
+// element k of panel row r at [k * 32 + r]) with FP32 accumulation. Column k of a panel is 32
+// adjacent weights, one per row: widened to f32 and multiplied by the scalar x[k] it updates the
+// 32 row sums lane by lane, so no horizontal reduction is needed, and each widened column serves
+// up to 4 X rows (prefill GEMM; one X row is the decode GEMV). Vector-length agnostic: the 32
+// lanes are strip-mined with vsetvl at e32 LMUL 4 (one strip at VLEN >= 256, two at VLEN 128),
+// which leaves room for 4 accumulators, 2 widened columns and a 16-bit load (26 registers).
+//
+// Included by one translation unit per weight type (rvv_panels_bf16.cpp with V,
+// rvv_panels_f16.cpp with Zvfh), which passes a weight traits class W:
+//   static vfloat32m4_t W::widen(const uint16_t* column, size_t vl)  vl weights -> f32, exact
+//   static float W::act(const std::byte* x_row, int64_t k)           element k of an X row
+#pragma once
+
+#include <riscv_vector.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace hart::cpu::riscv {
+namespace {  // each including translation unit compiles its own copy for its own -march
+
+constexpr int kPanelRows = 32;
+
+// Columns summed in registers before the sums are added to y: one long chain of float additions
+// per row would lose ~sqrt(K / kBlock) times more precision than this blocked summation, which
+// is about as accurate as the row-major dot's lane-parallel sums (one y update per 32 columns).
+constexpr int64_t kBlock = 32;
+
+// y[0, vl) (+)= a: the first block stores, later ones add.
+inline void add_block(float* y, vfloat32m4_t a, bool first, size_t vl) {
+  if (!first) a = __riscv_vfadd_vv_f32m4(a, __riscv_vle32_v_f32m4(y, vl), vl);
+  __riscv_vse32_v_f32m4(y, a, vl);
+}
+
+// Columns k .. k + U - 1 (the first at `column`) into the accumulators of T X rows. Every column
+// is widened before any is used, so F16 widening (SEW 16) and the multiply-adds (SEW 32) switch
+// vtype once per U columns rather than per column.
+template <class W, int T, int U>
+inline void mac_columns(vfloat32m4_t& a0, vfloat32m4_t& a1, vfloat32m4_t& a2, vfloat32m4_t& a3,
+                        const uint16_t* column, const std::byte* x, size_t x_stride, int64_t k, size_t vl) {
+  const vfloat32m4_t w = W::widen(column, vl);
+  if constexpr (U > 1) mac_columns<W, T, U - 1>(a0, a1, a2, a3, column + kPanelRows, x, x_stride, k + 1, vl);
+  a0 = __riscv_vfmacc_vf_f32m4(a0, W::act(x, k), w, vl);
+  if constexpr (T > 1) a1 = __riscv_vfmacc_vf_f32m4(a1, W::act(x + x_stride, k), w, vl);
+  if constexpr (T > 2) a2 = __riscv_vfmacc_vf_f32m4(a2, W::act(x + 2 * x_stride, k), w, vl);
+  if constexpr (T > 3) a3 = __riscv_vfmacc_vf_f32m4(a3, W::act(x + 3 * x_stride, k), w, vl);
+}
+
+// Lanes [r, r + vl) of one panel for T X rows:
+// y[j * y_stride + i] = sum_k W[r + i][k] * x_j[k] for i < vl, j < T.
+template <class W, int T>
+void panel_strip(int64_t n, const uint16_t* column, size_t vl, const std::byte* x, size_t x_stride, float* y,
+                 size_t y_stride) {
+  static_assert(T >= 1 && T <= 4);
+  // Columns per step: the T accumulators, U widened columns and one 16-bit load fit the 32 registers.
+  constexpr int U = T <= 2 ? 4 : 2;
+  static_assert(kBlock % U == 0);
+  for (int64_t k0 = 0; k0 == 0 || k0 < n; k0 += kBlock) {  // once for n == 0: y = 0
+    const int64_t k1 = k0 + kBlock < n ? k0 + kBlock : n;
+    const vfloat32m4_t zero = __riscv_vfmv_v_f_f32m4(0.0f, vl);
+    vfloat32m4_t a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+    int64_t k = k0;
+    for (; k + U <= k1; k += U, column += U * kPanelRows) mac_columns<W, T, U>(a0, a1, a2, a3, column, x, x_stride, k, vl);
+    for (; k < k1; k++, column += kPanelRows) mac_columns<W, T, 1>(a0, a1, a2, a3, column, x, x_stride, k, vl);
+    add_block(y, a0, k0 == 0, vl);
+    if constexpr (T > 1) add_block(y + y_stride, a1, k0 == 0, vl);
+    if constexpr (T > 2) add_block(y + 2 * y_stride, a2, k0 == 0, vl);
+    if constexpr (T > 3) add_block(y + 3 * y_stride, a3, k0 == 0, vl);
+  }
+}
+
+// PanelGemmFn: W panels (n_panels x 32 rows, n columns) @ X (nx rows) -> y
+template <class W>
+void gemm_panels(int64_t n, int64_t n_panels, int64_t nx, const void* panels, size_t panel_stride, const void* x,
+                 size_t x_stride, float* y, size_t y_stride) {
+  const auto* xb = static_cast<const std::byte*>(x);
+  for (int64_t p = 0; p < n_panels; p++) {
+    const auto* panel = reinterpret_cast<const uint16_t*>(static_cast<const std::byte*>(panels) + size_t(p) * panel_stride);
+    for (size_t r = 0, vl; r < kPanelRows; r += vl) {
+      vl = __riscv_vsetvl_e32m4(kPanelRows - r);
+      float* yr = y + size_t(p) * kPanelRows + r;
+      int64_t j = 0;
+      for (; j + 4 <= nx; j += 4)
+        panel_strip<W, 4>(n, panel + r, vl, xb + size_t(j) * x_stride, x_stride, yr + size_t(j) * y_stride, y_stride);
+      const std::byte* xj = xb + size_t(j) * x_stride;
+      float* yj = yr + size_t(j) * y_stride;
+      switch (nx - j) {
+        case 3: panel_strip<W, 3>(n, panel + r, vl, xj, x_stride, yj, y_stride); break;
+        case 2: panel_strip<W, 2>(n, panel + r, vl, xj, x_stride, yj, y_stride); break;
+        case 1: panel_strip<W, 1>(n, panel + r, vl, xj, x_stride, yj, y_stride); break;
+        default: break;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hart::cpu::riscv

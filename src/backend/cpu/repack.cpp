@@ -11,21 +11,28 @@ namespace {
 
 std::atomic<size_t> g_repacked{0};
 
-// The layout of repack.h for a block {fp16 d; uint8 qs[kQs]}: per block column, the R scales,
-// then qs (each byte ^ kXor) in 4-byte chunks, chunk-major, R rows each.
+// The layout of repack.h for a block {fp16 d; [uint8 qh[4];] uint8 qs[kQs]}: per block column,
+// the R scales, the R qh words (Q5_0), then qs (each byte ^ kXor) in 4-byte chunks, chunk-major,
+// R rows each.
 template <class Block, uint32_t kXor = 0>
 void pack_blocks32(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
   constexpr size_t kChunks = sizeof(Block::qs) / 4;
+  constexpr bool kHasQh = requires(Block blk) { blk.qh; };
   auto* out = static_cast<uint8_t*>(panel);
   for (int64_t b = 0; b < n / 32; b++) {
     for (int r = 0; r < rows; r++) {
       const auto& blk = reinterpret_cast<const Block*>(static_cast<const char*>(w) + size_t(r) * w_stride)[b];
       std::memcpy(out + 2 * r, &blk.d, 2);
+      uint8_t* qs = out + 2 * rows;
+      if constexpr (kHasQh) {
+        std::memcpy(qs + 4 * r, blk.qh, 4);
+        qs += 4 * rows;
+      }
       for (size_t j = 0; j < kChunks; j++) {
         uint32_t chunk;
         std::memcpy(&chunk, blk.qs + 4 * j, 4);
         chunk ^= kXor;
-        std::memcpy(out + 2 * rows + (j * size_t(rows) + size_t(r)) * 4, &chunk, 4);
+        std::memcpy(qs + (j * size_t(rows) + size_t(r)) * 4, &chunk, 4);
       }
     }
     out += sizeof(Block) * size_t(rows);
@@ -43,6 +50,9 @@ bool packable(const Tensor& w, const PanelKernel& pk) {
 
 void pack_panel_q4_0(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
   pack_blocks32<block_q4_0>(n, rows, w, w_stride, panel);
+}
+void pack_panel_q5_0(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  pack_blocks32<block_q5_0>(n, rows, w, w_stride, panel);
 }
 void pack_panel_q8_0(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
   pack_blocks32<block_q8_0>(n, rows, w, w_stride, panel);

@@ -6,11 +6,13 @@
 // height, a batched (3-D/4-D) or non-contiguous weight. Copies are keyed by the weight's data
 // pointer: kFlagWeight bytes must not change while the backend lives. HART_REPACK=0 turns it off.
 //
-// Panel layout of the 32-element block types (Q4_0, Q8_0), `rows` = R rows per panel:
-//   for each block column b: fp16 d[R], then for each 4-byte chunk j of qs: R x qs_r[4j .. 4j+3]
+// Panel layout of the 32-element block types (Q4_0, Q5_0, Q8_0), `rows` = R rows per panel:
+//   for each block column b: fp16 d[R], (Q5_0) R x qh_r[0 .. 3], then for each 4-byte chunk j of
+//   qs: R x qs_r[4j .. 4j+3]
 // so chunk j is one R x 4-byte vector whose 32-bit lane r belongs to row r. For Q4_0 the low
 // nibbles of chunk j are elements 4j..4j+3 and the high ones 16+4j..16+4j+3 (qs as stored,
-// values 0..15: the kernels subtract 8 x the activation block's sum once per block). The "_u8"
+// values 0..15: the kernels subtract 8 x the activation block's sum once per block; Q5_0 adds
+// bit e of qh_r as 16 to element e and subtracts 16 x the sum). The "_u8"
 // Q8_0 variant stores q + 128 (q ^ 0x80) for u8 x s8 dot instructions (vpdpbusd).
 //
 // Panel layout of the 2-byte float types (F16, BF16): element k of panel row r at [k * R + r],
@@ -33,6 +35,7 @@ constexpr int kMaxPanelRows = 32;
 
 // The packers of the layout above (PackFn), one per block type.
 void pack_panel_q4_0(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+void pack_panel_q5_0(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q8_0(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q8_0_u8(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 // The 2-byte float layout above (F16, BF16: the bits are moved, not converted).

@@ -11,31 +11,29 @@ namespace {
 
 std::atomic<size_t> g_repacked{0};
 
-// The layout of repack.h for a block {fp16 d; [uint8 qh[4];] uint8 qs[kQs]}: per block column,
-// the R scales, the R qh words (Q5_0), then qs (each byte ^ kXor) in 4-byte chunks, chunk-major,
-// R rows each.
-template <class Block, uint32_t kXor = 0>
-void pack_blocks32(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
-  constexpr size_t kChunks = sizeof(Block::qs) / 4;
-  constexpr bool kHasQh = requires(Block blk) { blk.qh; };
+// The layouts of repack.h: a block (kElems elements) is kHalves 2-byte words (fp16 scales) then
+// 4-byte chunks (each ^ kXor); per block column, word 0 of the R rows, word 1 of the R rows, ...,
+// then chunk 0 of the R rows, chunk 1, ...
+template <class Block, int64_t kElems, size_t kHalves, uint32_t kXor = 0>
+void pack_interleaved(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  constexpr size_t kChunks = (sizeof(Block) - 2 * kHalves) / 4;
+  static_assert(2 * kHalves + 4 * kChunks == sizeof(Block));
+  const size_t R = size_t(rows);
   auto* out = static_cast<uint8_t*>(panel);
-  for (int64_t b = 0; b < n / 32; b++) {
-    for (int r = 0; r < rows; r++) {
-      const auto& blk = reinterpret_cast<const Block*>(static_cast<const char*>(w) + size_t(r) * w_stride)[b];
-      std::memcpy(out + 2 * r, &blk.d, 2);
-      uint8_t* qs = out + 2 * rows;
-      if constexpr (kHasQh) {
-        std::memcpy(qs + 4 * r, blk.qh, 4);
-        qs += 4 * rows;
-      }
+  for (int64_t b = 0; b < n / kElems; b++) {
+    for (size_t r = 0; r < R; r++) {
+      const auto* blk = reinterpret_cast<const uint8_t*>(
+          &reinterpret_cast<const Block*>(static_cast<const char*>(w) + r * w_stride)[b]);
+      for (size_t h = 0; h < kHalves; h++) std::memcpy(out + 2 * (h * R + r), blk + 2 * h, 2);
+      uint8_t* chunks = out + 2 * kHalves * R;
       for (size_t j = 0; j < kChunks; j++) {
         uint32_t chunk;
-        std::memcpy(&chunk, blk.qs + 4 * j, 4);
+        std::memcpy(&chunk, blk + 2 * kHalves + 4 * j, 4);
         chunk ^= kXor;
-        std::memcpy(qs + (j * size_t(rows) + size_t(r)) * 4, &chunk, 4);
+        std::memcpy(chunks + 4 * (j * R + r), &chunk, 4);
       }
     }
-    out += sizeof(Block) * size_t(rows);
+    out += sizeof(Block) * R;
   }
 }
 
@@ -49,16 +47,19 @@ bool packable(const Tensor& w, const PanelKernel& pk) {
 }  // namespace
 
 void pack_panel_q4_0(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
-  pack_blocks32<block_q4_0>(n, rows, w, w_stride, panel);
+  pack_interleaved<block_q4_0, QK4_0, 1>(n, rows, w, w_stride, panel);
 }
 void pack_panel_q5_0(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
-  pack_blocks32<block_q5_0>(n, rows, w, w_stride, panel);
+  pack_interleaved<block_q5_0, QK5_0, 1>(n, rows, w, w_stride, panel);
 }
 void pack_panel_q8_0(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
-  pack_blocks32<block_q8_0>(n, rows, w, w_stride, panel);
+  pack_interleaved<block_q8_0, QK8_0, 1>(n, rows, w, w_stride, panel);
 }
 void pack_panel_q8_0_u8(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
-  pack_blocks32<block_q8_0, 0x80808080u>(n, rows, w, w_stride, panel);
+  pack_interleaved<block_q8_0, QK8_0, 1, 0x80808080u>(n, rows, w, w_stride, panel);
+}
+void pack_panel_q4_K(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  pack_interleaved<block_q4_K, QK_K, 2>(n, rows, w, w_stride, panel);
 }
 
 void pack_panel_16bit(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {

@@ -15,6 +15,12 @@
 // bit e of qh_r as 16 to element e and subtracts 16 x the sum). The "_u8"
 // Q8_0 variant stores q + 128 (q ^ 0x80) for u8 x s8 dot instructions (vpdpbusd).
 //
+// Panel layout of Q4_K (256-element super-blocks), same scheme: per super-block column fp16 d[R],
+// fp16 dmin[R], the 12 packed 6-bit scale/min bytes as 3 chunks of R x 4 bytes (lane r of chunk
+// i = bytes 4i .. 4i+3 of row r's scales, unpacked by the kernel for all R rows at once), then
+// the 32 qs chunks of R x 4 bytes: chunk 8g + t holds elements 64g + 4t .. +3 (low nibbles) and
+// 64g + 32 + 4t .. +3 (high nibbles).
+//
 // Panel layout of the 2-byte float types (F16, BF16): element k of panel row r at [k * R + r],
 // so column k is one R-element vector whose lane r belongs to row r (times the scalar x[k]).
 #pragma once
@@ -38,6 +44,7 @@ void pack_panel_q4_0(int64_t n, int rows, const void* w, size_t w_stride, void* 
 void pack_panel_q5_0(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q8_0(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q8_0_u8(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+void pack_panel_q4_K(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 // The 2-byte float layout above (F16, BF16: the bits are moved, not converted).
 void pack_panel_16bit(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 

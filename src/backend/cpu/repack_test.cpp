@@ -44,6 +44,9 @@ double order_tolerance(Type type, Type act, const uint8_t* w, const uint8_t* x, 
   return 1e-6 * abs_sum;
 }
 
+// Elements per K block of the tests: the type's block, 32 for the float types.
+int64_t block_elems(Type t) { return std::max<int64_t>(type_info(t).block_size, 32); }
+
 std::vector<const Kernels*> sets_with_panels() {
   std::vector<const Kernels*> out;
   for (const Kernels* k : available_kernels())
@@ -61,15 +64,16 @@ class PanelSet : public ::testing::TestWithParam<const Kernels*> {
   std::mt19937 rng{7};
 };
 
-// K of 1, 7 (odd) and 33 blocks; 1 and 3 panels; 1..17 activation rows; y rows wider than the
-// output so that writes past the tile show.
+// K of 1, 7 (odd) and 33 blocks (of 32 elements for the float types); 1 and 3 panels; 1..17
+// activation rows; y rows wider than the output so that writes past the tile show.
 TEST_P(PanelSet, GemmMatchesRowMajorDots) {
   for (uint32_t t = 0; t < kTypeCount; t++) {
     const PanelKernel& pk = k().panel[t];
     if (pk.rows == 0) continue;
     const Type type = Type(t);
     const DotKernel& d = k().dot[t];
-    for (int64_t k_len : {32, 224, 1056}) {
+    for (int64_t k_blocks : {1, 7, 33}) {
+      const int64_t k_len = k_blocks * block_elems(type);
       for (int64_t n_panels : {1, 3}) {
         const int64_t n = n_panels * pk.rows;
         const size_t w_row = row_size(type, k_len), x_row = row_size(d.act_type, k_len);
@@ -117,11 +121,11 @@ INSTANTIATE_TEST_SUITE_P(Sets, PanelSet, ::testing::ValuesIn(sets_with_panels())
 TEST(Repack, MulMatMatchesRowMajorPath) {
   const Kernels& k = kernels();
   std::mt19937 rng(11);
-  for (Type type : {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::F16}) {
+  for (Type type : {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::Q4_K, Type::F16}) {
   for (int64_t n : {64, 40}) {
     for (int64_t m : {1, 5, 17, 70}) {
       for (int threads : {1, 2}) {
-        const int64_t k_len = 224;
+        const int64_t k_len = 7 * block_elems(type);
         std::vector<uint8_t> w = random_rows(type, k_len, n, rng);
         std::vector<float> x(static_cast<size_t>(k_len * m));
         std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
@@ -143,8 +147,9 @@ TEST(Repack, MulMatMatchesRowMajorPath) {
           backend.compute(build_graph({yt}));  // packed once: the second graph reuses it
           if (as_weight) packed_bytes = backend.repacked_bytes();
         }
-        // F16 sums float products in another order: bound by 1e-6 sum |w x| (|w| <= 1, |x| <= 2).
-        const double float_sum_tol = type == Type::F16 ? 2e-6 * double(k_len) : 0;
+        // F16 sums float products in another order, Q4_K its scales and mins terms (which may
+        // cancel): bound by 1e-6 sum |w x| (|w| <= 1, |x| <= 2).
+        const double float_sum_tol = type == Type::F16 || type == Type::Q4_K ? 2e-6 * double(k_len) : 0;
         const PanelKernel& pk = k.panel[size_t(type)];
         const bool packs = repack_enabled() && pk.rows > 0 && n % pk.rows == 0;
         EXPECT_EQ(packed_bytes, packs ? w.size() : 0) << k.name << " " << type_name(type) << " n=" << n;

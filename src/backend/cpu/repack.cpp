@@ -12,12 +12,12 @@ namespace {
 std::atomic<size_t> g_repacked{0};
 
 // The layouts of repack.h: a block (kElems elements) is kHalves 2-byte words (fp16 scales) then
-// 4-byte chunks (each ^ kXor); per block column, word 0 of the R rows, word 1 of the R rows, ...,
-// then chunk 0 of the R rows, chunk 1, ...
-template <class Block, int64_t kElems, size_t kHalves, uint32_t kXor = 0>
+// kChunk-byte chunks (every byte ^ kXor); per block column, word 0 of the R rows, word 1 of the R
+// rows, ..., then chunk 0 of the R rows, chunk 1, ...
+template <class Block, int64_t kElems, size_t kHalves, size_t kChunk, uint8_t kXor = 0>
 void pack_interleaved(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
-  constexpr size_t kChunks = (sizeof(Block) - 2 * kHalves) / 4;
-  static_assert(2 * kHalves + 4 * kChunks == sizeof(Block));
+  constexpr size_t kChunks = (sizeof(Block) - 2 * kHalves) / kChunk;
+  static_assert(2 * kHalves + kChunk * kChunks == sizeof(Block));
   const size_t R = size_t(rows);
   auto* out = static_cast<uint8_t*>(panel);
   for (int64_t b = 0; b < n / kElems; b++) {
@@ -25,13 +25,10 @@ void pack_interleaved(int64_t n, int rows, const void* w, size_t w_stride, void*
       const auto* blk = reinterpret_cast<const uint8_t*>(
           &reinterpret_cast<const Block*>(static_cast<const char*>(w) + r * w_stride)[b]);
       for (size_t h = 0; h < kHalves; h++) std::memcpy(out + 2 * (h * R + r), blk + 2 * h, 2);
+      const uint8_t* in = blk + 2 * kHalves;
       uint8_t* chunks = out + 2 * kHalves * R;
-      for (size_t j = 0; j < kChunks; j++) {
-        uint32_t chunk;
-        std::memcpy(&chunk, blk + 2 * kHalves + 4 * j, 4);
-        chunk ^= kXor;
-        std::memcpy(chunks + 4 * (j * R + r), &chunk, 4);
-      }
+      for (size_t j = 0; j < kChunks; j++)
+        for (size_t i = 0; i < kChunk; i++) chunks[kChunk * (j * R + r) + i] = in[kChunk * j + i] ^ kXor;
     }
     out += sizeof(Block) * R;
   }
@@ -47,19 +44,28 @@ bool packable(const Tensor& w, const PanelKernel& pk) {
 }  // namespace
 
 void pack_panel_q4_0(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
-  pack_interleaved<block_q4_0, QK4_0, 1>(n, rows, w, w_stride, panel);
+  pack_interleaved<block_q4_0, QK4_0, 1, 4>(n, rows, w, w_stride, panel);
 }
 void pack_panel_q5_0(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
-  pack_interleaved<block_q5_0, QK5_0, 1>(n, rows, w, w_stride, panel);
+  pack_interleaved<block_q5_0, QK5_0, 1, 4>(n, rows, w, w_stride, panel);
 }
 void pack_panel_q8_0(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
-  pack_interleaved<block_q8_0, QK8_0, 1>(n, rows, w, w_stride, panel);
+  pack_interleaved<block_q8_0, QK8_0, 1, 4>(n, rows, w, w_stride, panel);
 }
 void pack_panel_q8_0_u8(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
-  pack_interleaved<block_q8_0, QK8_0, 1, 0x80808080u>(n, rows, w, w_stride, panel);
+  pack_interleaved<block_q8_0, QK8_0, 1, 4, 0x80>(n, rows, w, w_stride, panel);
 }
 void pack_panel_q4_K(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
-  pack_interleaved<block_q4_K, QK_K, 2>(n, rows, w, w_stride, panel);
+  pack_interleaved<block_q4_K, QK_K, 2, 4>(n, rows, w, w_stride, panel);
+}
+void pack_panel_q4_0_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  pack_interleaved<block_q4_0, QK4_0, 1, 1, 0x88>(n, rows, w, w_stride, panel);
+}
+void pack_panel_q8_0_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  pack_interleaved<block_q8_0, QK8_0, 1, 1>(n, rows, w, w_stride, panel);
+}
+void pack_panel_q4_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  pack_interleaved<block_q4_K, QK_K, 2, 1>(n, rows, w, w_stride, panel);
 }
 
 void pack_panel_16bit(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {

@@ -21,6 +21,12 @@
 // the 32 qs chunks of R x 4 bytes: chunk 8g + t holds elements 64g + 4t .. +3 (low nibbles) and
 // 64g + 32 + 4t .. +3 (high nibbles).
 //
+// The "_bytes" variants (RVV) interleave single bytes instead of 4-byte chunks: after the R-word
+// fp16 fields, byte j of every row's remaining bytes is R consecutive bytes [j * R + r], so byte j
+// of all R rows is one e8 vector (Q8_0: element j; Q4_0: elements j and 16 + j in its nibbles,
+// stored ^ 0x88 so that each nibble read as a signed 4-bit number is its level - 8; Q4_K: scale
+// bytes 0..11, then qs byte 32g + l holds elements 64g + l and 64g + 32 + l).
+//
 // Panel layout of the 2-byte float types (F16, BF16): element k of panel row r at [k * R + r],
 // so column k is one R-element vector whose lane r belongs to row r (times the scalar x[k]).
 #pragma once
@@ -45,6 +51,9 @@ void pack_panel_q5_0(int64_t n, int rows, const void* w, size_t w_stride, void* 
 void pack_panel_q8_0(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q8_0_u8(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q4_K(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+void pack_panel_q4_0_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+void pack_panel_q8_0_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+void pack_panel_q4_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 // The 2-byte float layout above (F16, BF16: the bits are moved, not converted).
 void pack_panel_16bit(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 

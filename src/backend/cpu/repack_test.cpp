@@ -166,10 +166,10 @@ TEST(Repack, BytesAreReleasedWithTheBackend) {
   const PanelKernel& pk = kernels().panel[size_t(Type::Q4_0)];
   if (pk.rows == 0 || !repack_enabled()) GTEST_SKIP() << "no Q4_0 panel layout in " << kernels().name;
   std::mt19937 rng(3);
-  std::vector<uint8_t> w = random_rows(Type::Q4_0, 64, 16, rng);
-  std::vector<float> x(64, 0.5f), y(16);
+  std::vector<uint8_t> w = random_rows(Type::Q4_0, 64, kMaxPanelRows, rng);
+  std::vector<float> x(64, 0.5f), y(kMaxPanelRows);
   Context ctx;
-  const int64_t wne[] = {64, 16, 1, 1}, xne[] = {64, 1, 1, 1};
+  const int64_t wne[] = {64, kMaxPanelRows, 1, 1}, xne[] = {64, 1, 1, 1};
   Tensor* wt = ctx.new_leaf(Type::Q4_0, wne, w.data());
   wt->flags |= kFlagWeight;
   Tensor* yt = mul_mat(ctx, wt, ctx.new_leaf(Type::F32, xne, x.data()));

@@ -15,12 +15,14 @@ void fill_rvv(Kernels& k) {
   riscv::fill_rvv_k(k);
   riscv::fill_rvv_bf16(k);
   riscv::fill_rvv_panels_bf16(k);
+  riscv::fill_rvv_panels_q(k);
 }
 
 void fill_rvv_zvfh(Kernels& k) {
   fill_rvv(k);
   riscv::fill_rvv_f16(k);
   riscv::fill_rvv_panels_f16(k);
+  riscv::fill_rvv_panels_q_zvfh(k);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // F16 weights with Zvfh (this file is compiled with -march=rv64gcv_zvfh): weights widen exactly to
 // f32 (vfwcvt) and meet the F32 activations as they are, like the reference; and the F16 row
-// converter (F16 KV caches).
+// converters (F16 KV caches).
 #include <riscv_vector.h>
 
 #include "backend/cpu/arch/riscv/rvv_math.h"
@@ -31,11 +31,21 @@ void f32_to_f16_row(const float* x, void* y, int64_t n) {
   }
 }
 
+// f16 -> f32, exact (F16 KV cache rows in attention, F16 GET_ROWS).
+void f16_to_f32_row(const void* x, float* y, int64_t n) {
+  const auto* h = static_cast<const _Float16*>(x);
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e16m4(size_t(n) - i);
+    __riscv_vse32_v_f32m8(y + i, __riscv_vfwcvt_f_f_v_f32m8(__riscv_vle16_v_f16m4(h + i, vl), vl), vl);
+  }
+}
+
 }  // namespace
 
 void fill_rvv_f16(Kernels& k) {
   k.dot[uint32_t(Type::F16)] = {Type::F32, vec_dot_f16};
   k.from_f32[uint32_t(Type::F16)] = f32_to_f16_row;
+  k.to_f32[uint32_t(Type::F16)] = f16_to_f32_row;
 }
 
 }  // namespace hart::cpu::riscv

@@ -66,4 +66,14 @@ inline vfloat32m2_t fp16_to_f32_m2(vuint16m1_t h, size_t vl) {
   return __riscv_vreinterpret_v_u32m2_f32m2(__riscv_vor_vv_u32m2(bits, sign, vl));
 }
 
+// vl (<= VLMAX at e32 LMUL 4) IEEE halves at h -> f32, as two e32 LMUL 2 halves of the group.
+inline vfloat32m4_t fp16_to_f32_m4(const uint16_t* h, size_t vl) {
+  const size_t half = __riscv_vsetvlmax_e32m2();
+  const size_t vl0 = vl < half ? vl : half;
+  vfloat32m4_t out = __riscv_vundefined_f32m4();
+  out = __riscv_vset_v_f32m2_f32m4(out, 0, fp16_to_f32_m2(__riscv_vle16_v_u16m1(h, vl0), vl0));
+  if (vl > vl0) out = __riscv_vset_v_f32m2_f32m4(out, 1, fp16_to_f32_m2(__riscv_vle16_v_u16m1(h + vl0, vl - vl0), vl - vl0));
+  return out;
+}
+
 }  // namespace hart::cpu::riscv

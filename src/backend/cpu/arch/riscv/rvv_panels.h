@@ -70,29 +70,56 @@ void panel_strip(int64_t n, const uint16_t* column, size_t vl, const std::byte* 
   }
 }
 
-// PanelGemmFn: W panels (n_panels x 32 rows, n columns) @ X (nx rows) -> y
-template <class W>
-void gemm_panels(int64_t n, int64_t n_panels, int64_t nx, const void* panels, size_t panel_stride, const void* x,
-                 size_t x_stride, float* y, size_t y_stride) {
-  const auto* xb = static_cast<const std::byte*>(x);
+// X rows [j, j + T) with T <= S::kMaxT through S::strip, largest first.
+template <class S, int T>
+inline void strip_tail(const S& s, int64_t left, const std::byte* panel, size_t r, size_t vl, int64_t j, float* y) {
+  if constexpr (T >= 1) {
+    if (left == T)
+      s.template strip<T>(panel, r, vl, j, y);
+    else
+      strip_tail<S, T - 1>(s, left, panel, r, vl, j, y);
+  }
+}
+
+// The loops every panel GEMM shares: over panels, over strips of the 32 rows (vsetvl at e32 LMUL
+// 4: one strip at VLEN >= 256, two at 128), over groups of S::kMaxT X rows. S::strip<T>(panel, r,
+// vl, j, y) computes rows [r, r + vl) of the panel for X rows j .. j + T - 1 into y (lane i of X
+// row j + t at y[t * y_stride + i]).
+template <class S>
+void run_panels(const S& s, int64_t n_panels, const void* panels, size_t panel_stride, int64_t nx, float* y,
+                size_t y_stride) {
   for (int64_t p = 0; p < n_panels; p++) {
-    const auto* panel = reinterpret_cast<const uint16_t*>(static_cast<const std::byte*>(panels) + size_t(p) * panel_stride);
+    const std::byte* panel = static_cast<const std::byte*>(panels) + size_t(p) * panel_stride;
     for (size_t r = 0, vl; r < kPanelRows; r += vl) {
       vl = __riscv_vsetvl_e32m4(kPanelRows - r);
       float* yr = y + size_t(p) * kPanelRows + r;
       int64_t j = 0;
-      for (; j + 4 <= nx; j += 4)
-        panel_strip<W, 4>(n, panel + r, vl, xb + size_t(j) * x_stride, x_stride, yr + size_t(j) * y_stride, y_stride);
-      const std::byte* xj = xb + size_t(j) * x_stride;
-      float* yj = yr + size_t(j) * y_stride;
-      switch (nx - j) {
-        case 3: panel_strip<W, 3>(n, panel + r, vl, xj, x_stride, yj, y_stride); break;
-        case 2: panel_strip<W, 2>(n, panel + r, vl, xj, x_stride, yj, y_stride); break;
-        case 1: panel_strip<W, 1>(n, panel + r, vl, xj, x_stride, yj, y_stride); break;
-        default: break;
-      }
+      for (; j + S::kMaxT <= nx; j += S::kMaxT) s.template strip<S::kMaxT>(panel, r, vl, j, yr + size_t(j) * y_stride);
+      strip_tail<S, S::kMaxT - 1>(s, nx - j, panel, r, vl, j, yr + size_t(j) * y_stride);
     }
   }
+}
+
+// The 2-byte float types' strips (panel_strip) for run_panels.
+template <class W>
+struct FloatStrips {
+  static constexpr int kMaxT = 4;
+  int64_t n;
+  const std::byte* x;
+  size_t x_stride, y_stride;
+  template <int T>
+  void strip(const std::byte* panel, size_t r, size_t vl, int64_t j, float* y) const {
+    panel_strip<W, T>(n, reinterpret_cast<const uint16_t*>(panel) + r, vl, x + size_t(j) * x_stride, x_stride, y,
+                      y_stride);
+  }
+};
+
+// PanelGemmFn: W panels (n_panels x 32 rows, n columns) @ X (nx rows) -> y
+template <class W>
+void gemm_panels(int64_t n, int64_t n_panels, int64_t nx, const void* panels, size_t panel_stride, const void* x,
+                 size_t x_stride, float* y, size_t y_stride) {
+  const FloatStrips<W> s{n, static_cast<const std::byte*>(x), x_stride, y_stride};
+  run_panels(s, n_panels, panels, panel_stride, nx, y, y_stride);
 }
 
 }  // namespace

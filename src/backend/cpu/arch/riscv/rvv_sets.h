@@ -15,5 +15,7 @@ void fill_rvv_bf16(Kernels& k);  // BF16 weights (integer widening, no Zvfbf*)
 void fill_rvv_f16(Kernels& k);   // F16 weights (Zvfh widening), F16 row converter
 void fill_rvv_panels_bf16(Kernels& k);  // BF16 weights in 32-row panels (repack.h)
 void fill_rvv_panels_f16(Kernels& k);   // F16 weights in 32-row panels (Zvfh)
+void fill_rvv_panels_q(Kernels& k);       // Q8_0, Q4_0 weights in 32-row byte panels
+void fill_rvv_panels_q_zvfh(Kernels& k);  // the same, scales widened with Zvfh
 
 }  // namespace hart::cpu::riscv

@@ -1,0 +1,148 @@
+// MUL_MAT on Q8_0 and Q4_0 weights repacked into 32-row byte panels (repack.h, "_bytes": per
+// block column the 32 fp16 scales, then byte j of the 32 rows as 32 consecutive bytes) against
+// Q8_0 activations. Byte j of a panel is one e8 vector whose lane r belongs to row r: times the
+// activation's scalar element (vwmul.vx / vwmacc.vx) it updates the 32 rows' integer block sums
+// lane by lane, with no reduction. Each block's integer sums are converted and scaled once
+// (dw lanes x the activation row's dx). Same strips as the float panels (run_panels).
+//
+// Integer ranges: activations are Q8_0 (|x| <= 127); Q8_0 weights |w| <= 128, so a pair of
+// products fits int16 (2 * 128 * 127 < 32768) and pairs add into int32; Q4_0 levels are -8..7, so
+// a whole block of 32 products fits int16 (32 * 8 * 127 = 32512).
+//
+// Included by one translation unit per way of widening the fp16 weight scales, which passes H:
+//   static vfloat32m4_t H::scales(const uint16_t* d, size_t vl)   vl fp16 scales -> f32, exact
+#pragma once
+
+#include <riscv_vector.h>
+
+#include "backend/cpu/arch/riscv/rvv_block32.h"
+#include "backend/cpu/arch/riscv/rvv_panels.h"
+#include "backend/cpu/repack.h"
+
+namespace hart::cpu::riscv {
+namespace {
+
+// The activation rows' block scales as floats, dx[j * nb + b] (converted once per GEMM call
+// rather than once per panel strip), in the calling thread's panel scratch.
+inline const float* activation_scales(const std::byte* x, size_t x_stride, int64_t nx, int64_t nb) {
+  auto* dx = reinterpret_cast<float*>(panel_scratch(size_t(nx * nb) * sizeof(float)));
+  for (int64_t j = 0; j < nx; j++) {
+    const auto* xb = reinterpret_cast<const block_q8_0*>(x + size_t(j) * x_stride);
+    for (int64_t b = 0, vl; b < nb; b += vl) {
+      vl = int64_t(__riscv_vsetvl_e16m1(size_t(nb - b)));
+      __riscv_vse32_v_f32m2(dx + j * nb + b, load_fp16_field<block_q8_0>(&xb[b].d, size_t(vl)), size_t(vl));
+    }
+  }
+  return dx;
+}
+
+// What the Q8_0 and Q4_0 strips share: the X rows, their scales, and the float update of a block.
+// Q8_0: columns e and e + 1 (32 rows each, kPanelRows bytes apart at q) times X elements xq[0], xq[1]
+// as int16 lanes (a pair of products fits).
+inline vint16m2_t q8_pair(vint8m1_t w0, vint8m1_t w1, const int8_t* xq, size_t vl) {
+  return __riscv_vwmacc_vx_i16m2(__riscv_vwmul_vx_i16m2(w0, xq[0], vl), xq[1], w1, vl);
+}
+
+// s0 (s1) += the products of P column pairs from q with X row 0 (1) at x0 (x1). All pairs are
+// formed (SEW 8) before any is added into the int32 sums (SEW 16): two vtype changes per P pairs.
+template <int T, int P>
+inline void q8_add_pairs(vint32m4_t& s0, vint32m4_t& s1, const int8_t* q, const int8_t* x0, const int8_t* x1,
+                         size_t vl) {
+  const vint8m1_t w0 = __riscv_vle8_v_i8m1(q, vl), w1 = __riscv_vle8_v_i8m1(q + kPanelRows, vl);
+  const vint16m2_t p0 = q8_pair(w0, w1, x0, vl);
+  const vint16m2_t p1 = T > 1 ? q8_pair(w0, w1, x1, vl) : p0;
+  if constexpr (P > 1) q8_add_pairs<T, P - 1>(s0, s1, q + 2 * kPanelRows, x0 + 2, x1 + 2, vl);
+  s0 = __riscv_vwadd_wv_i32m4(s0, p0, vl);
+  if constexpr (T > 1) s1 = __riscv_vwadd_wv_i32m4(s1, p1, vl);
+}
+
+// The integer sums of one block column: Levels::sums<T>(q, x0, x1, f0, f1, vl) sets f0 (f1) to
+// sum_e W[row][e] * x0[e] (x1[e]) for the vl rows whose bytes start at q, as floats.
+struct Q8Levels {
+  using Block = block_q8_0;
+  template <int T>
+  static void sums(const int8_t* q, const int8_t* x0, const int8_t* x1, vfloat32m4_t& f0, vfloat32m4_t& f1,
+                   size_t vl) {
+    constexpr int kPairs = 4 / T;  // pairs per vtype round trip: the int16 products fit 8 registers
+    vint32m4_t s0 = __riscv_vmv_v_x_i32m4(0, vl), s1 = s0;
+#pragma GCC unroll 16
+    for (int e = 0; e < QK8_0; e += 2 * kPairs)
+      q8_add_pairs<T, kPairs>(s0, s1, q + e * kPanelRows, x0 + e, x1 + e, vl);
+    f0 = __riscv_vfcvt_f_x_v_f32m4(s0, vl);
+    f1 = __riscv_vfcvt_f_x_v_f32m4(s1, vl);
+  }
+};
+
+// Q4_0 packed with every byte ^ 0x88 (pack_panel_q4_0_bytes): each nibble, read as a 4-bit two's
+// complement number, is its level - 8, so two shifts give the signed levels.
+struct Q4Levels {
+  using Block = block_q4_0;
+  template <int T>
+  static void sums(const int8_t* q, const int8_t* x0, const int8_t* x1, vfloat32m4_t& f0, vfloat32m4_t& f1,
+                   size_t vl) {
+    constexpr int kHalfBlock = QK4_0 / 2;
+    vint16m2_t s0 = __riscv_vmv_v_x_i16m2(0, vl), s1 = s0;
+#pragma GCC unroll 4
+    for (int e = 0; e < kHalfBlock; e++) {
+      const vint8m1_t packed = __riscv_vle8_v_i8m1(q + e * kPanelRows, vl);
+      const vint8m1_t lo = __riscv_vsra_vx_i8m1(__riscv_vsll_vx_i8m1(packed, 4, vl), 4, vl);
+      const vint8m1_t hi = __riscv_vsra_vx_i8m1(packed, 4, vl);
+      s0 = __riscv_vwmacc_vx_i16m2(__riscv_vwmacc_vx_i16m2(s0, x0[e], lo, vl), x0[e + kHalfBlock], hi, vl);
+      if constexpr (T > 1)
+        s1 = __riscv_vwmacc_vx_i16m2(__riscv_vwmacc_vx_i16m2(s1, x1[e], lo, vl), x1[e + kHalfBlock], hi, vl);
+    }
+    f0 = __riscv_vfwcvt_f_x_v_f32m4(s0, vl);
+    f1 = __riscv_vfwcvt_f_x_v_f32m4(s1, vl);
+  }
+};
+
+// run_panels strips of a 32-element block type (Levels: Q8Levels, Q4Levels) against Q8_0 rows.
+template <class H, class Levels>
+struct Block32Strips {
+  static constexpr int kMaxT = 2;
+  const std::byte* x;
+  size_t x_stride, y_stride;
+  const float* dx;  // activation_scales
+  int64_t nb;       // blocks per row
+
+  template <int T>
+  void strip(const std::byte* panel, size_t r, size_t vl, int64_t j, float* y) const {
+    static_assert(T >= 1 && T <= 2);
+    constexpr size_t kColumn = sizeof(typename Levels::Block) * kPanelRows;
+    const vfloat32m4_t zero = __riscv_vfmv_v_f_f32m4(0.0f, vl);
+    vfloat32m4_t a0 = zero, a1 = zero;
+    const auto* x0 = reinterpret_cast<const block_q8_0*>(x + size_t(j) * x_stride);
+    const auto* x1 = reinterpret_cast<const block_q8_0*>(x + size_t(j + T - 1) * x_stride);
+    for (int64_t b = 0; b < nb; b++) {
+      const std::byte* column = panel + size_t(b) * kColumn;
+      vfloat32m4_t s0, s1;
+      Levels::template sums<T>(reinterpret_cast<const int8_t*>(column + 2 * kPanelRows) + r, x0[b].qs, x1[b].qs, s0,
+                               s1, vl);
+      // acc += dw * dx[j][b] * sums
+      const vfloat32m4_t dw = H::scales(reinterpret_cast<const uint16_t*>(column) + r, vl);
+      a0 = __riscv_vfmacc_vf_f32m4(a0, dx[j * nb + b], __riscv_vfmul_vv_f32m4(dw, s0, vl), vl);
+      if constexpr (T > 1) a1 = __riscv_vfmacc_vf_f32m4(a1, dx[(j + 1) * nb + b], __riscv_vfmul_vv_f32m4(dw, s1, vl), vl);
+    }
+    __riscv_vse32_v_f32m4(y, a0, vl);
+    if constexpr (T > 1) __riscv_vse32_v_f32m4(y + y_stride, a1, vl);
+  }
+};
+
+// PanelGemmFn of a 32-element block type's panels against Q8_0 activation rows.
+template <class H, class Levels>
+void gemm_block32_panels(int64_t n, int64_t n_panels, int64_t nx, const void* panels, size_t panel_stride,
+                         const void* x, size_t x_stride, float* y, size_t y_stride) {
+  const auto* xb = static_cast<const std::byte*>(x);
+  const int64_t nb = n / QK8_0;
+  const Block32Strips<H, Levels> s{xb, x_stride, y_stride, activation_scales(xb, x_stride, nx, nb), nb};
+  run_panels(s, n_panels, panels, panel_stride, nx, y, y_stride);
+}
+
+template <class H>
+void fill_quant_panels(Kernels& k) {
+  k.panel[uint32_t(Type::Q8_0)] = {kPanelRows, pack_panel_q8_0_bytes, gemm_block32_panels<H, Q8Levels>};
+  k.panel[uint32_t(Type::Q4_0)] = {kPanelRows, pack_panel_q4_0_bytes, gemm_block32_panels<H, Q4Levels>};
+}
+
+}  // namespace
+}  // namespace hart::cpu::riscv

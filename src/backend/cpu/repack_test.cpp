@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -105,6 +106,39 @@ TEST_P(PanelSet, GemmMatchesRowMajorDots) {
             for (size_t i = size_t(n); i < y_stride; i++) ASSERT_EQ(y[size_t(j) * y_stride + i], -7.0f);
           }
         }
+      }
+    }
+  }
+}
+
+// The "_bytes" layouts (repack.h) on every build, whether or not a set uses them: per block column
+// the R fp16 scales (bits unchanged), then byte j of row r at [j * R + r] (Q4_0: ^ 0x88).
+TEST(Repack, BytePanelLayout) {
+  std::mt19937 rng(13);
+  constexpr int kRows = 32;
+  constexpr int64_t kBlocks = 3;
+  struct Case {
+    Type type;
+    PackFn pack;
+    uint8_t xor_mask;
+  };
+  for (const Case& c : {Case{Type::Q8_0, pack_panel_q8_0_bytes, 0}, Case{Type::Q4_0, pack_panel_q4_0_bytes, 0x88},
+                        Case{Type::Q4_K, pack_panel_q4_K_bytes, 0}}) {
+    const int64_t k_len = kBlocks * block_elems(c.type);
+    const size_t w_row = row_size(c.type, k_len), block = w_row / kBlocks;
+    const size_t halves = c.type == Type::Q4_K ? 2 : 1;  // fp16 d (and dmin) lead each block
+    const std::vector<uint8_t> w = random_rows(c.type, k_len, kRows, rng);
+    std::vector<uint8_t> panel(w.size());
+    c.pack(k_len, kRows, w.data(), w_row, panel.data());
+    for (int64_t b = 0; b < kBlocks; b++) {
+      const uint8_t* column = panel.data() + size_t(b) * block * kRows;
+      for (size_t r = 0; r < kRows; r++) {
+        const uint8_t* in = w.data() + r * w_row + size_t(b) * block;
+        for (size_t h = 0; h < halves; h++)
+          ASSERT_EQ(std::memcmp(column + 2 * (h * kRows + r), in + 2 * h, 2), 0) << type_name(c.type) << " row " << r;
+        for (size_t j = 0; j < block - 2 * halves; j++)
+          ASSERT_EQ(column[2 * halves * kRows + j * kRows + r], in[2 * halves + j] ^ c.xor_mask)
+              << type_name(c.type) << " block " << b << " row " << r << " byte " << j;
       }
     }
   }

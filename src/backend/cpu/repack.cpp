@@ -64,6 +64,23 @@ void pack_panel_q4_0_bytes(int64_t n, int rows, const void* w, size_t w_stride, 
 void pack_panel_q8_0_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
   pack_interleaved<block_q8_0, QK8_0, 1, 1>(n, rows, w, w_stride, panel);
 }
+void pack_panel_q5_0_masks(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  pack_interleaved<block_q5_0, QK5_0, 1, 1>(n, rows, w, w_stride, panel);
+  // The interleaved qh bytes (4 per row, right after the scales) become the 32 row masks.
+  const size_t R = size_t(rows), mask_bytes = R / 8;
+  auto* column = static_cast<uint8_t*>(panel);
+  for (int64_t b = 0; b < n / QK5_0; b++, column += sizeof(block_q5_0) * R) {
+    uint8_t* masks = column + 2 * R;
+    std::memset(masks, 0, QK5_0 * mask_bytes);
+    for (size_t r = 0; r < R; r++) {
+      const auto& blk = reinterpret_cast<const block_q5_0*>(static_cast<const char*>(w) + r * w_stride)[b];
+      uint32_t qh;
+      std::memcpy(&qh, blk.qh, sizeof qh);
+      for (int e = 0; e < QK5_0; e++)
+        if (!(qh >> e & 1)) masks[size_t(e) * mask_bytes + r / 8] |= uint8_t(1u << (r % 8));
+    }
+  }
+}
 void pack_panel_q4_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
   pack_interleaved<block_q4_K, QK_K, 2, 1>(n, rows, w, w_stride, panel);
 }

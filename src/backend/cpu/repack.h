@@ -27,6 +27,10 @@
 // stored ^ 0x88 so that each nibble read as a signed 4-bit number is its level - 8; Q4_K: scale
 // bytes 0..11, then qs byte 32g + l holds elements 64g + l and 64g + 32 + l).
 //
+// Q5_0 "_masks" (RVV; R a multiple of 8): the "_bytes" layout with the 4R interleaved qh bytes
+// replaced by one R-bit row mask per element e (R / 8 bytes each, e = 0 .. 31): bit r set where
+// row r's fifth bit of element e is clear (a vector mask the kernel loads with vlm).
+//
 // Panel layout of the 2-byte float types (F16, BF16): element k of panel row r at [k * R + r],
 // so column k is one R-element vector whose lane r belongs to row r (times the scalar x[k]).
 #pragma once
@@ -54,6 +58,7 @@ void pack_panel_q4_K(int64_t n, int rows, const void* w, size_t w_stride, void* 
 void pack_panel_q4_0_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q8_0_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q4_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+void pack_panel_q5_0_masks(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 // The 2-byte float layout above (F16, BF16: the bits are moved, not converted).
 void pack_panel_16bit(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 

@@ -144,6 +144,32 @@ TEST(Repack, BytePanelLayout) {
   }
 }
 
+// Q5_0 "_masks": the scales and qs bytes as "_bytes", and bit r of element e's mask = NOT bit e of
+// row r's qh.
+TEST(Repack, Q5MaskPanelLayout) {
+  std::mt19937 rng(17);
+  constexpr int kRows = 32;
+  constexpr int64_t kBlocks = 2;
+  const int64_t k_len = kBlocks * QK5_0;
+  const size_t w_row = row_size(Type::Q5_0, k_len);
+  const std::vector<uint8_t> w = random_rows(Type::Q5_0, k_len, kRows, rng);
+  std::vector<uint8_t> panel(w.size());
+  pack_panel_q5_0_masks(k_len, kRows, w.data(), w_row, panel.data());
+  for (int64_t b = 0; b < kBlocks; b++) {
+    const uint8_t* column = panel.data() + size_t(b) * sizeof(block_q5_0) * kRows;
+    for (size_t r = 0; r < kRows; r++) {
+      const auto& blk = reinterpret_cast<const block_q5_0*>(w.data() + r * w_row)[b];
+      ASSERT_EQ(std::memcmp(column + 2 * r, &blk.d, 2), 0) << "row " << r;
+      uint32_t qh;
+      std::memcpy(&qh, blk.qh, sizeof qh);
+      for (int e = 0; e < QK5_0; e++)
+        ASSERT_EQ(column[2 * kRows + size_t(e) * kRows / 8 + r / 8] >> (r % 8) & 1, ~qh >> e & 1)
+            << "block " << b << " row " << r << " element " << e;
+      for (int j = 0; j < QK5_0 / 2; j++) ASSERT_EQ(column[6 * kRows + size_t(j) * kRows + r], blk.qs[j]) << "row " << r;
+    }
+  }
+}
+
 // A build or core without any panel layout (generic, RISC-V without V) has no set to test here.
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(PanelSet);
 INSTANTIATE_TEST_SUITE_P(Sets, PanelSet, ::testing::ValuesIn(sets_with_panels()),

@@ -1,4 +1,4 @@
-// MUL_MAT on Q8_0 and Q4_0 weights repacked into 32-row byte panels (repack.h, "_bytes": per
+// MUL_MAT on Q8_0, Q4_0 and Q5_0 weights repacked into 32-row byte panels (repack.h, "_bytes": per
 // block column the 32 fp16 scales, then byte j of the 32 rows as 32 consecutive bytes) against
 // Q8_0 activations. Byte j of a panel is one e8 vector whose lane r belongs to row r: times the
 // activation's scalar element (vwmul.vx / vwmacc.vx) it updates the 32 rows' integer block sums
@@ -17,6 +17,7 @@
 
 #include "backend/cpu/arch/riscv/rvv_block32.h"
 #include "backend/cpu/arch/riscv/rvv_panels.h"
+#include "backend/cpu/arch/riscv/rvv_panels_q4_k.h"  // the Q4_K panels registered below
 #include "backend/cpu/repack.h"
 
 namespace hart::cpu::riscv {
@@ -56,13 +57,15 @@ inline void q8_add_pairs(vint32m4_t& s0, vint32m4_t& s1, const int8_t* q, const 
   if constexpr (T > 1) s1 = __riscv_vwadd_wv_i32m4(s1, p1, vl);
 }
 
-// The integer sums of one block column: Levels::sums<T>(q, x0, x1, f0, f1, vl) sets f0 (f1) to
-// sum_e W[row][e] * x0[e] (x1[e]) for the vl rows whose bytes start at q, as floats.
+// The integer sums of one block column: Levels::sums<T>(body, r, x0, x1, f0, f1, vl) sets f0 (f1)
+// to sum_e W[r + i][e] * x0[e] (x1[e]) in lane i < vl, as floats; body is the column's bytes
+// after its 32 fp16 scales.
 struct Q8Levels {
   using Block = block_q8_0;
   template <int T>
-  static void sums(const int8_t* q, const int8_t* x0, const int8_t* x1, vfloat32m4_t& f0, vfloat32m4_t& f1,
-                   size_t vl) {
+  static void sums(const std::byte* body, size_t r, const int8_t* x0, const int8_t* x1, vfloat32m4_t& f0,
+                   vfloat32m4_t& f1, size_t vl) {
+    const auto* q = reinterpret_cast<const int8_t*>(body) + r;
     constexpr int kPairs = 4 / T;  // pairs per vtype round trip: the int16 products fit 8 registers
     vint32m4_t s0 = __riscv_vmv_v_x_i32m4(0, vl), s1 = s0;
 #pragma GCC unroll 16
@@ -78,11 +81,12 @@ struct Q8Levels {
 struct Q4Levels {
   using Block = block_q4_0;
   template <int T>
-  static void sums(const int8_t* q, const int8_t* x0, const int8_t* x1, vfloat32m4_t& f0, vfloat32m4_t& f1,
-                   size_t vl) {
+  static void sums(const std::byte* body, size_t r, const int8_t* x0, const int8_t* x1, vfloat32m4_t& f0,
+                   vfloat32m4_t& f1, size_t vl) {
+    const auto* q = reinterpret_cast<const int8_t*>(body) + r;
     constexpr int kHalfBlock = QK4_0 / 2;
     vint16m2_t s0 = __riscv_vmv_v_x_i16m2(0, vl), s1 = s0;
-#pragma GCC unroll 4
+#pragma unroll(T == 1 ? 16 : 4)  // one row: fully, constant offsets; two: 4 (no spills)
     for (int e = 0; e < kHalfBlock; e++) {
       const vint8m1_t packed = __riscv_vle8_v_i8m1(q + e * kPanelRows, vl);
       const vint8m1_t lo = __riscv_vsra_vx_i8m1(__riscv_vsll_vx_i8m1(packed, 4, vl), 4, vl);
@@ -96,7 +100,41 @@ struct Q4Levels {
   }
 };
 
-// run_panels strips of a 32-element block type (Levels: Q8Levels, Q4Levels) against Q8_0 rows.
+// Q5_0 (pack_panel_q5_0_masks): after the scales, for each element e a 32-bit row mask (bit r set
+// where row r's fifth bit of e is clear), then the qs bytes. A level is nibble + 16 * bit - 16:
+// the nibble minus 16 in the lanes the element's mask selects (vlm, one masked subtract). Levels
+// are -16..15, so 16 products fit an int16 chain: elements 0..15 and 16..31 keep one chain each.
+struct Q5Levels {
+  using Block = block_q5_0;
+  template <int T>
+  static void sums(const std::byte* body, size_t r, const int8_t* x0, const int8_t* x1, vfloat32m4_t& f0,
+                   vfloat32m4_t& f1, size_t vl) {
+    constexpr int kHalfBlock = QK5_0 / 2;
+    constexpr size_t kMaskBytes = kPanelRows / 8;
+    const auto* masks = reinterpret_cast<const uint8_t*>(body) + r / 8;  // r: a multiple of VLMAX >= 16
+    const auto* q = reinterpret_cast<const uint8_t*>(body) + QK5_0 * kMaskBytes + r;
+    const vint16m2_t zero = __riscv_vmv_v_x_i16m2(0, vl);
+    vint16m2_t lo0 = zero, hi0 = zero, lo1 = zero, hi1 = zero;
+#pragma unroll(T == 1 ? 16 : 4)  // one row: fully, constant offsets; two: 4 (no spills)
+    for (int e = 0; e < kHalfBlock; e++) {
+      const vuint8m1_t packed = __riscv_vle8_v_u8m1(q + e * kPanelRows, vl);
+      vint8m1_t lo = __riscv_vreinterpret_v_u8m1_i8m1(__riscv_vand_vx_u8m1(packed, 0x0F, vl));
+      vint8m1_t hi = __riscv_vreinterpret_v_u8m1_i8m1(__riscv_vsrl_vx_u8m1(packed, 4, vl));
+      lo = __riscv_vsub_vx_i8m1_mu(__riscv_vlm_v_b8(masks + e * kMaskBytes, vl), lo, lo, 16, vl);
+      hi = __riscv_vsub_vx_i8m1_mu(__riscv_vlm_v_b8(masks + (e + kHalfBlock) * kMaskBytes, vl), hi, hi, 16, vl);
+      lo0 = __riscv_vwmacc_vx_i16m2(lo0, x0[e], lo, vl);
+      hi0 = __riscv_vwmacc_vx_i16m2(hi0, x0[e + kHalfBlock], hi, vl);
+      if constexpr (T > 1) {
+        lo1 = __riscv_vwmacc_vx_i16m2(lo1, x1[e], lo, vl);
+        hi1 = __riscv_vwmacc_vx_i16m2(hi1, x1[e + kHalfBlock], hi, vl);
+      }
+    }
+    f0 = __riscv_vfcvt_f_x_v_f32m4(__riscv_vwadd_vv_i32m4(lo0, hi0, vl), vl);
+    f1 = __riscv_vfcvt_f_x_v_f32m4(__riscv_vwadd_vv_i32m4(lo1, hi1, vl), vl);
+  }
+};
+
+// run_panels strips of a 32-element block type (Levels: Q8Levels, Q4Levels, Q5Levels) against Q8_0 rows.
 template <class H, class Levels>
 struct Block32Strips {
   static constexpr int kMaxT = 2;
@@ -116,8 +154,7 @@ struct Block32Strips {
     for (int64_t b = 0; b < nb; b++) {
       const std::byte* column = panel + size_t(b) * kColumn;
       vfloat32m4_t s0, s1;
-      Levels::template sums<T>(reinterpret_cast<const int8_t*>(column + 2 * kPanelRows) + r, x0[b].qs, x1[b].qs, s0,
-                               s1, vl);
+      Levels::template sums<T>(column + 2 * kPanelRows, r, x0[b].qs, x1[b].qs, s0, s1, vl);
       // acc += dw * dx[j][b] * sums
       const vfloat32m4_t dw = H::scales(reinterpret_cast<const uint16_t*>(column) + r, vl);
       a0 = __riscv_vfmacc_vf_f32m4(a0, dx[j * nb + b], __riscv_vfmul_vv_f32m4(dw, s0, vl), vl);
@@ -142,6 +179,8 @@ template <class H>
 void fill_quant_panels(Kernels& k) {
   k.panel[uint32_t(Type::Q8_0)] = {kPanelRows, pack_panel_q8_0_bytes, gemm_block32_panels<H, Q8Levels>};
   k.panel[uint32_t(Type::Q4_0)] = {kPanelRows, pack_panel_q4_0_bytes, gemm_block32_panels<H, Q4Levels>};
+  k.panel[uint32_t(Type::Q5_0)] = {kPanelRows, pack_panel_q5_0_masks, gemm_block32_panels<H, Q5Levels>};
+  k.panel[uint32_t(Type::Q4_K)] = {kPanelRows, pack_panel_q4_K_bytes, gemm_q4_K_panels<H>};
 }
 
 }  // namespace

@@ -85,6 +85,41 @@ void pack_panel_q4_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, 
   pack_interleaved<block_q4_K, QK_K, 2, 1>(n, rows, w, w_stride, panel);
 }
 
+namespace {
+
+// Weight e's 6-bit level (0..63) of a Q6_K block: in 128-weight half h, weight l + 32k (k = 0..3)
+// takes nibble k / 2 of ql[64h + l + 32(k % 2)] and bits 2k, 2k + 1 of qh[32h + l].
+int q6_level(const block_q6_K& b, int e) {
+  const int h = e / 128, k = e % 128 / 32, l = e % 32;
+  const int low = b.ql[64 * h + l + 32 * (k % 2)] >> (4 * (k / 2)) & 0xF;
+  return low | (b.qh[32 * h + l] >> (2 * k) & 3) << 4;
+}
+
+}  // namespace
+
+void pack_panel_q6_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  constexpr int kGroups = QK_K / 16, kLevelBytes = 12;
+  const size_t R = size_t(rows);
+  auto* column = static_cast<uint8_t*>(panel);
+  for (int64_t b = 0; b < n / QK_K; b++, column += sizeof(block_q6_K) * R) {
+    for (size_t r = 0; r < R; r++) {
+      const auto& blk = reinterpret_cast<const block_q6_K*>(static_cast<const char*>(w) + r * w_stride)[b];
+      std::memcpy(column + 2 * r, &blk.d, 2);
+      uint8_t* scales = column + 2 * R;
+      uint8_t* levels = scales + kGroups * R;
+      for (int g = 0; g < kGroups; g++) {
+        scales[size_t(g) * R + r] = uint8_t(blk.scales[g]);
+        // ^ 32: the 6-bit two's complement of level - 32.
+        for (int t = 0; t < 3; t++)
+          for (int c = 0; c < 4; c++) {
+            const int top = q6_level(blk, 16 * g + 4 * t + c) ^ 32, spread = q6_level(blk, 16 * g + 12 + c) ^ 32;
+            levels[size_t(kLevelBytes * g + 4 * t + c) * R + r] = uint8_t(top << 2 | (spread >> (2 * t) & 3));
+          }
+      }
+    }
+  }
+}
+
 void pack_panel_16bit(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
   auto* out = static_cast<uint16_t*>(panel);
   for (int r = 0; r < rows; r++) {

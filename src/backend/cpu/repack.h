@@ -31,6 +31,12 @@
 // replaced by one R-bit row mask per element e (R / 8 bytes each, e = 0 .. 31): bit r set where
 // row r's fifth bit of element e is clear (a vector mask the kernel loads with vlm).
 //
+// Q6_K "_bytes" (RVV): per super-block column fp16 d[R] (moved to the front), the 16 int8 group
+// scales as 16 x R bytes [g * R + r], then 12 x R level bytes per 16-weight group g (byte j at
+// [j * R + r] as above), re-cut so that every level byte is one vsra away from a signed level:
+// with v_i = level_i ^ 32 (the 6-bit two's complement of level - 32), byte 12g + 4t + c (t < 3,
+// c < 4) = v_{16g+4t+c} << 2 | bits 2t, 2t + 1 of v_{16g+12+c}. The same 192 level bytes' bits.
+//
 // Panel layout of the 2-byte float types (F16, BF16): element k of panel row r at [k * R + r],
 // so column k is one R-element vector whose lane r belongs to row r (times the scalar x[k]).
 #pragma once
@@ -59,6 +65,7 @@ void pack_panel_q4_0_bytes(int64_t n, int rows, const void* w, size_t w_stride, 
 void pack_panel_q8_0_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q4_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q5_0_masks(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+void pack_panel_q6_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 // The 2-byte float layout above (F16, BF16: the bits are moved, not converted).
 void pack_panel_16bit(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 

@@ -65,7 +65,7 @@ class PanelSet : public ::testing::TestWithParam<const Kernels*> {
   std::mt19937 rng{7};
 };
 
-// K of 1, 7 (odd) and 33 blocks (of 32 elements for the float types); 1 and 3 panels; 1..17
+// Several K per type (blocks of 32 elements for the float types); 1 and 3 panels; 1..17
 // activation rows; y rows wider than the output so that writes past the tile show.
 TEST_P(PanelSet, GemmMatchesRowMajorDots) {
   for (uint32_t t = 0; t < kTypeCount; t++) {
@@ -73,7 +73,9 @@ TEST_P(PanelSet, GemmMatchesRowMajorDots) {
     if (pk.rows == 0) continue;
     const Type type = Type(t);
     const DotKernel& d = k().dot[t];
-    for (int64_t k_blocks : {1, 7, 33}) {
+    // K of 1, 7 and 33 blocks of 32 (odd, past any scale chunk); 1, 3 and 5 super-blocks.
+    const std::vector<int64_t> k_list = block_elems(type) == 32 ? std::vector<int64_t>{1, 7, 33} : std::vector<int64_t>{1, 3, 5};
+    for (int64_t k_blocks : k_list) {
       const int64_t k_len = k_blocks * block_elems(type);
       for (int64_t n_panels : {1, 3}) {
         const int64_t n = n_panels * pk.rows;
@@ -83,26 +85,34 @@ TEST_P(PanelSet, GemmMatchesRowMajorDots) {
         for (int64_t p = 0; p < n_panels; p++)
           pk.pack(k_len, pk.rows, w.data() + size_t(p * pk.rows) * w_row, w_row,
                   panels.data() + size_t(p * pk.rows) * w_row);
-        for (int64_t nx = 1; nx <= 17; nx++) {
-          std::vector<uint8_t> x(x_row * static_cast<size_t>(nx));
-          std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
-          std::vector<float> xf(static_cast<size_t>(k_len));
-          for (int64_t j = 0; j < nx; j++) {
-            for (float& v : xf) v = dist(rng);
-            k().from_f32[size_t(d.act_type)](xf.data(), x.data() + size_t(j) * x_row, k_len);
+        // 17 X rows and each (W row, X row) dot of the set's vec_dot; the GEMM of nx rows takes
+        // the first nx.
+        constexpr int64_t kRowsX = 17;
+        std::vector<uint8_t> x(x_row * size_t(kRowsX));
+        std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
+        std::vector<float> xf(static_cast<size_t>(k_len));
+        for (int64_t j = 0; j < kRowsX; j++) {
+          for (float& v : xf) v = dist(rng);
+          k().from_f32[size_t(d.act_type)](xf.data(), x.data() + size_t(j) * x_row, k_len);
+        }
+        std::vector<float> want(size_t(n * kRowsX));
+        std::vector<double> tol(want.size());
+        for (int64_t j = 0; j < kRowsX; j++)
+          for (int64_t i = 0; i < n; i++) {
+            const uint8_t* wi = w.data() + size_t(i) * w_row;
+            const uint8_t* xj = x.data() + size_t(j) * x_row;
+            d.vec_dot(k_len, &want[size_t(j * n + i)], wi, xj);
+            tol[size_t(j * n + i)] = order_tolerance(type, d.act_type, wi, xj, k_len);
           }
+        // Every remainder of a tile of up to 8 X rows, and several tiles.
+        for (int64_t nx : {1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17}) {
           const size_t y_stride = size_t(n) + 5;
           std::vector<float> y(y_stride * size_t(nx), -7.0f);
           pk.gemm(k_len, n_panels, nx, panels.data(), size_t(pk.rows) * w_row, x.data(), x_row, y.data(), y_stride);
           for (int64_t j = 0; j < nx; j++) {
-            for (int64_t i = 0; i < n; i++) {
-              float want;
-              const uint8_t* wi = w.data() + size_t(i) * w_row;
-              const uint8_t* xj = x.data() + size_t(j) * x_row;
-              d.vec_dot(k_len, &want, wi, xj);
-              expect_close(y[size_t(j) * y_stride + size_t(i)], want, type_name(type).data(), i, j,
-                           order_tolerance(type, d.act_type, wi, xj, k_len));
-            }
+            for (int64_t i = 0; i < n; i++)
+              expect_close(y[size_t(j) * y_stride + size_t(i)], want[size_t(j * n + i)], type_name(type).data(), i, j,
+                           tol[size_t(j * n + i)]);
             for (size_t i = size_t(n); i < y_stride; i++) ASSERT_EQ(y[size_t(j) * y_stride + i], -7.0f);
           }
         }
@@ -170,6 +180,42 @@ TEST(Repack, Q5MaskPanelLayout) {
   }
 }
 
+// Q6_K "_bytes": d and the group scales moved, and every weight's level recovered from the level
+// bytes as the kernel does (top 6 bits of one byte, or the low 2 bits of three) equals the level
+// read from ql / qh as the format defines it.
+TEST(Repack, Q6KBytePanelLayout) {
+  std::mt19937 rng(19);
+  constexpr int kRows = 32;
+  constexpr int64_t kBlocks = 2;
+  const int64_t k_len = kBlocks * QK_K;
+  const size_t w_row = row_size(Type::Q6_K, k_len);
+  const std::vector<uint8_t> w = random_rows(Type::Q6_K, k_len, kRows, rng);
+  std::vector<uint8_t> panel(w.size());
+  pack_panel_q6_K_bytes(k_len, kRows, w.data(), w_row, panel.data());
+  for (int64_t b = 0; b < kBlocks; b++) {
+    const uint8_t* column = panel.data() + size_t(b) * sizeof(block_q6_K) * kRows;
+    const uint8_t* levels = column + 18 * kRows;
+    for (size_t r = 0; r < kRows; r++) {
+      const auto& blk = reinterpret_cast<const block_q6_K*>(w.data() + r * w_row)[b];
+      ASSERT_EQ(std::memcmp(column + 2 * r, &blk.d, 2), 0) << "row " << r;
+      for (int g = 0; g < 16; g++) ASSERT_EQ(int8_t(column[(2 + size_t(g)) * kRows + r]), blk.scales[g]) << "row " << r;
+      const auto byte = [&](int j) { return levels[size_t(j) * kRows + r]; };
+      for (int e = 0; e < QK_K; e++) {
+        const int half = e / 128, quarter = e % 128 / 32, l = e % 32;
+        const int want = ((blk.ql[64 * half + l + 32 * (quarter % 2)] >> (4 * (quarter / 2))) & 0xF) |
+                         ((blk.qh[32 * half + l] >> (2 * quarter)) & 3) << 4;
+        const int g = e / 16, t = e % 16 / 4, c = e % 4;
+        int v = 0;
+        if (t < 3)
+          v = byte(12 * g + 4 * t + c) >> 2;
+        else
+          for (int i = 0; i < 3; i++) v |= (byte(12 * g + 4 * i + c) & 3) << (2 * i);
+        ASSERT_EQ(v ^ 32, want) << "block " << b << " row " << r << " weight " << e;
+      }
+    }
+  }
+}
+
 // A build or core without any panel layout (generic, RISC-V without V) has no set to test here.
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(PanelSet);
 INSTANTIATE_TEST_SUITE_P(Sets, PanelSet, ::testing::ValuesIn(sets_with_panels()),
@@ -181,42 +227,41 @@ INSTANTIATE_TEST_SUITE_P(Sets, PanelSet, ::testing::ValuesIn(sets_with_panels())
 TEST(Repack, MulMatMatchesRowMajorPath) {
   const Kernels& k = kernels();
   std::mt19937 rng(11);
-  for (Type type : {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::Q4_K, Type::F16}) {
+  for (Type type : {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::Q4_K, Type::Q6_K, Type::F16}) {
   for (int64_t n : {64, 40}) {
-    for (int64_t m : {1, 5, 17, 70}) {
-      for (int threads : {1, 2}) {
-        const int64_t k_len = 7 * block_elems(type);
-        std::vector<uint8_t> w = random_rows(type, k_len, n, rng);
-        std::vector<float> x(static_cast<size_t>(k_len * m));
-        std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-        for (float& v : x) v = dist(rng);
+    // Token counts: decode, a remainder of every tile height, several tiles; 1 and 2 threads.
+    for (const auto& [m, threads] : {std::pair<int64_t, int>{1, 1}, {5, 2}, {17, 1}, {70, 2}}) {
+      const int64_t k_len = 7 * block_elems(type);
+      std::vector<uint8_t> w = random_rows(type, k_len, n, rng);
+      std::vector<float> x(static_cast<size_t>(k_len * m));
+      std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+      for (float& v : x) v = dist(rng);
 
-        std::vector<float> y[2];
-        size_t packed_bytes = 0;
-        for (int as_weight = 0; as_weight < 2; as_weight++) {
-          Context ctx;
-          const int64_t wne[] = {k_len, n, 1, 1}, xne[] = {k_len, m, 1, 1};
-          Tensor* wt = ctx.new_leaf(type, wne, w.data());
-          if (as_weight) wt->flags |= kFlagWeight;
-          Tensor* xt = ctx.new_leaf(Type::F32, xne, x.data());
-          Tensor* yt = mul_mat(ctx, wt, xt);
-          y[as_weight].assign(size_t(n * m), 0.0f);
-          yt->data = y[as_weight].data();
-          CpuBackend backend(threads);
-          backend.compute(build_graph({yt}));
-          backend.compute(build_graph({yt}));  // packed once: the second graph reuses it
-          if (as_weight) packed_bytes = backend.repacked_bytes();
-        }
-        // F16 sums float products in another order, Q4_K its scales and mins terms (which may
-        // cancel): bound by 1e-6 sum |w x| (|w| <= 1, |x| <= 2).
-        const double float_sum_tol = type == Type::F16 || type == Type::Q4_K ? 2e-6 * double(k_len) : 0;
-        const PanelKernel& pk = k.panel[size_t(type)];
-        const bool packs = repack_enabled() && pk.rows > 0 && n % pk.rows == 0;
-        EXPECT_EQ(packed_bytes, packs ? w.size() : 0) << k.name << " " << type_name(type) << " n=" << n;
-        for (int64_t j = 0; j < m; j++)
-          for (int64_t i = 0; i < n; i++)
-            expect_close(y[1][size_t(j * n + i)], y[0][size_t(j * n + i)], type_name(type).data(), i, j, float_sum_tol);
+      std::vector<float> y[2];
+      size_t packed_bytes = 0;
+      for (int as_weight = 0; as_weight < 2; as_weight++) {
+        Context ctx;
+        const int64_t wne[] = {k_len, n, 1, 1}, xne[] = {k_len, m, 1, 1};
+        Tensor* wt = ctx.new_leaf(type, wne, w.data());
+        if (as_weight) wt->flags |= kFlagWeight;
+        Tensor* xt = ctx.new_leaf(Type::F32, xne, x.data());
+        Tensor* yt = mul_mat(ctx, wt, xt);
+        y[as_weight].assign(size_t(n * m), 0.0f);
+        yt->data = y[as_weight].data();
+        CpuBackend backend(threads);
+        backend.compute(build_graph({yt}));
+        backend.compute(build_graph({yt}));  // packed once: the second graph reuses it
+        if (as_weight) packed_bytes = backend.repacked_bytes();
       }
+      // F16 sums float products in another order, Q4_K its scales and mins terms (which may
+      // cancel): bound by 1e-6 sum |w x| (|w| <= 1, |x| <= 2).
+      const double float_sum_tol = type == Type::F16 || type == Type::Q4_K ? 2e-6 * double(k_len) : 0;
+      const PanelKernel& pk = k.panel[size_t(type)];
+      const bool packs = repack_enabled() && pk.rows > 0 && n % pk.rows == 0;
+      EXPECT_EQ(packed_bytes, packs ? w.size() : 0) << k.name << " " << type_name(type) << " n=" << n;
+      for (int64_t j = 0; j < m; j++)
+        for (int64_t i = 0; i < n; i++)
+          expect_close(y[1][size_t(j * n + i)], y[0][size_t(j * n + i)], type_name(type).data(), i, j, float_sum_tol);
     }
   }
   }

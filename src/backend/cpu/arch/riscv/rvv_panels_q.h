@@ -18,6 +18,7 @@
 #include "backend/cpu/arch/riscv/rvv_block32.h"
 #include "backend/cpu/arch/riscv/rvv_panels.h"
 #include "backend/cpu/arch/riscv/rvv_panels_q4_k.h"  // the Q4_K panels registered below
+#include "backend/cpu/arch/riscv/rvv_panels_q6_k.h"  // the Q6_K panels registered below
 #include "backend/cpu/repack.h"
 
 namespace hart::cpu::riscv {
@@ -181,6 +182,7 @@ void fill_quant_panels(Kernels& k) {
   k.panel[uint32_t(Type::Q4_0)] = {kPanelRows, pack_panel_q4_0_bytes, gemm_block32_panels<H, Q4Levels>};
   k.panel[uint32_t(Type::Q5_0)] = {kPanelRows, pack_panel_q5_0_masks, gemm_block32_panels<H, Q5Levels>};
   k.panel[uint32_t(Type::Q4_K)] = {kPanelRows, pack_panel_q4_K_bytes, gemm_q4_K_panels<H>};
+  k.panel[uint32_t(Type::Q6_K)] = {kPanelRows, pack_panel_q6_K_bytes, gemm_q6_K_panels<H>};
 }
 
 }  // namespace

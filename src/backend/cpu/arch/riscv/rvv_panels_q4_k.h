@@ -60,6 +60,17 @@ inline vint16m2_t scale_or_min(const uint8_t* bytes, int s, size_t vl) {
   return __riscv_vreinterpret_v_u16m2_i16m2(__riscv_vzext_vf2_u16m2(v, vl));
 }
 
+// s.strip_columns<T, 4> when a vector register holds exactly one panel column (vl == vlenb ==
+// kPanelRows, VLEN 256: 4 columns per e8 LMUL 4 instruction), else s.strip_columns<T, 1>.
+template <int T, class S>
+inline void strip_by_columns(const S& s, const std::byte* panel, size_t r, size_t vl, int64_t j, float* y) {
+  static_assert(T >= 1 && T <= 2);
+  if (vl == kPanelRows && __riscv_vsetvlmax_e8m1() == kPanelRows)
+    s.template strip_columns<T, 4>(panel, r, vl, j, y);
+  else
+    s.template strip_columns<T, 1>(panel, r, vl, j, y);
+}
+
 template <class H>
 struct Q4KStrips {
   static constexpr int kMaxT = 2;
@@ -138,11 +149,7 @@ struct Q4KStrips {
 
   template <int T>
   void strip(const std::byte* panel, size_t r, size_t vl, int64_t j, float* y) const {
-    static_assert(T >= 1 && T <= 2);
-    if (vl == kPanelRows && __riscv_vsetvlmax_e8m1() == kPanelRows)
-      strip_columns<T, 4>(panel, r, vl, j, y);
-    else
-      strip_columns<T, 1>(panel, r, vl, j, y);
+    strip_by_columns<T>(*this, panel, r, vl, j, y);
   }
 
   template <int T, int kCols>

@@ -72,10 +72,11 @@ TEST(RvvPanels, SetsHaveTheirLayouts) {
     if (k->name == "rvv" || k->name == "rvv_zvfh") {
       EXPECT_EQ(k->panel[size_t(Type::BF16)].rows, 32) << k->name;
       EXPECT_EQ(k->panel[size_t(Type::F16)].rows, k->name == "rvv_zvfh" ? 32 : 0) << k->name;
-      for (Type t : {Type::Q8_0, Type::Q4_0, Type::Q5_0, Type::Q4_K}) {
+      for (Type t : {Type::Q8_0, Type::Q4_0, Type::Q5_0, Type::Q4_K, Type::Q6_K}) {
         EXPECT_EQ(k->panel[size_t(t)].rows, 32) << k->name << " " << type_name(t);
         // The panel GEMM takes the set's own activation rows.
-        EXPECT_EQ(k->dot[size_t(t)].act_type, t == Type::Q4_K ? Type::Q8_K : Type::Q8_0) << k->name;
+        const bool k_quant = t == Type::Q4_K || t == Type::Q6_K;
+        EXPECT_EQ(k->dot[size_t(t)].act_type, k_quant ? Type::Q8_K : Type::Q8_0) << k->name;
       }
     }
   }

@@ -27,13 +27,7 @@ const Registry& registry() {
         reg.unsupported.push_back(set.name);
         continue;
       }
-      Kernels k = ref_kernels();
-      set.fill(k);
-      for (uint32_t t = 0; t < kTypeCount; t++)  // see DotKernel::gemm
-        if (k.dot[t].vec_dot != ref_kernels().dot[t].vec_dot && k.dot[t].gemm == ref_kernels().dot[t].gemm)
-          k.dot[t].gemm = nullptr;
-      k.name = set.name;
-      reg.runnable.push_back(std::move(k));
+      reg.runnable.push_back(build_kernel_set(set));
     }
     return reg;
   }();
@@ -52,6 +46,16 @@ const Kernels& find(std::string_view name) {
 std::atomic<const Kernels*> g_selected{nullptr};
 
 }  // namespace
+
+Kernels build_kernel_set(const ArchKernelSet& set) {
+  Kernels k = ref_kernels();
+  set.fill(k);
+  for (uint32_t t = 0; t < kTypeCount; t++)  // see DotKernel::gemm
+    if (k.dot[t].vec_dot != ref_kernels().dot[t].vec_dot && k.dot[t].gemm == ref_kernels().dot[t].gemm)
+      k.dot[t].gemm = nullptr;
+  k.name = set.name;
+  return k;
+}
 
 const Kernels& kernels() {
   if (const Kernels* k = g_selected.load(std::memory_order_acquire)) return *k;

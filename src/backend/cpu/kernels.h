@@ -89,6 +89,8 @@ struct ArchKernelSet {
   void (*fill)(Kernels& k);     // overrides entries of a copy of ref_kernels()
 };
 std::vector<ArchKernelSet> arch_kernel_sets();  // best last
+// A copy of the reference with set.fill's overrides, named set.name (call only if supported).
+Kernels build_kernel_set(const ArchKernelSet& set);
 
 // The scalar reference set: every entry filled, the yardstick every ISA set is tested against.
 const Kernels& ref_kernels();

@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "backend/cpu/sets_under_test.h"
 #include "common/error.h"
 #include "quant/quant.h"
 
@@ -203,7 +204,7 @@ TEST_P(KernelSet, GemmTilesMatchVecDot) {
 
 std::string set_name(const ::testing::TestParamInfo<const Kernels*>& info) { return info.param->name; }
 
-INSTANTIATE_TEST_SUITE_P(Available, KernelSet, ::testing::ValuesIn(available_kernels()), set_name);
+INSTANTIATE_TEST_SUITE_P(Available, KernelSet, ::testing::ValuesIn(sets_under_test()), set_name);
 
 TEST(KernelSelection, RefIsAlwaysAvailableAndComplete) {
   const auto sets = available_kernels();

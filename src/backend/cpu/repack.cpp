@@ -128,6 +128,21 @@ void pack_panel_16bit(int64_t n, int rows, const void* w, size_t w_stride, void*
   }
 }
 
+void pack_panel_16bit_pairs(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  auto* out = static_cast<uint16_t*>(panel);
+  const size_t r_count = size_t(rows);
+  for (size_t r = 0; r < r_count; r++) {
+    const auto* row = reinterpret_cast<const uint16_t*>(static_cast<const char*>(w) + r * w_stride);
+    int64_t k = 0;
+    for (; k + 2 <= n; k += 2) {
+      const size_t at = (size_t(k / 2) * r_count + r) * 2;
+      out[at] = row[k];
+      out[at + 1] = row[k + 1];
+    }
+    if (k < n) out[size_t(k) * r_count + r] = row[k];
+  }
+}
+
 WeightPacks::~WeightPacks() { g_repacked.fetch_sub(bytes_); }
 
 bool WeightPacks::matches(const Entry& e, const Tensor& w, const Kernels& k) const {

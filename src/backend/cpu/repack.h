@@ -39,6 +39,10 @@
 //
 // Panel layout of the 2-byte float types (F16, BF16): element k of panel row r at [k * R + r],
 // so column k is one R-element vector whose lane r belongs to row r (times the scalar x[k]).
+// The "_pairs" variant (BF16 for vdpbf16ps) interleaves column pairs: elements 2p and 2p + 1 of
+// row r at [(p * R + r) * 2] and [(p * R + r) * 2 + 1], so each 32-bit lane r holds a pair of
+// row r that one dot-product step multiplies by the activation's pair x[2p], x[2p + 1]; an odd
+// last column stays single at [(n - 1) * R + r].
 #pragma once
 
 #include <cstddef>
@@ -68,6 +72,7 @@ void pack_panel_q5_0_masks(int64_t n, int rows, const void* w, size_t w_stride, 
 void pack_panel_q6_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 // The 2-byte float layout above (F16, BF16: the bits are moved, not converted).
 void pack_panel_16bit(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+void pack_panel_16bit_pairs(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 
 struct PackedWeight {
   const PanelKernel* kernel;  // the set's entry it was packed for

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/sets_under_test.h"
 #include "quant/quant.h"
 
 namespace hart::cpu {
@@ -50,7 +51,7 @@ int64_t block_elems(Type t) { return std::max<int64_t>(type_info(t).block_size, 
 
 std::vector<const Kernels*> sets_with_panels() {
   std::vector<const Kernels*> out;
-  for (const Kernels* k : available_kernels())
+  for (const Kernels* k : sets_under_test())
     for (const PanelKernel& p : k->panel)
       if (p.rows > 0) {
         out.push_back(k);
@@ -73,10 +74,13 @@ TEST_P(PanelSet, GemmMatchesRowMajorDots) {
     if (pk.rows == 0) continue;
     const Type type = Type(t);
     const DotKernel& d = k().dot[t];
-    // K of 1, 7 and 33 blocks of 32 (odd, past any scale chunk); 1, 3 and 5 super-blocks.
-    const std::vector<int64_t> k_list = block_elems(type) == 32 ? std::vector<int64_t>{1, 7, 33} : std::vector<int64_t>{1, 3, 5};
-    for (int64_t k_blocks : k_list) {
-      const int64_t k_len = k_blocks * block_elems(type);
+    // K of 1, 7 and 33 blocks of 32 (odd, past any scale chunk), and for the float types also an
+    // odd K (the "_pairs" layout's single last column); 1, 3 and 5 super-blocks.
+    const bool is_float = !type_info(type).quantized;
+    const std::vector<int64_t> k_list = type_info(type).block_size == 256 ? std::vector<int64_t>{256, 768, 1280}
+                                        : is_float ? std::vector<int64_t>{32, 224, 1056, 69}
+                                                   : std::vector<int64_t>{32, 224, 1056};
+    for (int64_t k_len : k_list) {
       for (int64_t n_panels : {1, 3}) {
         const int64_t n = n_panels * pk.rows;
         const size_t w_row = row_size(type, k_len), x_row = row_size(d.act_type, k_len);
@@ -154,6 +158,23 @@ TEST(Repack, BytePanelLayout) {
   }
 }
 
+// The 2-byte float "_pairs" layout: pair p of row r in 32-bit lane r of column pair p; an odd
+// last element single, at [(n - 1) * R + r].
+TEST(Repack, PairPanelLayout) {
+  constexpr int kRows = 32;
+  for (int64_t n : {2, 6, 7}) {
+    std::vector<uint16_t> w(size_t(n * kRows)), panel(w.size());
+    for (size_t i = 0; i < w.size(); i++) w[i] = uint16_t(i * 2654435761u >> 7);
+    pack_panel_16bit_pairs(n, kRows, w.data(), size_t(n) * 2, panel.data());
+    for (int64_t r = 0; r < kRows; r++)
+      for (int64_t k = 0; k < n; k++) {
+        const uint16_t want = w[size_t(r * n + k)];
+        const size_t at = k + 1 < n || n % 2 == 0 ? size_t(((k / 2) * kRows + r) * 2 + k % 2) : size_t(k * kRows + r);
+        ASSERT_EQ(panel[at], want) << "n=" << n << " row " << r << " element " << k;
+      }
+  }
+}
+
 // Q5_0 "_masks": the scales and qs bytes as "_bytes", and bit r of element e's mask = NOT bit e of
 // row r's qh.
 TEST(Repack, Q5MaskPanelLayout) {
@@ -227,7 +248,7 @@ INSTANTIATE_TEST_SUITE_P(Sets, PanelSet, ::testing::ValuesIn(sets_with_panels())
 TEST(Repack, MulMatMatchesRowMajorPath) {
   const Kernels& k = kernels();
   std::mt19937 rng(11);
-  for (Type type : {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::Q4_K, Type::Q6_K, Type::F16}) {
+  for (Type type : {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::Q4_K, Type::Q6_K, Type::F16, Type::BF16}) {
   for (int64_t n : {64, 40}) {
     // Token counts: decode, a remainder of every tile height, several tiles; 1 and 2 threads.
     for (const auto& [m, threads] : {std::pair<int64_t, int>{1, 1}, {5, 2}, {17, 1}, {70, 2}}) {
@@ -255,7 +276,8 @@ TEST(Repack, MulMatMatchesRowMajorPath) {
       }
       // F16 sums float products in another order, Q4_K its scales and mins terms (which may
       // cancel): bound by 1e-6 sum |w x| (|w| <= 1, |x| <= 2).
-      const double float_sum_tol = type == Type::F16 || type == Type::Q4_K ? 2e-6 * double(k_len) : 0;
+      const double float_sum_tol =
+          type == Type::F16 || type == Type::BF16 || type == Type::Q4_K ? 2e-6 * double(k_len) : 0;
       const PanelKernel& pk = k.panel[size_t(type)];
       const bool packs = repack_enabled() && pk.rows > 0 && n % pk.rows == 0;
       EXPECT_EQ(packed_bytes, packs ? w.size() : 0) << k.name << " " << type_name(type) << " n=" << n;

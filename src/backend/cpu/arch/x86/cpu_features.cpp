@@ -38,7 +38,10 @@ CpuFeatures detect() {
   f.avx2 = os_ymm && avx && fma && f16c && bit(l7.ebx, 5);
   const bool f512 = bit(l7.ebx, 16), dq = bit(l7.ebx, 17), bw = bit(l7.ebx, 30), vl = bit(l7.ebx, 31);
   f.avx512 = f.avx2 && os_zmm && f512 && dq && bw && vl;
+  const Regs l7s1 = l7.eax >= 1 ? cpuid(7, 1) : Regs{};  // leaf 7's EAX: its last subleaf
+  f.avx2_vnni = f.avx2 && bit(l7s1.eax, 4);
   f.avx512_vnni = f.avx512 && bit(l7.ecx, 11);
+  f.avx512_bf16 = f.avx512_vnni && bit(l7s1.eax, 5);
   return f;
 }
 

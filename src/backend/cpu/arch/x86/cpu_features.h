@@ -8,7 +8,9 @@ namespace hart::cpu::x86 {
 struct CpuFeatures {
   bool avx2 = false;    // AVX2 + FMA + F16C, with YMM state enabled by the OS
   bool avx512 = false;  // AVX-512 F/BW/VL/DQ, with ZMM/opmask state enabled by the OS
-  bool avx512_vnni = false;
+  bool avx2_vnni = false;    // AVX2 + AVX-VNNI (VEX-encoded vpdpbusd)
+  bool avx512_vnni = false;  // AVX-512 + VNNI
+  bool avx512_bf16 = false;  // AVX-512 + VNNI + BF16
 };
 
 const CpuFeatures& cpu_features();

@@ -13,6 +13,8 @@
 
 #include "backend/cpu/arch/x86/cpu_features.h"
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/sets_under_test.h"
+#include "common/fp16.h"
 #include "quant/quant.h"
 
 namespace hart::cpu {
@@ -21,7 +23,9 @@ namespace {
 class X86Set : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    for (const ArchKernelSet& set : arch_kernel_sets()) {
+    std::vector<ArchKernelSet> sets = arch_kernel_sets();
+    for (const ArchKernelSet& twin : arch_test_twins()) sets.push_back(twin);
+    for (const ArchKernelSet& set : sets) {
       if (set.name != GetParam()) continue;
       if (!set.supported()) GTEST_SKIP() << "this CPU lacks " << set.name;
       set.fill(k);
@@ -74,6 +78,8 @@ TEST(X86Features, AvxLevelsNest) {
   const x86::CpuFeatures& f = x86::cpu_features();
   EXPECT_TRUE(f.avx2 || !f.avx512);
   EXPECT_TRUE(f.avx512 || !f.avx512_vnni);
+  EXPECT_TRUE(f.avx512_vnni || !f.avx512_bf16);
+  EXPECT_TRUE(f.avx2 || !f.avx2_vnni);
 }
 
 TEST(X86Registry, EverySupportedSetIsSelectable) {
@@ -100,6 +106,26 @@ TEST_P(X86Set, ActivationQuantizersMatchQuantizeRowBitForBit) {
       k.from_f32[int(t)](x.data(), got.data(), n);
       EXPECT_EQ(got, quantized(t, x)) << type_name(t) << " n=" << n;
     }
+  }
+}
+
+// Sets with BF16 activations: f32_to_bf16's bits for ties, denormals (kept, not flushed), signed
+// zeros, infinities and NaNs (made quiet), at every tail length.
+TEST_P(X86Set, Bf16ActivationsMatchTheReferenceRounding) {
+  if (!k.from_f32[int(Type::BF16)] || k.dot[int(Type::BF16)].act_type != Type::BF16)
+    GTEST_SKIP() << GetParam() << " keeps F32 activations for BF16 weights";
+  const uint32_t specials[] = {0x3f808000, 0x3f818000, 0x3f80c000, 0x00000001, 0x807fffff, 0x00008000, 0x80000000,
+                               0x7f800000, 0xff800000, 0x7fc00001, 0xff800001, 0x7f7fffff, 0x0000ffff};
+  for (int64_t n : {1, 7, 16, 17, 31, 100, 1000}) {
+    std::vector<float> x = random_floats(n, -3.0f, 3.0f);
+    for (size_t i = 0; i < x.size(); i += 3) {
+      const uint32_t bits = specials[(i / 3) % std::size(specials)];
+      std::memcpy(&x[i], &bits, 4);
+    }
+    std::vector<bf16_t> got(size_t(n) + 1, 0x5a5a), want(size_t(n) + 1, 0x5a5a);
+    k.from_f32[int(Type::BF16)](x.data(), got.data(), n);
+    for (size_t i = 0; i < size_t(n); ++i) want[i] = f32_to_bf16(x[i]);
+    EXPECT_EQ(got, want) << "n=" << n;
   }
 }
 
@@ -170,15 +196,17 @@ const int64_t kSizes[] = {1, 7, 8, 15, 16, 17, 33, 63, 64, 65, 100, 1000, 4099};
 
 TEST_P(X86Set, FloatDotsMatchDoubleSums) {
   for (Type t : {Type::F32, Type::F16, Type::BF16}) {
-    ASSERT_EQ(k.dot[int(t)].act_type, Type::F32) << type_name(t);
+    // F32 activations, or (BF16 weights in avx512_bf16) BF16: then the sum is of the rounded x.
+    const Type act = k.dot[int(t)].act_type;
+    ASSERT_TRUE(act == Type::F32 || (t == Type::BF16 && act == Type::BF16)) << type_name(t);
     for (int64_t n : kSizes) {
-      const std::vector<float> wf = random_floats(n, -2.0f, 2.0f), x = random_floats(n, -2.0f, 2.0f);
-      const std::vector<uint8_t> w = quantized(t, wf);
-      const std::vector<float> wd = dequantized(t, w, n);
+      const std::vector<float> wf = random_floats(n, -2.0f, 2.0f), xf = random_floats(n, -2.0f, 2.0f);
+      const std::vector<uint8_t> w = quantized(t, wf), xa = quantized(act, xf);
+      const std::vector<float> wd = dequantized(t, w, n), x = dequantized(act, xa, n);
       double want = 0;
       for (int64_t i = 0; i < n; ++i) want += double(wd[size_t(i)]) * double(x[size_t(i)]);
       float got = 0;
-      k.dot[int(t)].vec_dot(n, &got, w.data(), x.data());
+      k.dot[int(t)].vec_dot(n, &got, w.data(), xa.data());
       EXPECT_NEAR(got, want, 1e-6 * abs_dot(wd, x) + 1e-30) << type_name(t) << " n=" << n;
       if (t == Type::F32) continue;
       std::vector<float> rows(static_cast<size_t>(n) + 1, 42.0f);
@@ -291,7 +319,8 @@ TEST_P(X86Set, RmsNorm) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Sets, X86Set, ::testing::Values("avx2", "avx512", "avx512_vnni"),
+INSTANTIATE_TEST_SUITE_P(Sets, X86Set,
+                         ::testing::Values("avx2", "avx2_vnni", "avx512", "avx512_vnni", "avx512_bf16", "avx2_vnni_evex"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -165,6 +165,8 @@ const Primitive kPrimitives[] = {
     {"mul", 3, [](const Kernels& k, Rows& r) { k.mul(kN, r.a.data(), r.b.data(), r.y.data()); }},
     {"scale", 2, [](const Kernels& k, Rows& r) { k.scale(kN, r.a.data(), 0.5f, r.y.data()); }},
     {"axpy", 3, [](const Kernels& k, Rows& r) { k.axpy(kN, 1e-3f, r.a.data(), r.y.data()); }},
+    {"rope", 3, [](const Kernels& k, Rows& r) { k.rope(kN / 2, false, r.a.data(), r.b.data(), r.y.data(), r.y.data()); }},
+    {"rope_neox", 3, [](const Kernels& k, Rows& r) { k.rope(kN / 2, true, r.a.data(), r.b.data(), r.y.data(), r.y.data()); }},
 };
 
 void bench_primitive(benchmark::State& state, const Kernels* k, const Primitive* p) {

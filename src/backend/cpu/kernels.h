@@ -78,6 +78,9 @@ struct Kernels {
   void (*scale)(int64_t n, const float* x, float s, float* y) = nullptr;
   // y += a * x
   void (*axpy)(int64_t n, float a, const float* x, float* y) = nullptr;
+  // RoPE on one row: pair i < half, (x[2i], x[2i+1]) or with `neox` (x[i], x[i + half]), becomes
+  // (x0 cos[i] - x1 sin[i], x0 sin[i] + x1 cos[i]); nothing past the pairs is written. y may be x.
+  void (*rope)(int64_t half, bool neox, const float* cos, const float* sin, const float* x, float* y) = nullptr;
 };
 
 // What an arch folder (arch/x86, arch/riscv) contributes: named sets, each a copy of the

@@ -77,6 +77,17 @@ TEST_P(KernelSet, RowPrimitives) {
     ref().softmax(n, r.data());
     expect_close(y, r, 1e-6f, "softmax");
     ASSERT_NEAR(k().dot_f32(n, a.data(), b.data()), ref().dot_f32(n, a.data(), b.data()), 1e-5f * float(n) * 16.0f);
+    // RoPE on n pairs, both pairings, into a row one longer (its last element must stay) and in place.
+    for (bool neox : {false, true}) {
+      const std::vector<float> cs = random_row(n, rng, -1.0f, 1.0f), sn = random_row(n, rng, -1.0f, 1.0f);
+      std::vector<float> x2 = random_row(2 * n, rng), y2(size_t(2 * n + 1), 7.0f), r2 = y2;
+      k().rope(n, neox, cs.data(), sn.data(), x2.data(), y2.data());
+      ref().rope(n, neox, cs.data(), sn.data(), x2.data(), r2.data());
+      expect_close(y2, r2, 1e-6f, neox ? "rope neox" : "rope");
+      x2.push_back(7.0f);
+      k().rope(n, neox, cs.data(), sn.data(), x2.data(), x2.data());
+      expect_close(x2, r2, 1e-6f, neox ? "rope neox in place" : "rope in place");
+    }
   }
   std::vector<float> masked(9, -INFINITY);
   k().softmax(9, masked.data());
@@ -212,7 +223,7 @@ TEST(KernelSelection, RefIsAlwaysAvailableAndComplete) {
   EXPECT_EQ(sets.front()->name, "ref");
   const Kernels& r = ref_kernels();
   EXPECT_TRUE(r.dot_f32 && r.rms_norm && r.softmax && r.silu && r.gelu && r.swiglu && r.geglu && r.add &&
-              r.sub && r.mul && r.scale && r.axpy);
+              r.sub && r.mul && r.scale && r.axpy && r.rope);
   for (Type t : {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0}) {
     EXPECT_TRUE(r.dot[size_t(t)].vec_dot) << type_name(t);
     EXPECT_EQ(r.dot[size_t(t)].act_type, Type::F32);

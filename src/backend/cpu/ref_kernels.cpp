@@ -96,6 +96,15 @@ void ref_geglu(int64_t n, const float* g, const float* u, float* y) {
   zip(n, g, u, y, [](float a, float b) { return gelu(a) * b; });
 }
 
+void ref_rope(int64_t half, bool neox, const float* cs, const float* sn, const float* x, float* y) {
+  for (int64_t i = 0; i < half; i++) {
+    const int64_t a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
+    const float x0 = x[a], x1 = x[b];
+    y[a] = x0 * cs[i] - x1 * sn[i];
+    y[b] = x0 * sn[i] + x1 * cs[i];
+  }
+}
+
 void ref_scale(int64_t n, const float* x, float s, float* y) {
   for (int64_t i = 0; i < n; i++) y[i] = x[i] * s;
 }
@@ -134,6 +143,7 @@ Kernels make_ref() {
   k.mul = ref_mul;
   k.scale = ref_scale;
   k.axpy = ref_axpy;
+  k.rope = ref_rope;
   return k;
 }
 

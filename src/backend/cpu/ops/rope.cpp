@@ -17,31 +17,17 @@ struct RopeParams {
   const float* freq_factors;
 };
 
-// cache[2i] = cos(theta_i), cache[2i + 1] = sin(theta_i), i < n_dims/2
+// cache[i] = cos(theta_i), cache[half + i] = sin(theta_i), i < half = n_dims/2
 void fill_cache(const RopeParams& p, float pos, float* cache) {
+  const int half = p.n_dims / 2;
   float theta = pos;
-  for (int i = 0; i < p.n_dims / 2; i++) {
+  for (int i = 0; i < half; i++) {
     const float ff = p.freq_factors ? p.freq_factors[i] : 1.0f;
     const float t = p.freq_scale * (theta / ff);
-    cache[2 * i] = std::cos(t);
-    cache[2 * i + 1] = std::sin(t);
+    cache[i] = std::cos(t);
+    cache[half + i] = std::sin(t);
     theta *= p.theta_scale;
   }
-}
-
-void rotate(const RopeParams& p, const float* cache, const float* x, float* y, int64_t n) {
-  // Pair i is (x[a], x[b]): a = 2i, b = 2i + 1 (NORMAL) or a = i, b = i + n_dims/2 (NEOX).
-  const int half = p.n_dims / 2;
-  const bool neox = p.mode == RopeMode::NEOX;
-  for (int i = 0; i < half; i++) {
-    const int a = neox ? i : 2 * i;
-    const int b = neox ? i + half : 2 * i + 1;
-    const float c = cache[2 * i], s = cache[2 * i + 1];
-    const float x0 = x[a], x1 = x[b];
-    y[a] = x0 * c - x1 * s;
-    y[b] = x0 * s + x1 * c;
-  }
-  std::memcpy(y + p.n_dims, x + p.n_dims, size_t(n - p.n_dims) * sizeof(float));
 }
 
 size_t rope_work_size(const Tensor& node, const Kernels&, int nth) {
@@ -66,7 +52,10 @@ void compute_rope(const Tensor& node, const OpContext& ctx) {
       fill_cache(p, float(position), cache);
       cached_token = r.i2;
     }
-    rotate(p, cache, frow(x, r), y, node.ne[0]);
+    const float* xr = frow(x, r);
+    const int half = p.n_dims / 2;
+    ctx.k.rope(half, p.mode == RopeMode::NEOX, cache, cache + half, xr, y);
+    if (y != xr) std::memcpy(y + p.n_dims, xr + p.n_dims, size_t(node.ne[0] - p.n_dims) * sizeof(float));
   });
 }
 

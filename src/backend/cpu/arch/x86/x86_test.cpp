@@ -109,23 +109,26 @@ TEST_P(X86Set, ActivationQuantizersMatchQuantizeRowBitForBit) {
   }
 }
 
-// Sets with BF16 activations: f32_to_bf16's bits for ties, denormals (kept, not flushed), signed
-// zeros, infinities and NaNs (made quiet), at every tail length.
-TEST_P(X86Set, Bf16ActivationsMatchTheReferenceRounding) {
-  if (!k.from_f32[int(Type::BF16)] || k.dot[int(Type::BF16)].act_type != Type::BF16)
-    GTEST_SKIP() << GetParam() << " keeps F32 activations for BF16 weights";
-  const uint32_t specials[] = {0x3f808000, 0x3f818000, 0x3f80c000, 0x00000001, 0x807fffff, 0x00008000, 0x80000000,
-                               0x7f800000, 0xff800000, 0x7fc00001, 0xff800001, 0x7f7fffff, 0x0000ffff};
-  for (int64_t n : {1, 7, 16, 17, 31, 100, 1000}) {
-    std::vector<float> x = random_floats(n, -3.0f, 3.0f);
-    for (size_t i = 0; i < x.size(); i += 3) {
-      const uint32_t bits = specials[(i / 3) % std::size(specials)];
-      std::memcpy(&x[i], &bits, 4);
+// The 16-bit float converters (F16 for KV caches; BF16 activations in avx512_bf16): the reference's
+// bits for ties, denormals (kept, not flushed), overflow to infinity, signed zeros, infinities and
+// NaNs (made quiet, payload kept), at every tail length.
+TEST_P(X86Set, HalfConvertersMatchTheReferenceRounding) {
+  const uint32_t specials[] = {0x3f808000, 0x3f818000, 0x3f801000, 0x3f803000, 0x00000001, 0x807fffff, 0x38800000,
+                               0x387fffff, 0x33000000, 0x33000001, 0x477ff000, 0x477fefff, 0x80000000, 0x7f800000,
+                               0xff800000, 0x7fc00001, 0xff812345, 0x7f7fffff, 0x0000ffff};
+  for (Type t : {Type::F16, Type::BF16}) {
+    if (!k.from_f32[int(t)]) continue;
+    for (int64_t n : {1, 7, 16, 17, 31, 100, 1000}) {
+      std::vector<float> x = random_floats(n, -3.0f, 3.0f);
+      for (size_t i = 0; i < x.size(); i += 3) {
+        const uint32_t bits = specials[(i / 3) % std::size(specials)];
+        std::memcpy(&x[i], &bits, 4);
+      }
+      std::vector<uint16_t> got(size_t(n) + 1, 0x5a5a), want(size_t(n) + 1, 0x5a5a);
+      k.from_f32[int(t)](x.data(), got.data(), n);
+      for (size_t i = 0; i < size_t(n); ++i) want[i] = t == Type::F16 ? f32_to_fp16(x[i]) : f32_to_bf16(x[i]);
+      EXPECT_EQ(got, want) << type_name(t) << " n=" << n;
     }
-    std::vector<bf16_t> got(size_t(n) + 1, 0x5a5a), want(size_t(n) + 1, 0x5a5a);
-    k.from_f32[int(Type::BF16)](x.data(), got.data(), n);
-    for (size_t i = 0; i < size_t(n); ++i) want[i] = f32_to_bf16(x[i]);
-    EXPECT_EQ(got, want) << "n=" << n;
   }
 }
 

@@ -68,6 +68,7 @@ struct Kernels {
   void (*rms_norm)(int64_t n, const float* x, float* y, float eps) = nullptr;  // y = x / rms(x)
   void (*softmax)(int64_t n, float* x) = nullptr;  // in place; an all -inf row becomes all 0
   void (*silu)(int64_t n, const float* x, float* y) = nullptr;
+  void (*exp)(int64_t n, const float* x, float* y) = nullptr;  // y = e^x within a few ulp of expf
   void (*swiglu)(int64_t n, const float* gate, const float* up, float* y) = nullptr;
   void (*add)(int64_t n, const float* a, const float* b, float* y) = nullptr;
   void (*mul)(int64_t n, const float* a, const float* b, float* y) = nullptr;

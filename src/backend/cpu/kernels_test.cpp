@@ -42,14 +42,14 @@ class KernelSet : public ::testing::TestWithParam<const Kernels*> {
 TEST_P(KernelSet, RowPrimitives) {
   using Unary = void (*)(int64_t, const float*, float*);
   using Binary = void (*)(int64_t, const float*, const float*, float*);
-  const std::pair<const char*, Unary> unaries[] = {{"silu", k().silu}, {"gelu", k().gelu}};
-  const std::pair<const char*, Unary> ref_unaries[] = {{"silu", ref().silu}, {"gelu", ref().gelu}};
+  const std::pair<const char*, Unary> unaries[] = {{"silu", k().silu}, {"gelu", k().gelu}, {"exp", k().exp}};
+  const std::pair<const char*, Unary> ref_unaries[] = {{"silu", ref().silu}, {"gelu", ref().gelu}, {"exp", ref().exp}};
   const std::pair<Binary, Binary> binaries[] = {{k().add, ref().add}, {k().sub, ref().sub}, {k().mul, ref().mul},
                                                 {k().swiglu, ref().swiglu}, {k().geglu, ref().geglu}};
   for (int64_t n : kSizes) {
     const std::vector<float> a = random_row(n, rng, -8.0f, 8.0f), b = random_row(n, rng);
     std::vector<float> y(static_cast<size_t>(n)), r(static_cast<size_t>(n));
-    for (size_t u = 0; u < 2; u++) {
+    for (size_t u = 0; u < std::size(unaries); u++) {
       unaries[u].second(n, a.data(), y.data());
       ref_unaries[u].second(n, a.data(), r.data());
       expect_close(y, r, 1e-5f, unaries[u].first);
@@ -89,6 +89,12 @@ TEST_P(KernelSet, RowPrimitives) {
       expect_close(x2, r2, 1e-6f, neox ? "rope neox in place" : "rope in place");
     }
   }
+  const std::vector<float> extremes = {-INFINITY, -200.0f, -103.0f, -87.5f, 0.0f, 88.5f, 200.0f, INFINITY};
+  std::vector<float> e(extremes.size()), re(extremes.size());
+  k().exp(int64_t(e.size()), extremes.data(), e.data());
+  ref().exp(int64_t(re.size()), extremes.data(), re.data());
+  for (size_t i = 0; i < e.size(); i++)  // 0 below the subnormals, inf above FLT_MAX (within 4 ulp)
+    EXPECT_FLOAT_EQ(e[i], re[i]) << "exp(" << extremes[i] << ")";
   std::vector<float> masked(9, -INFINITY);
   k().softmax(9, masked.data());
   for (float x : masked) EXPECT_EQ(x, 0.0f);
@@ -223,7 +229,7 @@ TEST(KernelSelection, RefIsAlwaysAvailableAndComplete) {
   EXPECT_EQ(sets.front()->name, "ref");
   const Kernels& r = ref_kernels();
   EXPECT_TRUE(r.dot_f32 && r.rms_norm && r.softmax && r.silu && r.gelu && r.swiglu && r.geglu && r.add &&
-              r.sub && r.mul && r.scale && r.axpy && r.rope);
+              r.sub && r.mul && r.scale && r.axpy && r.rope && r.exp);
   for (Type t : {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0}) {
     EXPECT_TRUE(r.dot[size_t(t)].vec_dot) << type_name(t);
     EXPECT_EQ(r.dot[size_t(t)].act_type, Type::F32);

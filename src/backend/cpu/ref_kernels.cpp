@@ -71,6 +71,7 @@ void ref_softmax(int64_t n, float* x) {
 }
 
 float silu(float x) { return x / (1.0f + std::exp(-x)); }
+float expf_(float x) { return std::exp(x); }
 float gelu(float x) {
   constexpr float kSqrt2OverPi = 0.79788456080286535588f;
   return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x)));
@@ -135,6 +136,7 @@ Kernels make_ref() {
   k.rms_norm = ref_rms_norm;
   k.softmax = ref_softmax;
   k.silu = ref_map<silu>;
+  k.exp = ref_map<expf_>;
   k.gelu = ref_map<gelu>;
   k.swiglu = ref_swiglu;
   k.geglu = ref_geglu;

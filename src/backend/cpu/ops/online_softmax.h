@@ -3,7 +3,7 @@
 // time, without a score matrix. Each query row keeps a running max m, a running sum l and an
 // unnormalised F32 accumulator that is rescaled whenever m grows. A work unit owns `rows` query
 // rows (its tokens x the query heads of one KV head) and hands each K/V row to all of them (GQA).
-// Every inner loop goes through the kernel table (vec_dot, from_f32, to_f32, scale, axpy).
+// Every inner loop goes through the kernel table (vec_dot, from_f32, to_f32, exp, scale, axpy).
 #pragma once
 
 #include <algorithm>
@@ -27,10 +27,12 @@ class OnlineSoftmax {
            (v_type == Type::F32 || k.to_f32[size_t(v_type)]);
   }
 
-  // Scratch per unit: converted q rows, accumulators, m and l per row, one V row as floats.
+  // Scratch per unit: converted q rows, accumulators, m and l per row, one V row as floats, two
+  // exponents per row.
   size_t scratch_bytes() const {
     return align_up(size_t(rows_) * q_row_) + align_up(size_t(rows_ * dv_) * sizeof(float)) +
-           2 * align_up(size_t(rows_) * sizeof(float)) + align_up(size_t(dv_) * sizeof(float));
+           2 * align_up(size_t(rows_) * sizeof(float)) + align_up(size_t(dv_) * sizeof(float)) +
+           align_up(size_t(2 * rows_) * sizeof(float));
   }
   void set_scratch(std::byte* base) {
     q_ = base;
@@ -42,6 +44,8 @@ class OnlineSoftmax {
     l_ = reinterpret_cast<float*>(base);
     base += align_up(size_t(rows_) * sizeof(float));
     v_ = reinterpret_cast<float*>(base);
+    base += align_up(size_t(dv_) * sizeof(float));
+    e_ = reinterpret_cast<float*>(base);
   }
 
   // Row r starts over with query q (d floats): nothing accumulated, m = -inf.
@@ -61,23 +65,32 @@ class OnlineSoftmax {
     return v_;
   }
 
-  // Rows [r0, r1) see one more K/V pair: score = q·k · scale + bias.
+  // Rows [r0, r1) see one more K/V pair: score = q·k · scale + bias. The exponentials of all
+  // rows go through one kernel call: the weight e^(score - m') and the shrink e^(m - m') of what
+  // was accumulated, with m' = max(m, score) (one of the two is e^0 = 1 exactly; a row's first
+  // pair has m = -inf, so the shrink of its empty accumulator is 0).
   void add(int64_t r0, int64_t r1, const char* krow, const float* vrow, float scale, float bias) {
-    for (int64_t r = r0; r < r1; r++) {
+    const int64_t n = r1 - r0;
+    float* e = e_;  // [0, n): weight exponents, [n, 2n): shrink exponents
+    for (int64_t i = 0; i < n; i++) {
+      const int64_t r = r0 + i;
       float score;
       dot_(d_, &score, krow, q_ + size_t(r) * q_row_);
       score = score * scale + bias;
-      float weight = 1.0f;
-      if (score > m_[r]) {  // new maximum: rescale what was accumulated so far
-        const float shrink = std::exp(m_[r] - score);
-        m_[r] = score;
-        l_[r] *= shrink;
-        k_.scale(dv_, acc(r), shrink, acc(r));
-      } else {
-        weight = std::exp(score - m_[r]);
+      const float m = std::max(m_[r], score);
+      e[i] = score - m;
+      e[n + i] = m_[r] - m;
+      m_[r] = m;
+    }
+    k_.exp(2 * n, e, e);
+    for (int64_t i = 0; i < n; i++) {
+      const int64_t r = r0 + i;
+      if (e[n + i] != 1.0f) {  // new maximum: rescale what was accumulated so far
+        l_[r] *= e[n + i];
+        k_.scale(dv_, acc(r), e[n + i], acc(r));
       }
-      l_[r] += weight;
-      k_.axpy(dv_, weight, vrow, acc(r));
+      l_[r] += e[i];
+      k_.axpy(dv_, e[i], vrow, acc(r));
     }
   }
 
@@ -97,7 +110,7 @@ class OnlineSoftmax {
   int64_t rows_, d_, dv_;
   size_t q_row_;
   std::byte* q_ = nullptr;
-  float *acc_ = nullptr, *m_ = nullptr, *l_ = nullptr, *v_ = nullptr;
+  float *acc_ = nullptr, *m_ = nullptr, *l_ = nullptr, *v_ = nullptr, *e_ = nullptr;
 };
 
 }  // namespace hart::cpu

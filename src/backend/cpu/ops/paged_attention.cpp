@@ -126,9 +126,18 @@ void compute_unit(const Tensor& node, const OpContext& ctx, const Shape& s, Onli
     }
     const char* krow = row_ptr(kt, u.kv_head, slot, 0);
     const float* vrow = sm.v_row(row_ptr(v, u.kv_head, slot, 0));
-    for (int64_t t = u.t0; t < u.t1; t++)
-      if (j < list_of(s, index, t).count)  // causal: skip a later slot than this token's
-        sm.add((t - u.t0) * s.group, (t - u.t0 + 1) * s.group, krow, vrow, scale, 0.0f);
+    // Each run of consecutive tokens that see slot j (causal: a token skips later slots than
+    // its own) in one call: all their query rows are consecutive.
+    for (int64_t t = u.t0; t < u.t1;) {
+      if (j >= list_of(s, index, t).count) {
+        t++;
+        continue;
+      }
+      int64_t e = t + 1;
+      while (e < u.t1 && j < list_of(s, index, e).count) e++;
+      sm.add((t - u.t0) * s.group, (e - u.t0) * s.group, krow, vrow, scale, 0.0f);
+      t = e;
+    }
   }
 
   for (int64_t t = u.t0; t < u.t1; t++) {

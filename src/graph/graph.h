@@ -42,6 +42,8 @@ Tensor* get_rows(Context& c, Tensor* table, Tensor* ids);                    // 
 Tensor* set_rows(Context& c, Tensor* dst, Tensor* src, Tensor* ids);          // -> view of dst
 Tensor* cpy(Context& c, Tensor* src, Tensor* dst);                            // -> view of dst
 Tensor* cont(Context& c, Tensor* a);
+// a and b (F32) joined along `dim`; every other size equal -> F32.
+Tensor* concat(Context& c, Tensor* a, Tensor* b, int dim);
 Tensor* add(Context& c, Tensor* a, Tensor* b);
 Tensor* sub(Context& c, Tensor* a, Tensor* b);
 Tensor* mul(Context& c, Tensor* a, Tensor* b);
@@ -50,8 +52,9 @@ Tensor* unary(Context& c, Tensor* a, Unary kind);
 Tensor* glu(Context& c, Tensor* gate, Tensor* up, Glu kind);
 Tensor* rms_norm(Context& c, Tensor* a, float eps);
 Tensor* soft_max(Context& c, Tensor* a, Tensor* mask, float scale, float max_bias);
+// attn_factor multiplies cos and sin (ggml's mscale: LongRoPE's attention factor).
 Tensor* rope(Context& c, Tensor* a, Tensor* pos, Tensor* freq_factors, RopeMode mode,
-             int n_dims, float freq_base, float freq_scale);
+             int n_dims, float freq_base, float freq_scale, float attn_factor = 1.0f);
 Tensor* mul_mat(Context& c, Tensor* w, Tensor* x);
 Tensor* flash_attn_ext(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale);
 // Attention of tokens from many sequences over one pool of KV slots (k, v [d, n_head_kv, n_slots]).
@@ -59,6 +62,11 @@ Tensor* flash_attn_ext(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* mask
 // index[off .. off + count) where (off, count) = (index[2t], index[2t+1]); causality is in the
 // lists (a token at position p of a sequence lists the slots of positions 0..p).
 Tensor* paged_attn(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* index, float scale);
+
+// The causal depthwise convolution of Mamba / LFM2 (ggml_ssm_conv): sx (K-1+n_t, C, n_s) holds
+// for each of n_s sequences and C channels the K-1 inputs before this step and the step's n_t,
+// kernel (K, C): y(c, t, s) = sum_k sx(t + k, c, s) * kernel(k, c) -> (C, n_t, n_s).
+Tensor* ssm_conv(Context& c, Tensor* sx, Tensor* kernel);
 
 // ---- graph -----------------------------------------------------------------------------------
 // The nodes that compute `outputs`, in an order where every source comes before its users.

@@ -98,6 +98,22 @@ Tensor* cont(Context& c, Tensor* a) {
   return detail::new_node(c, Op::CONT, a->type, shape_of(a), {a});
 }
 
+Tensor* concat(Context& c, Tensor* a, Tensor* b, int dim) {
+  const Op op = Op::CONCAT;
+  check_f32_rows(a, op, "src0");
+  check_f32_rows(b, op, "src1");
+  if (!(dim >= 0 && dim < kMaxDims)) fail(op, "dim " + std::to_string(dim) + " is not 0..3");
+  int64_t ne[kMaxDims];
+  for (int i = 0; i < kMaxDims; i++) {
+    if (i != dim && a->ne[i] != b->ne[i])
+      fail(op, describe(a) + " and " + describe(b) + " differ outside dim " + std::to_string(dim));
+    ne[i] = i == dim ? a->ne[i] + b->ne[i] : a->ne[i];
+  }
+  Tensor* t = detail::new_node(c, op, Type::F32, ne, {a, b});
+  t->params[0] = dim;
+  return t;
+}
+
 Tensor* add(Context& c, Tensor* a, Tensor* b) { return binary(c, Op::ADD, a, b); }
 Tensor* sub(Context& c, Tensor* a, Tensor* b) { return binary(c, Op::SUB, a, b); }
 Tensor* mul(Context& c, Tensor* a, Tensor* b) { return binary(c, Op::MUL, a, b); }
@@ -110,7 +126,7 @@ Tensor* scale(Context& c, Tensor* a, float s) {
 }
 
 Tensor* unary(Context& c, Tensor* a, Unary kind) {
-  if (!(int32_t(kind) >= 0 && int32_t(kind) <= int32_t(Unary::EXP)))
+  if (!(int32_t(kind) >= 0 && int32_t(kind) <= int32_t(Unary::TANH)))
     fail(Op::UNARY, "unknown kind " + std::to_string(int32_t(kind)));
   check_f32_rows(a, Op::UNARY, "src0");
   Tensor* t = detail::new_node(c, Op::UNARY, Type::F32, shape_of(a), {a});
@@ -156,7 +172,7 @@ Tensor* soft_max(Context& c, Tensor* a, Tensor* mask, float scale, float max_bia
 }
 
 Tensor* rope(Context& c, Tensor* a, Tensor* pos, Tensor* freq_factors, RopeMode mode, int n_dims,
-             float freq_base, float freq_scale) {
+             float freq_base, float freq_scale, float attn_factor) {
   // a [d, n_head, n_tok, b3], pos I32 [n_tok], freq_factors F32 [>= n_dims/2]
   const Op op = Op::ROPE;
   if (!(mode == RopeMode::NORMAL || mode == RopeMode::NEOX))
@@ -168,6 +184,7 @@ Tensor* rope(Context& c, Tensor* a, Tensor* pos, Tensor* freq_factors, RopeMode 
   if (!(n_dims > 0 && n_dims % 2 == 0 && n_dims <= a->ne[0]))
     fail(op, "n_dims " + std::to_string(n_dims) + " must be even and in 2.." + std::to_string(a->ne[0]));
   if (!(freq_base > 0.0f && freq_scale > 0.0f)) fail(op, "freq_base and freq_scale must be positive");
+  if (!std::isfinite(attn_factor)) fail(op, "attn_factor must be finite");
   if (freq_factors) {
     check_type(freq_factors, Type::F32, op, "freq_factors");
     if (!(freq_factors->ne[0] >= n_dims / 2 && freq_factors->is_contiguous()))
@@ -178,7 +195,20 @@ Tensor* rope(Context& c, Tensor* a, Tensor* pos, Tensor* freq_factors, RopeMode 
   t->params[1] = n_dims;
   t->set_param_f32(2, freq_base);
   t->set_param_f32(3, freq_scale);
+  t->set_param_f32(4, attn_factor);
   return t;
+}
+
+Tensor* ssm_conv(Context& c, Tensor* sx, Tensor* kernel) {
+  const Op op = Op::SSM_CONV;
+  check_f32_rows(sx, op, "sx");
+  check_f32_rows(kernel, op, "kernel");
+  const int64_t k = kernel->ne[0], channels = kernel->ne[1];
+  if (!(kernel->ne[2] == 1 && kernel->ne[3] == 1 && sx->ne[3] == 1 && sx->ne[1] == channels && k >= 1 &&
+        sx->ne[0] >= k))
+    fail(op, "sx " + describe(sx) + " does not fit the kernel " + describe(kernel));
+  const int64_t ne[kMaxDims] = {channels, sx->ne[0] - k + 1, sx->ne[2], 1};
+  return detail::new_node(c, op, Type::F32, ne, {sx, kernel});
 }
 
 Tensor* mul_mat(Context& c, Tensor* w, Tensor* x) {

@@ -12,6 +12,7 @@ const char* op_name(Op op) {
     case Op::SET_ROWS: return "SET_ROWS";
     case Op::CPY: return "CPY";
     case Op::CONT: return "CONT";
+    case Op::CONCAT: return "CONCAT";
     case Op::RESHAPE: return "RESHAPE";
     case Op::VIEW: return "VIEW";
     case Op::PERMUTE: return "PERMUTE";
@@ -28,6 +29,7 @@ const char* op_name(Op op) {
     case Op::MUL_MAT: return "MUL_MAT";
     case Op::FLASH_ATTN_EXT: return "FLASH_ATTN_EXT";
     case Op::PAGED_ATTN: return "PAGED_ATTN";
+    case Op::SSM_CONV: return "SSM_CONV";
     case Op::COUNT: break;
   }
   return "?";

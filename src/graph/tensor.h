@@ -24,6 +24,7 @@ enum class Op : uint8_t {
   SET_ROWS,        // src0 dst [n, rows], src1 F32 [n, m], src2 I64 [m] -> view of src0
   CPY,             // src0 -> src1 (type conversion), result is a view of src1
   CONT,            // make src0 contiguous
+  CONCAT,          // src0 and src1 joined along dim params[0] (their other dims equal) -> F32
   RESHAPE, VIEW, PERMUTE, TRANSPOSE,  // no computation: metadata only
   // element-wise (src1 broadcasts over src0 along every dim where it has size 1)
   ADD, SUB, MUL, SCALE,
@@ -38,16 +39,19 @@ enum class Op : uint8_t {
   FLASH_ATTN_EXT,  // q [d, n_head, n_tok], k [d, n_head_kv, n_kv], v [d, n_head_kv, n_kv], mask F32 [n_kv, n_tok] -> F32 [d, n_head, n_tok]
   PAGED_ATTN,      // q [d, n_head, n_tok], k/v [d, n_head_kv, n_slots] (a slot pool), index I32 -> F32 [d, n_head, n_tok]
                    // (not a ggml op: many sequences attend their own slots of one pool; see paged_attn())
+  // recurrent
+  SSM_CONV,        // sx F32 [K-1+n_t, C, n_s], kernel F32 [K, C] -> F32 [C, n_t, n_s]: causal depthwise conv
   COUNT
 };
 // params layout (32-bit words; "f32" words hold a float's bits, see param_f32):
 //   SCALE [0] f32 s          UNARY [0] Unary     GLU [0] Glu       RMS_NORM [0] f32 eps
 //   SOFT_MAX [0] f32 scale, [1] f32 max_bias (must be 0)           PERMUTE [0..3] axes
-//   ROPE [0] RopeMode, [1] n_dims, [2] f32 freq_base, [3] f32 freq_scale
+//   ROPE [0] RopeMode, [1] n_dims, [2] f32 freq_base, [3] f32 freq_scale, [4] f32 attn_factor
 //   FLASH_ATTN_EXT [0] f32 scale                                     PAGED_ATTN [0] f32 scale
+//   CONCAT [0] dim
 const char* op_name(Op op);
 
-enum class Unary : int32_t { SILU, GELU, RELU, NEG, EXP };
+enum class Unary : int32_t { SILU, GELU, RELU, NEG, EXP, TANH };
 enum class Glu : int32_t { SWIGLU, GEGLU };
 // ROPE modes as in ggml: NORMAL rotates pairs (2i, 2i+1), NEOX rotates (i, i + n_dims/2).
 enum class RopeMode : int32_t { NORMAL = 0, NEOX = 2 };

@@ -1,5 +1,5 @@
-// The free list of a KV pool's token slots. The K and V tensors themselves are a KvCache of
-// `size` rows (src/model/kv_cache.h); this decides which rows belong to no one.
+// The free list of a pool of slots: token slots of a KV pool (the K and V tensors themselves are
+// a KvCache's rows, src/kv/kv_cache.h) or recurrent state cells; this decides which belong to no one.
 #pragma once
 
 #include <cstdint>

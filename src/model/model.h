@@ -1,47 +1,36 @@
 // A loaded model: hyper-parameters plus weight tensors that point into the GGUF file's bytes
-// (used in place, no conversion). The forward pass lives in llama.cpp-free form in forward.cpp.
+// (used in place, no conversion), bound through its architecture's tensor list.
 #pragma once
 
 #include <memory>
-#include <string>
-#include <vector>
 
 #include "gguf/gguf.h"
 #include "graph/graph.h"
 #include "model/hparams.h"
+#include "model/tensor_list.h"
+#include "model/weights.h"
 
 namespace hart {
-
-struct LayerWeights {
-  Tensor* attn_norm = nullptr;  // (n_embd,)
-  Tensor* wq = nullptr;         // (n_embd, n_head*head_dim)   [ne0, ne1]
-  Tensor* wk = nullptr;         // (n_embd, n_head_kv*head_dim)
-  Tensor* wv = nullptr;         // (n_embd, n_head_kv*head_dim)
-  Tensor* wo = nullptr;         // (n_head*head_dim, n_embd)
-  Tensor* bq = nullptr;         // qwen2 biases, optional
-  Tensor* bk = nullptr;
-  Tensor* bv = nullptr;
-  Tensor* q_norm = nullptr;     // qwen3 per-head RMS norm weights (head_dim,), optional
-  Tensor* k_norm = nullptr;
-  Tensor* ffn_norm = nullptr;   // (n_embd,)
-  Tensor* ffn_gate = nullptr;   // (n_embd, n_ff)
-  Tensor* ffn_up = nullptr;     // (n_embd, n_ff)
-  Tensor* ffn_down = nullptr;   // (n_ff, n_embd)
-};
 
 struct Model {
   std::unique_ptr<gguf::File> file;
   HParams hp;
-  Context weights;               // leaf tensors over the file's bytes
-  Tensor* tok_embd = nullptr;    // (n_embd, n_vocab)
-  Tensor* output_norm = nullptr; // (n_embd,)
-  Tensor* output = nullptr;      // (n_embd, n_vocab); == tok_embd when embeddings are tied
-  Tensor* rope_freqs = nullptr;  // (n_rot/2,) Llama-3.1 frequency factors, optional
-  std::vector<LayerWeights> layers;
-  size_t weight_bytes = 0;       // bytes of all weight tensors
+  Context weights_ctx;     // leaf tensors over the file's bytes
+  Weights w;
+  size_t weight_bytes = 0;  // bytes of all weight tensors used
 
-  // Takes ownership of an opened file; validates every tensor's presence, type and shape.
+  // Takes ownership of an opened file; checks every tensor against the architecture's list
+  // (presence, shape, type; no tensor left unaccounted for).
   static std::unique_ptr<Model> from_file(std::unique_ptr<gguf::File> file);
 };
+
+// How a file compares with what its architecture's loader expects (hart info): the
+// architecture, why its hyper-parameters cannot be read (else empty), and the tensor check.
+struct FileCheck {
+  std::string arch;
+  std::string error;
+  TensorCheck tensors;
+};
+FileCheck check_model_file(const gguf::File& f);
 
 }  // namespace hart

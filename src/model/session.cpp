@@ -7,12 +7,22 @@
 #include "model/forward.h"
 
 namespace hart {
+namespace {
+
+kv::Capacity session_capacity(const HParams& hp, int n_ctx, int n_batch) {
+  // A window layer holds what its next position attends plus one step's tokens.
+  return {n_ctx, std::min(n_ctx, hp.sliding_window - 1 + n_batch), 1};
+}
+
+}  // namespace
 
 int default_n_ctx(const HParams& hp) { return std::min(hp.n_ctx_train, 4096); }
 
 Session::Session(const Model& model, const SessionParams& params)
     : model_(model),
-      cache_(model.hp, params.n_ctx > 0 ? params.n_ctx : default_n_ctx(model.hp), params.cache_type),
+      n_ctx_(params.n_ctx > 0 ? params.n_ctx : default_n_ctx(model.hp)),
+      n_batch_(std::max(1, params.n_batch)),
+      store_(state_layout(model.hp), session_capacity(model.hp, n_ctx_, n_batch_), params.cache_type),
       executor_(params) {}
 
 Session::~Session() = default;
@@ -20,21 +30,40 @@ Session::~Session() = default;
 std::span<const float> Session::decode(std::span<const int32_t> tokens, bool all_logits) {
   const int n = int(tokens.size());
   if (n == 0) throw Error("decode called with no tokens");
-  if (n_past_ + n > cache_.n_ctx())
-    throw Error("context is full: " + std::to_string(n_past_) + " + " + std::to_string(n) +
-                " tokens exceed the context size " + std::to_string(cache_.n_ctx()) +
-                " (raise it with --ctx-size)");
+  if (seq_.n + n > n_ctx_)
+    throw Error("context is full: " + std::to_string(seq_.n) + " + " + std::to_string(n) +
+                " tokens exceed the context size " + std::to_string(n_ctx_) + " (raise it with --ctx-size)");
   for (int32_t t : tokens)
-    if (t < 0 || t >= model_.hp.n_vocab)
-      throw Error("token id " + std::to_string(t) + " is outside the vocabulary");
+    if (t < 0 || t >= model_.hp.n_vocab) throw Error("token id " + std::to_string(t) + " is outside the vocabulary");
 
-  ForwardGraph fg;
-  build_forward(fg, model_, cache_, tokens, n_past_, all_logits);
-  executor_.run(fg.graph);
-  n_past_ += n;
-  return {static_cast<const float*>(fg.logits->data), size_t(fg.logits->nelements())};
+  logits_.clear();
+  std::span<const float> out;
+  for (int done = 0; done < n;) {
+    const int chunk = std::min(n_batch_, n - done);
+    const bool last = done + chunk == n;
+    if (!store_.reserve(seq_, chunk)) throw Error("the session's state store is full (a bug: it is sized for n_ctx)");
+    Batch b;
+    b.add(seq_, store_.layout(), tokens.subspan(size_t(done), size_t(chunk)),
+          all_logits ? Logits::ALL : last ? Logits::LAST : Logits::NONE);
+    ForwardGraph fg;
+    build_forward(fg, model_, store_, b, n_ctx_);
+    executor_.run(fg.graph);
+    store_.commit(seq_, chunk);
+    if (fg.logits) {
+      out = {static_cast<const float*>(fg.logits->data), size_t(fg.logits->nelements())};
+      if (all_logits && !(done == 0 && last)) logits_.insert(logits_.end(), out.begin(), out.end());
+    }
+    done += chunk;
+  }
+  if (!logits_.empty()) out = logits_;
+  return out;
 }
 
-void Session::truncate(int n) { n_past_ = std::clamp(n, 0, n_past_); }
+int Session::truncate(int n) {
+  n = std::clamp(n, 0, seq_.n);
+  if (store_.truncate(seq_, n)) return n;
+  store_.truncate(seq_, 0);
+  return 0;
+}
 
 }  // namespace hart

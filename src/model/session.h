@@ -1,5 +1,6 @@
-// One sequence being generated: its KV cache, the executor that computes its graphs, and the
-// number of positions already in the cache.
+// One sequence being generated: its state (KV cache and any recurrent state, in a
+// kv::SequenceStore of its own), the executor that computes its graphs, and the number of
+// positions already computed.
 #pragma once
 
 #include <memory>
@@ -7,14 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "kv/sequence_state.h"
 #include "model/executor.h"
-#include "model/kv_cache.h"
 #include "model/model.h"
 
 namespace hart {
 
 struct SessionParams : ExecutorParams {
   int n_ctx = 0;                // 0: the model's training context, capped at 4096
+  int n_batch = 512;            // most tokens computed in one step (a longer prompt is split)
   Type cache_type = Type::F16;  // F16 (as llama.cpp) or F32
 };
 
@@ -28,20 +30,23 @@ class Session {
   // The span stays valid until the next call. Throws hart::Error when the tokens do not fit.
   std::span<const float> decode(std::span<const int32_t> tokens, bool all_logits = false);
 
-  int n_past() const { return n_past_; }
-  int n_ctx() const { return cache_.n_ctx(); }
-  // Forgets positions >= n (keeps the cached prefix [0, n)).
-  void truncate(int n);
+  int n_past() const { return seq_.n; }
+  int n_ctx() const { return n_ctx_; }
+  // Forgets positions >= n. Returns the positions kept: n, or 0 when the state cannot go back
+  // to n (a recurrent state, or a sliding window that has moved on): then all is forgotten.
+  int truncate(int n);
   const Model& model() const { return model_; }
-  const KvCache& cache() const { return cache_; }
+  const kv::SequenceStore& store() const { return store_; }
   // The backends when SessionParams::devices chose more than the CPU, else nullptr.
   const sched::Devices* devices() const { return executor_.devices(); }
 
  private:
   const Model& model_;
-  KvCache cache_;
+  int n_ctx_, n_batch_;
+  kv::SequenceStore store_;
+  kv::SeqState seq_;
   Executor executor_;
-  int n_past_ = 0;
+  std::vector<float> logits_;  // all_logits of a prompt computed in several steps
 };
 
 int default_n_ctx(const HParams& hp);

@@ -8,6 +8,9 @@
 #include "common/error.h"
 #include "quant/quant.h"
 #include "quant/quantize_model.h"
+#include "model/arch.h"
+#include "model/hparams.h"
+#include "model/tensor_list.h"
 
 namespace hart {
 namespace {
@@ -135,7 +138,9 @@ struct Builder {
   }
 };
 
-// Metadata and tensors of shape s, every matrix in `type` (or as b.planned says).
+// Metadata and tensors of shape s, every matrix in `type` (or as b.planned says). The tensors
+// are the architecture's own list over the hyper-parameters just written, so a synthetic model
+// holds exactly what a real file of that architecture does.
 void describe(const Shape& s, Type type, Builder& b) {
   gguf::Writer& w = b.w;
   const std::string a = s.arch;
@@ -154,32 +159,27 @@ void describe(const Shape& s, Type type, Builder& b) {
   w.set(a + ".attention.layer_norm_rms_epsilon", s.rms_eps);
   add_vocab(w, s.n_vocab);
 
-  const int64_t d = s.n_embd, q = int64_t(s.n_head) * s.head_dim, kv = int64_t(s.n_head_kv) * s.head_dim;
-  const float std_in = 1.0f / std::sqrt(float(d));
-  b.tensor("token_embd.weight", {d, s.n_vocab}, type, 1.0f);
-  for (int il = 0; il < s.n_layer; il++) {
-    const std::string p = "blk." + std::to_string(il) + ".";
-    b.tensor(p + "attn_norm.weight", {d}, Type::F32, 0, true);
-    b.tensor(p + "attn_q.weight", {d, q}, type, std_in);
-    b.tensor(p + "attn_k.weight", {d, kv}, type, std_in);
-    b.tensor(p + "attn_v.weight", {d, kv}, type, std_in);
-    b.tensor(p + "attn_output.weight", {q, d}, type, 1.0f / std::sqrt(float(q)));
-    if (a == "qwen2") {
-      b.tensor(p + "attn_q.bias", {q}, Type::F32, 0.02f);
-      b.tensor(p + "attn_k.bias", {kv}, Type::F32, 0.02f);
-      b.tensor(p + "attn_v.bias", {kv}, Type::F32, 0.02f);
+  const std::unique_ptr<gguf::File> meta = gguf::File::from_bytes(w.to_bytes(), "synthetic");
+  HParams hp = read_hparams(*meta);
+  hp.n_vocab = s.n_vocab;
+  Weights weights;
+  weights.layers.resize(size_t(hp.n_layer));
+  TensorList list;
+  hp.arch->tensors(hp, weights, list);
+  for (const TensorSpec& t : list.specs()) {
+    const bool untied_output = t.name == "output.weight" && !s.tied;
+    if (!t.synthetic && !untied_output) continue;
+    const std::vector<int64_t> ne(t.ne.begin(), t.ne.begin() + t.n_dims);
+    switch (t.role) {
+      case TensorRole::MATRIX: b.tensor(t.name, ne, type, 1.0f / std::sqrt(float(ne[0]))); break;
+      case TensorRole::EMBED: b.tensor(t.name, ne, type, 1.0f); break;
+      case TensorRole::CONV: b.tensor(t.name, ne, Type::F32, 1.0f / std::sqrt(float(ne[0]))); break;
+      case TensorRole::BIAS: b.tensor(t.name, ne, Type::F32, 0.02f); break;
+      case TensorRole::NORM:
+      case TensorRole::SCALE:
+      case TensorRole::FACTORS: b.tensor(t.name, ne, Type::F32, 0, true); break;
     }
-    if (a == "qwen3") {
-      b.tensor(p + "attn_q_norm.weight", {s.head_dim}, Type::F32, 0, true);
-      b.tensor(p + "attn_k_norm.weight", {s.head_dim}, Type::F32, 0, true);
-    }
-    b.tensor(p + "ffn_norm.weight", {d}, Type::F32, 0, true);
-    b.tensor(p + "ffn_gate.weight", {d, s.n_ff}, type, std_in);
-    b.tensor(p + "ffn_up.weight", {d, s.n_ff}, type, std_in);
-    b.tensor(p + "ffn_down.weight", {s.n_ff, d}, type, 1.0f / std::sqrt(float(s.n_ff)));
   }
-  b.tensor("output_norm.weight", {d}, Type::F32, 0, true);
-  if (!s.tied) b.tensor("output.weight", {d, s.n_vocab}, type, std_in);
 }
 
 // What spec asks for: the shape, and either one type for every matrix or a mix's target.

@@ -7,6 +7,36 @@
 #include "model/session.h"
 
 namespace hart::serve {
+namespace {
+
+// kv_size FULL slots; for window and recurrent layers, room for as many sequences as the FULL
+// pool could hold at one chunk each (every running sequence holds at least that).
+kv::Capacity capacity(const HParams& hp, const EngineOptions& opt, int n_ctx) {
+  const int64_t full = opt.kv_size > 0 ? opt.kv_size : 2 * int64_t(n_ctx);
+  const int64_t max_seqs = std::max<int64_t>(1, full / std::max(1, opt.chunk_size));
+  return {full, max_seqs * (hp.sliding_window - 1 + std::max(1, opt.chunk_size)), max_seqs};
+}
+
+bool fits(const kv::Capacity& need, const kv::Capacity& available) {
+  return need.full <= available.full && need.window <= available.window && need.cells <= available.cells;
+}
+
+void add(kv::Capacity& to, const kv::Capacity& c, int sign) {
+  to.full += sign * c.full;
+  to.window += sign * c.window;
+  to.cells += sign * c.cells;
+}
+
+kv::Capacity difference(const kv::Capacity& a, const kv::Capacity& b) {
+  return {a.full - b.full, a.window - b.window, a.cells - b.cells};
+}
+
+// What a sequence holds of each pool.
+kv::Capacity held(const kv::SeqState& s) {
+  return {int64_t(s.full.size()), int64_t(s.window.size()), s.cell > 0 ? 1 : 0};
+}
+
+}  // namespace
 
 struct Engine::Seq {
   std::shared_ptr<Stream> stream;
@@ -14,17 +44,17 @@ struct Engine::Seq {
   Sampler sampler;
   TextOutput text;
   std::vector<int32_t> tokens;  // prompt, then generated
-  std::vector<int32_t> slots;   // slots of tokens[0, n_computed) (plus this step's)
-  int n_computed = 0;           // tokens whose K/V are in the pool
+  kv::SeqState state;           // positions tokens[0, state.n) are computed
   int n_cached = 0;             // prompt tokens found in the prefix cache
   int n_generated = 0;
-  int64_t reserved = 0;         // slots still promised to this sequence
+  kv::Capacity reserved;        // state still promised to this sequence
   kv::RadixCache::Node* node = nullptr;  // the locked end of its cached path
   Clock::time_point t_submit, t_last;
 
   Seq(std::shared_ptr<Stream> st, GenParams gp, int n_vocab, const Tokenizer& tok)
       : stream(std::move(st)), p(std::move(gp)), sampler(p.sampling, n_vocab), text(tok, p.stops), tokens(p.prompt) {}
-  bool prefilling() const { return n_computed < int(p.prompt.size()); }
+  int n_computed() const { return state.n; }
+  bool prefilling() const { return n_computed() < int(p.prompt.size()); }
 };
 
 Engine::Engine(const Model& model, const Tokenizer& tok, const EngineOptions& opt, Metrics& metrics)
@@ -34,11 +64,13 @@ Engine::Engine(const Model& model, const Tokenizer& tok, const EngineOptions& op
       n_ctx_(opt.n_ctx > 0 ? opt.n_ctx : default_n_ctx(model.hp)),
       chunk_size_(std::max(1, opt.chunk_size)),
       max_queue_(opt.max_queue),
-      cache_(model.hp, opt.kv_size > 0 ? opt.kv_size : 2 * n_ctx_, opt.cache_type),
-      pool_(cache_.n_ctx()),
+      store_(state_layout(model.hp), capacity(model.hp, opt, n_ctx_), opt.cache_type),
       executor_(opt) {
-  n_ctx_ = std::min(n_ctx_, pool_.size());  // one sequence never outgrows the pool
-  if (opt.prefix_cache) radix_.emplace(pool_);
+  const kv::StateLayout& layout = store_.layout();
+  if (layout.uses(kv::Pool::FULL))
+    n_ctx_ = int(std::min<int64_t>(n_ctx_, store_.capacity().full));  // one sequence never outgrows the pool
+  if (opt.prefix_cache && layout.uses(kv::Pool::FULL) && !layout.uses(kv::Pool::WINDOW) && !layout.has_recurrent())
+    radix_.emplace(store_.pool(kv::Pool::FULL));
   publish_usage();
   thread_ = std::thread([this] { loop(); });
 }
@@ -128,17 +160,20 @@ void Engine::admit() {
       matched = std::move(m.slots);
       radix_->lock(node);
     }
-    const int64_t need = int64_t(s.p.prompt.size() - matched.size()) + s.p.max_tokens;
-    const int64_t available = pool_.n_free() + (radix_ ? radix_->evictable() : 0) - reserved_;
-    if (need > available) {
+    kv::Capacity need = store_.need(int(s.p.prompt.size()) + s.p.max_tokens, chunk_size_);
+    need.full -= int64_t(matched.size());
+    const kv::Capacity available{
+        store_.n_free(kv::Pool::FULL) + (radix_ ? radix_->evictable() : 0) - reserved_.full,
+        store_.n_free(kv::Pool::WINDOW) - reserved_.window, store_.n_free_cells() - reserved_.cells};
+    if (!fits(need, available)) {
       if (radix_) radix_->unlock(node);
       return;
     }
     s.node = node;
-    s.slots = std::move(matched);
-    s.n_cached = s.n_computed = int(s.slots.size());
+    s.state.full = std::move(matched);
+    s.state.n = s.state.n_shared = s.n_cached = int(s.state.full.size());
     s.reserved = need;
-    reserved_ += need;
+    add(reserved_, need, +1);
     for (int32_t t : s.p.prompt) s.sampler.accept(t);
     metrics_.prompt(int(s.p.prompt.size()), s.n_cached);
     running_.push_back(std::move(waiting_.front()));
@@ -147,11 +182,35 @@ void Engine::admit() {
   }
 }
 
-void Engine::take_slots(Seq& s, int n) {
-  if (pool_.n_free() < n && radix_) radix_->evict(n - pool_.n_free());
-  if (!pool_.alloc(n, s.slots)) throw Error("KV pool exhausted despite the reservation (a scheduler bug)");
-  s.reserved -= n;
-  reserved_ -= n;
+// Takes state for the sequence's next n positions out of its reservation.
+void Engine::reserve(Seq& s, int n) {
+  const kv::Capacity before = held(s.state);
+  const int64_t want_full = s.state.n + n - int64_t(s.state.full.size());
+  if (radix_ && store_.n_free(kv::Pool::FULL) < want_full) radix_->evict(int32_t(want_full - store_.n_free(kv::Pool::FULL)));
+  if (!store_.reserve(s.state, n)) throw Error("KV pool exhausted despite the reservation (a scheduler bug)");
+  const kv::Capacity taken = difference(held(s.state), before);
+  add(s.reserved, taken, -1);
+  add(reserved_, taken, -1);
+}
+
+// The step computed the sequence's next n positions: window slots it gave back are promised
+// to it again.
+void Engine::commit(Seq& s, int n) {
+  const kv::Capacity before = held(s.state);
+  store_.commit(s.state, n);
+  const kv::Capacity freed = difference(before, held(s.state));
+  add(s.reserved, freed, +1);
+  add(reserved_, freed, +1);
+}
+
+// The prefix cache takes the first n positions' FULL slots (where it holds the same tokens
+// already, the sequence uses the cache's slots and its own go back to the pool).
+kv::RadixCache::Node* Engine::share(Seq& s, int n) {
+  std::vector<int32_t> slots(s.state.full.begin(), s.state.full.begin() + n);
+  kv::RadixCache::Node* node = radix_->insert(std::span(s.tokens).first(size_t(n)), slots);
+  std::copy(slots.begin(), slots.end(), s.state.full.begin());
+  s.state.n_shared = n;
+  return node;
 }
 
 void Engine::step() {
@@ -168,12 +227,12 @@ void Engine::step() {
     for (auto& sp : running_) {
       Seq& s = *sp;
       if (s.prefilling() != prefill) continue;
-      const int pending = int(s.tokens.size()) - s.n_computed;
+      const int pending = int(s.tokens.size()) - s.n_computed();
       const int n = prefill ? std::min(pending, budget) : 1;
       if (n <= 0) continue;
-      take_slots(s, n);
-      const bool logits = s.n_computed + n == int(s.tokens.size());
-      batch.add(s.slots, std::span(s.tokens).subspan(size_t(s.n_computed), size_t(n)), s.n_computed,
+      reserve(s, n);
+      const bool logits = s.n_computed() + n == int(s.tokens.size());
+      batch.add(s.state, store_.layout(), std::span(s.tokens).subspan(size_t(s.n_computed()), size_t(n)),
                 logits ? Logits::LAST : Logits::NONE);
       entries.push_back({&s, n, logits});
       budget -= n;
@@ -182,15 +241,15 @@ void Engine::step() {
 
   try {
     ForwardGraph fg;
-    build_forward(fg, model_, cache_, batch);
+    build_forward(fg, model_, store_, batch, n_ctx_);
     executor_.run(fg.graph);
-    for (Entry& e : entries) e.seq->n_computed += e.n;
+    for (Entry& e : entries) commit(*e.seq, e.n);
     size_t row = 0;
     const size_t n_vocab = size_t(model_.hp.n_vocab);
     for (Entry& e : entries) {
       Seq& s = *e.seq;
       if (radix_ && !s.prefilling() && s.n_generated == 0) {  // the prompt is in: share it
-        kv::RadixCache::Node* node = radix_->insert(std::span(s.tokens).first(s.p.prompt.size()), s.slots);
+        kv::RadixCache::Node* node = share(s, int(s.p.prompt.size()));
         radix_->lock(node);
         radix_->unlock(s.node);
         s.node = node;
@@ -236,16 +295,12 @@ void Engine::emit(Seq& s, std::span<const float> logits) {
 // The sequence is removed from running_ by the caller (its stream is reset here).
 void Engine::finish(Seq& s, const std::string& reason, const std::string& error) {
   if (!s.stream) return;
-  // Slots taken for a step that failed hold nothing.
-  pool_.free(std::span(s.slots).subspan(size_t(s.n_computed)));
-  s.slots.resize(size_t(s.n_computed));
   if (radix_) {
-    radix_->insert(std::span(s.tokens).first(size_t(s.n_computed)), s.slots);
+    share(s, s.n_computed());
     radix_->unlock(s.node);
-  } else {
-    pool_.free(s.slots);
   }
-  reserved_ -= s.reserved;
+  store_.release(s.state);  // what is not shared; slots taken for a step that failed hold nothing
+  add(reserved_, s.reserved, -1);
   Event ev;
   ev.text = s.text.flush();
   ev.done = true;
@@ -261,8 +316,10 @@ void Engine::finish(Seq& s, const std::string& reason, const std::string& error)
 
 void Engine::publish_usage() {
   KvUsage u;
-  u.size = pool_.size();
-  u.used = pool_.size() - pool_.n_free();
+  u.size = store_.capacity().full;
+  u.used = store_.capacity().full - store_.n_free(kv::Pool::FULL);
+  u.window_size = store_.capacity().window;
+  u.window_used = store_.capacity().window - store_.n_free(kv::Pool::WINDOW);
   u.cached = radix_ ? radix_->cached() : 0;
   u.running = int64_t(running_.size());
   u.waiting = n_waiting_;

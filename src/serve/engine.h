@@ -2,6 +2,10 @@
 // per step over every running sequence. Between steps, queued requests are admitted when the
 // pool can hold them (prompt + max_tokens, minus what the prefix cache already holds); each step
 // gives every decoding sequence one token and fills the rest of --chunk-size with prompt chunks.
+// A sequence's state (kv::SequenceStore): FULL slots, one per position; sliding-window slots
+// (bounded: what the window and one chunk need); a recurrent state cell. The prefix cache shares
+// FULL slots between requests; it is off for models with window or recurrent layers, whose state
+// at a cached prefix's end is gone once a sequence has moved past it (docs/DESIGN.md).
 #pragma once
 
 #include <atomic>
@@ -16,6 +20,7 @@
 #include <thread>
 
 #include "kv/radix_cache.h"
+#include "kv/sequence_state.h"
 #include "model/executor.h"
 #include "model/forward.h"
 #include "serve/metrics.h"
@@ -47,7 +52,7 @@ class Engine {
   // Queues a request (validated by the caller against n_ctx()); throws QueueFull.
   std::shared_ptr<Stream> submit(GenParams p);
   int n_ctx() const { return n_ctx_; }
-  int kv_size() const { return pool_.size(); }
+  int kv_size() const { return int(store_.capacity().full); }
 
  private:
   struct Seq;
@@ -56,7 +61,9 @@ class Engine {
   void loop();
   void admit();
   void step();
-  void take_slots(Seq& s, int n);
+  void reserve(Seq& s, int n);
+  void commit(Seq& s, int n);
+  kv::RadixCache::Node* share(Seq& s, int n);
   void emit(Seq& s, std::span<const float> logits);
   void finish(Seq& s, const std::string& reason, const std::string& error = {});
   void cancel_waiting(Seq& s);
@@ -66,11 +73,10 @@ class Engine {
   const Tokenizer& tok_;
   Metrics& metrics_;
   int n_ctx_, chunk_size_, max_queue_;
-  KvCache cache_;
-  kv::SlotPool pool_;
-  std::optional<kv::RadixCache> radix_;
+  kv::SequenceStore store_;
+  std::optional<kv::RadixCache> radix_;  // over the FULL pool, for models whose state is all K/V
   Executor executor_;
-  int64_t reserved_ = 0;  // slots promised to running sequences and not yet taken
+  kv::Capacity reserved_;  // state promised to running sequences and not yet taken
 
   std::mutex mutex_;  // guards incoming_ and stop_
   std::condition_variable cv_;

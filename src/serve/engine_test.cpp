@@ -78,21 +78,27 @@ Result collect(Stream& s) {
   }
 }
 
-std::vector<GenParams> workload(const Tokenizer& tok, int n, int max_tokens) {
+std::vector<GenParams> workload(const Tokenizer& tok, int n, int max_tokens, const std::string& lead = "") {
   const char* starts[] = {"Once upon a time", "The little dog", "Lily and Tom went to the park. They",
                           "One day, a big bird", "The sun was hot and", "Mom said"};
   std::vector<GenParams> out;
   for (int i = 0; i < n; i++)
-    out.push_back(greedy(tok, std::string(starts[i % 6]) + std::string(size_t(i / 6), '!'), max_tokens));
+    out.push_back(greedy(tok, lead + starts[i % 6] + std::string(size_t(i / 6), '!'), max_tokens));
   return out;
 }
 
-void expect_batched_equals_alone(const EngineOptions& opt, int n_requests, int max_tokens) {
-  HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
+// A lead-in that takes a prompt past the test models' 32-position sliding window.
+const std::string kLongLead =
+    "Once upon a time, there was a little girl named Lily. She loved to play outside in the sun with her big red "
+    "ball and her friend Tom. ";
+
+void expect_batched_equals_alone(const EngineOptions& opt, int n_requests, int max_tokens,
+                                 const std::string& model = "models/stories260K.gguf", const std::string& lead = "") {
+  HART_REQUIRE_TESTDATA(path, model);
   Served sv(path, opt);
   const Loaded& l = sv.l;
   Engine& engine = sv.engine;
-  const auto reqs = workload(*l.tok, n_requests, max_tokens);
+  const auto reqs = workload(*l.tok, n_requests, max_tokens, lead);
   std::vector<std::shared_ptr<Stream>> streams;
   for (const GenParams& p : reqs) streams.push_back(engine.submit(p));
   for (size_t i = 0; i < reqs.size(); i++) {
@@ -117,6 +123,45 @@ TEST(Engine, WithoutPrefixCache) {
   EngineOptions opt = with_ctx(128);
   opt.prefix_cache = false;
   expect_batched_equals_alone(opt, 6, 12);
+}
+
+// Sliding-window layers (gemma3: a 32-position window) and recurrent ones (lfm2: short-conv
+// state) batched and chunked: the same tokens as one request at a time.
+TEST(Engine, SlidingWindowModel) {
+  EngineOptions opt = with_ctx(256);
+  opt.chunk_size = 7;
+  expect_batched_equals_alone(opt, 8, 24, "archs/models/gemma3-tiny-F32.gguf", kLongLead);
+}
+
+TEST(Engine, RecurrentModel) {
+  EngineOptions opt = with_ctx(256);
+  opt.chunk_size = 7;
+  expect_batched_equals_alone(opt, 8, 24, "archs/models/lfm2-tiny-F32.gguf", kLongLead);
+}
+
+TEST(Engine, PerLayerEmbeddingModel) {
+  EngineOptions opt = with_ctx(256);
+  opt.chunk_size = 7;
+  expect_batched_equals_alone(opt, 6, 16, "archs/models/gemma4-tiny-F32.gguf", kLongLead);
+}
+
+// One long request: the window layers never hold more than the window and one chunk, however
+// long the sequence grows.
+TEST(Engine, WindowSlotsStayBoundedInALongSequence) {
+  HART_REQUIRE_TESTDATA(path, "archs/models/gemma3-tiny-F32.gguf");
+  EngineOptions opt = with_ctx(512);
+  opt.chunk_size = 16;
+  Served sv(path, opt);
+  auto stream = sv.engine.submit(greedy(*sv.l.tok, kLongLead + kLongLead, 200));
+  const std::string key = "\nhart_kv_window_slots_used ";
+  int64_t peak = 0;
+  for (Event ev = stream->pop();; ev = stream->pop()) {
+    const std::string m = sv.metrics.prometheus();
+    peak = std::max<int64_t>(peak, std::stoll(m.substr(m.find(key) + key.size())));
+    if (ev.done) break;
+  }
+  EXPECT_GT(peak, 0);
+  EXPECT_LE(peak, 31 + 16);
 }
 
 TEST(Engine, SharedPrefixIsReusedAndGivesTheSameOutput) {

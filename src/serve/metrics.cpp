@@ -82,6 +82,11 @@ std::string Metrics::prometheus() const {
       "# TYPE hart_requests_running gauge\nhart_requests_running {}\n"
       "# TYPE hart_requests_waiting gauge\nhart_requests_waiting {}\n",
       kv_.size, kv_.used, kv_.cached, kv_.size ? double(kv_.used) / double(kv_.size) : 0.0, kv_.running, kv_.waiting);
+  if (kv_.window_size > 0)
+    out += fmt::format(
+        "# TYPE hart_kv_window_slots gauge\nhart_kv_window_slots {}\n"
+        "# TYPE hart_kv_window_slots_used gauge\nhart_kv_window_slots_used {}\n",
+        kv_.window_size, kv_.window_used);
   return out;
 }
 

@@ -26,6 +26,7 @@ class Histogram {
 
 struct KvUsage {
   int64_t size = 0, used = 0, cached = 0;  // slots: pool, not free, owned by the prefix cache
+  int64_t window_size = 0, window_used = 0;  // sliding-window layers' pool (0: no such layers)
   int64_t running = 0, waiting = 0;
 };
 

@@ -71,11 +71,12 @@ long peak_rss_mib() {
   return ru.ru_maxrss / 1024;
 }
 
-// Weight bytes one decode step reads: every matrix once; of the embedding table only a row,
+// Weight bytes one decode step reads: every matrix once; of an embedding table only a row,
 // unless it doubles as the output matrix.
 size_t weight_bytes_per_token(const Model& m) {
   size_t bytes = m.weight_bytes;
-  if (m.output != m.tok_embd) bytes -= m.tok_embd->nbytes() - m.tok_embd->row_bytes();
+  for (const Tensor* table : {m.w.tok_embd, m.w.per_layer_tok_embd})
+    if (table && table != m.w.output.w) bytes -= table->nbytes() - table->row_bytes();
   return bytes;
 }
 

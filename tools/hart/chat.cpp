@@ -75,9 +75,9 @@ int cmd_chat(int argc, char** argv) {
     const std::string prompt = apply_chat_template(tmpl, history, true);
     std::vector<int32_t> tokens = tok.encode(prompt, true, true);
 
-    // Reuse the cached prefix; always process at least the last token to get fresh logits.
-    const size_t keep = std::min(common_prefix(cached, tokens), tokens.size() - 1);
-    session.truncate(int(keep));
+    // Reuse the cached prefix; always process at least the last token to get fresh logits. A
+    // recurrent state (or a slid window) cannot go back into the past: then all is recomputed.
+    const size_t keep = size_t(session.truncate(int(std::min(common_prefix(cached, tokens), tokens.size() - 1))));
     cached.assign(tokens.begin(), tokens.begin() + long(keep));
     sampler.reset();
     for (size_t i = 0; i < keep; i++) sampler.accept(tokens[i]);

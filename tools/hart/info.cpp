@@ -11,6 +11,7 @@
 #include "command.h"
 #include "parse_args.h"
 #include "gguf/gguf.h"
+#include "model/model.h"
 
 namespace hart::cli {
 namespace {
@@ -171,6 +172,12 @@ Json info_json(const gguf::File& f, const InfoOptions& o) {
     types[std::string(type_name(type))] = {{"tensors", cb.first}, {"bytes", cb.second}};
   j["totals"] = {{"tensors", f.tensors().size()}, {"parameters", tot.parameters}, {"bytes", tot.bytes},
                  {"types", types}};
+  if (!f.tensors().empty()) {
+    const FileCheck c = check_model_file(f);
+    j["check"] = {{"architecture", c.arch}, {"loadable", c.error.empty() && c.tensors.problems.empty()},
+                  {"error", c.error}, {"tensors_used", c.tensors.used}, {"tensors_ignored", c.tensors.ignored},
+                  {"problems", c.tensors.problems}};
+  }
   return j;
 }
 
@@ -209,6 +216,17 @@ void print_text(const gguf::File& f, const InfoOptions& o) {
               (long long)tot.parameters, tot.bytes, human_bytes(double(tot.bytes)).c_str());
   for (const auto& [type, cb] : tot.by_type)
     std::printf("  %-7s  %4d tensors  %12zu bytes\n", std::string(type_name(type)).c_str(), cb.first, cb.second);
+  if (f.tensors().empty()) return;
+  // What hart's loader makes of it: every tensor must be one the architecture uses, or one
+  // llama.cpp loads and ignores.
+  const FileCheck c = check_model_file(f);
+  if (!c.error.empty()) {
+    std::printf("\ncheck:      not loadable: %s\n", c.error.c_str());
+    return;
+  }
+  std::printf("\ncheck:      %s: %d tensors used, %d accepted and ignored (as llama.cpp does)%s\n", c.arch.c_str(),
+              c.tensors.used, c.tensors.ignored, c.tensors.problems.empty() ? "" : "; not loadable:");
+  for (const std::string& p : c.tensors.problems) std::printf("  %s\n", p.c_str());
 }
 
 int cmd_info(int argc, char** argv) {

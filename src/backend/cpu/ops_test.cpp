@@ -163,12 +163,12 @@ TEST_P(Ops, RowOpsOnStridedViews) {
   const Dense dx = read(*x), dg = read(*g);
   Tensor* sc = scale(b.ctx, x, -0.75f);
   Tensor* norm = rms_norm(b.ctx, x, 1e-5f);
-  Tensor* un[5];
-  const Unary kinds[] = {Unary::SILU, Unary::GELU, Unary::RELU, Unary::NEG, Unary::EXP};
-  for (int i = 0; i < 5; i++) un[i] = unary(b.ctx, x, kinds[i]);
+  Tensor* un[6];
+  const Unary kinds[] = {Unary::SILU, Unary::GELU, Unary::RELU, Unary::NEG, Unary::EXP, Unary::TANH};
+  for (int i = 0; i < 6; i++) un[i] = unary(b.ctx, x, kinds[i]);
   Tensor* sw = glu(b.ctx, x, g, Glu::SWIGLU);
   Tensor* ge = glu(b.ctx, x, g, Glu::GEGLU);
-  b.run({sc, norm, un[0], un[1], un[2], un[3], un[4], sw, ge}, threads());
+  b.run({sc, norm, un[0], un[1], un[2], un[3], un[4], un[5], sw, ge}, threads());
 
   expect_near(read(*sc), tabulate(sc, [&](int64_t i, int64_t r, int64_t, int64_t) { return -0.75 * dx.at(i, r); }), 1e-6);
   expect_near(read(*norm), tabulate(norm, [&](int64_t i, int64_t r, int64_t, int64_t) {
@@ -177,8 +177,9 @@ TEST_P(Ops, RowOpsOnStridedViews) {
                 return dx.at(i, r) / std::sqrt(ss / 257 + 1e-5);
               }), 1e-5, 1e-5);
   double (*const refs[])(double) = {silu, gelu, [](double v) { return std::max(v, 0.0); },
-                                    [](double v) { return -v; }, [](double v) { return std::exp(v); }};
-  for (int k = 0; k < 5; k++)
+                                    [](double v) { return -v; }, [](double v) { return std::exp(v); },
+                                    [](double v) { return std::tanh(v); }};
+  for (int k = 0; k < 6; k++)
     expect_near(read(*un[k]), tabulate(un[k], [&](int64_t i, int64_t r, int64_t, int64_t) { return refs[k](dx.at(i, r)); }),
                 1e-5, 1e-5);
   expect_near(read(*sw), tabulate(sw, [&](int64_t i, int64_t r, int64_t, int64_t) { return silu(dx.at(i, r)) * dg.at(i, r); }),
@@ -221,8 +222,8 @@ TEST_P(Ops, RopeNormalAndNeox) {
       Tensor* pos = b.random(Type::I32, {5}, 0, 3000);
       Tensor* ff = factors ? b.random(Type::F32, {8}, 1.0f, 8.0f) : nullptr;
       const int n_dims = 16;
-      const double base_f = 10000.0, scale_f = 0.5;
-      Tensor* y = rope(b.ctx, x, pos, ff, mode, n_dims, float(base_f), float(scale_f));
+      const double base_f = 10000.0, scale_f = 0.5, mscale = factors ? 1.25 : 1.0;
+      Tensor* y = rope(b.ctx, x, pos, ff, mode, n_dims, float(base_f), float(scale_f), float(mscale));
       b.run({y}, threads());
       const Dense dx = read(*x), dp = read(*pos);
       const Dense df = ff ? read(*ff) : Dense();
@@ -234,10 +235,49 @@ TEST_P(Ops, RopeNormalAndNeox) {
                     const double theta = dp.at(t) * scale_f * std::pow(base_f, -2.0 * double(pair) / n_dims) /
                                          (ff ? df.at(pair) : 1.0);
                     const double x0 = dx.at(a, h, t), x1 = dx.at(c, h, t);
-                    return i0 == a ? x0 * std::cos(theta) - x1 * std::sin(theta)
-                                   : x0 * std::sin(theta) + x1 * std::cos(theta);
+                    return mscale * (i0 == a ? x0 * std::cos(theta) - x1 * std::sin(theta)
+                                             : x0 * std::sin(theta) + x1 * std::cos(theta));
                   }), 2e-4);
     }
+}
+
+TEST_P(Ops, ConcatAlongEveryDim) {
+  for (int dim = 0; dim < 4; dim++) {
+    int64_t na[4] = {7, 3, 2, 2}, nb[4] = {7, 3, 2, 2};
+    nb[dim] = 5;
+    // a is a strided view (every other row of a wider base), b contiguous
+    Tensor* base = b.random(Type::F32, {na[0], 2 * na[1], na[2], na[3]});
+    Tensor* a = view(b.ctx, base, {na[0], na[1], na[2], na[3]}, {base->nb[1] * 2, base->nb[2], base->nb[3]}, 0);
+    Tensor* c = b.random(Type::F32, {nb[0], nb[1], nb[2], nb[3]});
+    Tensor* y = concat(b.ctx, a, c, dim);
+    b.run({y}, threads());
+    const Dense da = read(*a), dc = read(*c);
+    expect_near(read(*y), tabulate(y, [&](int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+                  int64_t i[4] = {i0, i1, i2, i3};
+                  if (i[dim] < na[dim]) return da.at(i[0], i[1], i[2], i[3]);
+                  i[dim] -= na[dim];
+                  return dc.at(i[0], i[1], i[2], i[3]);
+                }), 0.0);
+  }
+  EXPECT_THROW(concat(b.ctx, b.random(Type::F32, {4, 3}), b.random(Type::F32, {4, 2}), 0), Error);
+}
+
+TEST_P(Ops, SsmConvIsACausalDepthwiseConvolution) {
+  for (int64_t k : {2, 4}) {
+    const int64_t channels = 37, n_t = 9, n_s = 3;
+    Tensor* sx = b.random(Type::F32, {k - 1 + n_t, channels, n_s});
+    Tensor* w = b.random(Type::F32, {k, channels});
+    Tensor* y = ssm_conv(b.ctx, sx, w);
+    ASSERT_EQ(shape(y), (Shape{channels, n_t, n_s, 1}));
+    b.run({y}, threads());
+    const Dense dx = read(*sx), dw = read(*w);
+    expect_near(read(*y), tabulate(y, [&](int64_t c, int64_t t, int64_t s, int64_t) {
+                  double sum = 0;
+                  for (int64_t i = 0; i < k; i++) sum += dx.at(t + i, c, s) * dw.at(i, c);
+                  return sum;
+                }), 1e-5);
+  }
+  EXPECT_THROW(ssm_conv(b.ctx, b.random(Type::F32, {3, 8, 1}), b.random(Type::F32, {4, 8})), Error);
 }
 
 // Reference X·Wᵀ with W's batch dims broadcast over X's.

@@ -275,7 +275,7 @@ KernelCall make_call(const EtOp& op, const AddressOf& address) {
       p.n_dims = h.params[1];
       p.freq_base = h.param_f32(2);
       p.freq_scale = h.param_f32(3);
-      p.attn_factor = 1.0f;
+      p.attn_factor = h.param_f32(4);
       set(ET_KERNEL_ID_rope, "rope", "rope_f32", words(p));
       char keys[160];
       std::snprintf(keys, sizeof keys, "|mode=0x%x|n_dims=%d|freq_base=%s|freq_scale=%s", unsigned(p.mode), p.n_dims,

@@ -1,5 +1,5 @@
 // CPY (src -> dst with type conversion) and CONT (src -> a contiguous copy). Both write the
-// node's own memory: CPY's node is a view of dst, CONT's node is the new tensor.
+// node's own memory: CPY's node is a view of dst, CONT's node is the new tensor. And CONCAT.
 #include <cstring>
 
 #include "backend/cpu/ops/ops.h"
@@ -98,8 +98,28 @@ bool copy_supported(const Tensor& node, const Kernels& k) {
   return (s == Type::F32 || k.to_f32[size_t(s)]) && (d == Type::F32 || k.from_f32[size_t(d)]);
 }
 
+// CONCAT (F32): along dim 0 a row is a's row then b's; along another dim a row comes whole
+// from a or, past a's extent, from b.
+void compute_concat(const Tensor& node, const OpContext& ctx) {
+  const Tensor& a = *node.src[0];
+  const Tensor& b = *node.src[1];
+  const int dim = node.params[0];
+  for_my_rows(node, ctx, [&](float* y, RowIndex r) {
+    if (dim == 0) {
+      std::memcpy(y, frow(a, r), size_t(a.ne[0]) * sizeof(float));
+      std::memcpy(y + a.ne[0], frow(b, r), size_t(b.ne[0]) * sizeof(float));
+      return;
+    }
+    int64_t i[4] = {0, r.i1, r.i2, r.i3};
+    const bool from_a = i[dim] < a.ne[dim];
+    if (!from_a) i[dim] -= a.ne[dim];
+    std::memcpy(y, frow(from_a ? a : b, {i[1], i[2], i[3]}), size_t(node.ne[0]) * sizeof(float));
+  });
+}
+
 }  // namespace
 
 OpImpl impl_copy() { return {compute_copy, copy_work_size, copy_supported}; }
+OpImpl impl_concat() { return {compute_concat, nullptr, nullptr}; }
 
 }  // namespace hart::cpu

@@ -107,6 +107,7 @@ const OpImpl& op_impl(Op op);
 OpImpl impl_get_rows();
 OpImpl impl_set_rows();
 OpImpl impl_copy();  // CPY and CONT
+OpImpl impl_concat();
 OpImpl impl_binary();  // ADD, SUB, MUL
 OpImpl impl_scale();
 OpImpl impl_unary();
@@ -117,5 +118,6 @@ OpImpl impl_rope();
 OpImpl impl_mul_mat();
 OpImpl impl_flash_attn_ext();
 OpImpl impl_paged_attn();
+OpImpl impl_ssm_conv();
 
 }  // namespace hart::cpu

@@ -16,6 +16,7 @@ const OpImpl& op_impl(Op op) {
     t[size_t(Op::SET_ROWS)] = impl_set_rows();
     t[size_t(Op::CPY)] = impl_copy();
     t[size_t(Op::CONT)] = impl_copy();
+    t[size_t(Op::CONCAT)] = impl_concat();
     t[size_t(Op::ADD)] = impl_binary();
     t[size_t(Op::SUB)] = impl_binary();
     t[size_t(Op::MUL)] = impl_binary();
@@ -28,6 +29,7 @@ const OpImpl& op_impl(Op op) {
     t[size_t(Op::MUL_MAT)] = impl_mul_mat();
     t[size_t(Op::FLASH_ATTN_EXT)] = impl_flash_attn_ext();
     t[size_t(Op::PAGED_ATTN)] = impl_paged_attn();
+    t[size_t(Op::SSM_CONV)] = impl_ssm_conv();
     return t;
   }();
   return table[size_t(op)];

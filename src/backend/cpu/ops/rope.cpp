@@ -1,6 +1,6 @@
 // ROPE: rotary position embedding, with ggml's numerics: per token, theta_i = pos * base^(-2i/n_dims)
 // computed by repeated float multiplication, divided by the optional frequency factor, times
-// freq_scale; cos/sin in float. NORMAL rotates pairs (2i, 2i+1), NEOX pairs (i, i + n_dims/2);
+// freq_scale; cos/sin in float, times attn_factor. NORMAL rotates pairs (2i, 2i+1), NEOX pairs (i, i + n_dims/2);
 // dims past n_dims are copied.
 #include <cmath>
 #include <cstring>
@@ -13,7 +13,7 @@ namespace {
 struct RopeParams {
   RopeMode mode;
   int n_dims;
-  float theta_scale, freq_scale;
+  float theta_scale, freq_scale, attn_factor;
   const float* freq_factors;
 };
 
@@ -24,8 +24,8 @@ void fill_cache(const RopeParams& p, float pos, float* cache) {
   for (int i = 0; i < half; i++) {
     const float ff = p.freq_factors ? p.freq_factors[i] : 1.0f;
     const float t = p.freq_scale * (theta / ff);
-    cache[i] = std::cos(t);
-    cache[half + i] = std::sin(t);
+    cache[i] = std::cos(t) * p.attn_factor;
+    cache[half + i] = std::sin(t) * p.attn_factor;
     theta *= p.theta_scale;
   }
 }
@@ -43,6 +43,7 @@ void compute_rope(const Tensor& node, const OpContext& ctx) {
   p.n_dims = node.params[1];
   p.theta_scale = std::pow(node.param_f32(2), -2.0f / float(p.n_dims));
   p.freq_scale = node.param_f32(3);
+  p.attn_factor = node.param_f32(4);
   p.freq_factors = node.src[2] ? static_cast<const float*>(node.src[2]->data) : nullptr;
   auto* cache = reinterpret_cast<float*>(ctx.thread_work(size_t(p.n_dims) * sizeof(float)));
   int64_t cached_token = -1;

@@ -1,0 +1,129 @@
+#include "kv/sequence_state.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/error.h"
+#include "common/memory_budget.h"
+
+namespace hart::kv {
+
+bool StateLayout::uses(Pool p) const {
+  return std::any_of(kv.begin(), kv.end(), [p](const KvLayer& l) { return l.row > 0 && l.pool == p; });
+}
+
+bool StateLayout::has_recurrent() const {
+  return std::any_of(recurrent.begin(), recurrent.end(), [](const auto& parts) { return !parts.empty(); });
+}
+
+SequenceStore::SequenceStore(StateLayout layout, Capacity cap, Type kv_type)
+    : layout_(std::move(layout)),
+      cap_{layout_.uses(Pool::FULL) ? cap.full : 0, layout_.uses(Pool::WINDOW) ? cap.window : 0,
+           layout_.has_recurrent() ? cap.cells : 0},
+      kv_(layout_.kv, int(cap_.full), int(cap_.window), kv_type) {
+  if (layout_.uses(Pool::WINDOW) && layout_.window <= 0)
+    throw Error("sliding-window layers need a window of at least one position");
+  for (int p = 0; p < kPools; p++) {
+    const int64_t n = p == int(Pool::FULL) ? cap_.full : cap_.window;
+    if (n > 0) pools_[p] = std::make_unique<SlotPool>(int32_t(n));
+  }
+  // Recurrent state: each part of each layer is (floats, 1 + cells), column 0 the zero cell.
+  const int64_t cols = 1 + cap_.cells;
+  for (const auto& parts : layout_.recurrent)
+    for (int64_t floats : parts) state_bytes_ += size_t(floats) * size_t(cols) * sizeof(float);
+  if (state_bytes_ > 0) {
+    require_memory(state_bytes_, std::to_string(cap_.cells) + " sequences' recurrent state");
+    state_mem_.reset(new (std::nothrow) float[state_bytes_ / sizeof(float)]);
+    if (!state_mem_) throw Error("cannot allocate " + std::to_string(state_bytes_ >> 20) + " MiB of recurrent state");
+    std::memset(state_mem_.get(), 0, state_bytes_);
+    cells_ = std::make_unique<SlotPool>(int32_t(cap_.cells));
+  }
+  float* p = state_mem_.get();
+  states_.resize(layout_.recurrent.size());
+  for (size_t il = 0; il < layout_.recurrent.size(); il++)
+    for (size_t part = 0; part < layout_.recurrent[il].size(); part++) {
+      const int64_t ne[2] = {layout_.recurrent[il][part], cols};
+      Tensor* t = ctx_.new_leaf(Type::F32, ne, p);
+      t->flags |= kFlagState;
+      t->set_name("state_l%zu_%zu", il, part);
+      states_[il].push_back(t);
+      p += ne[0] * ne[1];
+    }
+}
+
+bool SequenceStore::reserve(SeqState& s, int n) {
+  const int end = s.n + n;
+  const int64_t want_full = pools_[0] ? std::max<int64_t>(0, end - int64_t(s.full.size())) : 0;
+  const int64_t want_window =
+      pools_[1] ? std::max<int64_t>(0, end - (s.window_begin + int64_t(s.window.size()))) : 0;
+  const bool want_cell = cells_ && s.cell < 0;
+  if (want_full > n_free(Pool::FULL) || want_window > n_free(Pool::WINDOW) || (want_cell && n_free_cells() == 0))
+    return false;
+  if (pools_[0]) pools_[0]->alloc(int32_t(want_full), s.full);
+  if (pools_[1]) {
+    if (s.window.empty()) s.window_begin = s.n;
+    pools_[1]->alloc(int32_t(want_window), s.window);
+  }
+  if (want_cell) {
+    std::vector<int32_t> c;
+    cells_->alloc(1, c);
+    s.cell = c[0] + 1;
+  }
+  return true;
+}
+
+void SequenceStore::free_window_below(SeqState& s, int pos) {
+  const int drop = std::clamp(pos - s.window_begin, 0, int(s.window.size()));
+  const int owned_from = std::clamp(s.n_shared - s.window_begin, 0, drop);  // below n_shared: not ours
+  if (drop > owned_from) pools_[1]->free(std::span(s.window).subspan(size_t(owned_from), size_t(drop - owned_from)));
+  s.window.erase(s.window.begin(), s.window.begin() + drop);
+  s.window_begin += drop;
+}
+
+void SequenceStore::commit(SeqState& s, int n) {
+  s.n += n;
+  if (pools_[1]) free_window_below(s, s.n - layout_.window + 1);
+  if (s.cell >= 0) s.cell_src = s.cell;
+}
+
+bool SequenceStore::truncate(SeqState& s, int n) {
+  if (n >= s.n) return n == s.n;
+  if (n == 0) {
+    release(s);
+    return true;
+  }
+  if (cells_ || n < s.n_shared) return false;  // a recurrent state cannot go back
+  if (pools_[1] && s.window_begin > std::max(0, n - layout_.window + 1)) return false;
+  if (pools_[0]) {
+    pools_[0]->free(std::span(s.full).subspan(size_t(n)));
+    s.full.resize(size_t(n));
+  }
+  if (pools_[1]) {
+    const size_t keep = size_t(n - s.window_begin);
+    pools_[1]->free(std::span(s.window).subspan(keep));
+    s.window.resize(keep);
+  }
+  s.n = n;
+  return true;
+}
+
+void SequenceStore::release(SeqState& s) {
+  if (pools_[0] && int(s.full.size()) > s.n_shared)
+    pools_[0]->free(std::span(s.full).subspan(size_t(s.n_shared)));
+  if (pools_[1]) free_window_below(s, s.window_begin + int(s.window.size()));
+  if (cells_ && s.cell > 0) {
+    const int32_t slot = s.cell - 1;  // cell c is slot c - 1 of the cell pool
+    cells_->free(std::span(&slot, 1));
+  }
+  s = SeqState{};
+}
+
+Capacity SequenceStore::need(int n, int chunk) const {
+  Capacity c;
+  if (pools_[0]) c.full = n;
+  if (pools_[1]) c.window = std::min<int64_t>(n, layout_.window - 1 + chunk);
+  if (cells_) c.cells = 1;
+  return c;
+}
+
+}  // namespace hart::kv

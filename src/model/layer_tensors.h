@@ -1,0 +1,40 @@
+// Tensor-list pieces the architectures share, with the names and shapes llama.cpp's loaders
+// give them (create_tensor_qkv, the generic `.scale` / `.input_scale` pass, tied outputs).
+#pragma once
+
+#include "model/hparams.h"
+#include "model/tensor_list.h"
+
+namespace hart {
+
+// token_embd, the output norm (`norm_name`.weight), and `output` (optional: without it the
+// output projection is token_embd, tied).
+void head_tensors(TensorList& list, const HParams& hp, Weights& w, const char* norm_name = "output_norm",
+                  Bias output_bias = Bias::NONE);
+
+// rope_freqs (Llama 3.1 style), or for LongRoPE files rope_factors_long / _short; optional.
+void rope_factor_tensors(TensorList& list, const HParams& hp, Weights& w);
+
+struct AttnSpec {
+  Bias qkv_bias = Bias::OPTIONAL;  // create_tensor_qkv always accepts q, k, v biases
+  Bias o_bias = Bias::NONE;
+  bool fused_typical = false;      // real checkpoints hold attn_qkv (so do synthetic ones)
+  bool qk_norm = false;            // per-head attn_q_norm / attn_k_norm
+  bool post_norm = false;          // post_attention_norm
+};
+// attn_norm, attn_qkv or attn_q/k/v, attn_output, and what `s` adds.
+void attention_tensors(TensorList& list, const HParams& hp, int il, LayerWeights& L, const AttnSpec& s);
+
+struct FfnSpec {
+  Bias bias = Bias::NONE;
+  bool scale_used = true;  // false: the architecture's graph ignores the scales it loads
+  bool fused_up = false;   // phi3: ffn_up (n_embd, 2 n_ff) holds gate and up, no ffn_gate
+  bool post_norm = false;  // post_ffw_norm
+};
+// ffn_norm, ffn_gate, ffn_up, ffn_down, and what `s` adds.
+void ffn_tensors(TensorList& list, const HParams& hp, int il, LayerWeights& L, const FfnSpec& s);
+
+// Every layer's attention_tensors and ffn_tensors (a layer of the pre-norm decoder).
+void decoder_tensors(TensorList& list, const HParams& hp, Weights& w, const AttnSpec& attn, const FfnSpec& ffn);
+
+}  // namespace hart

@@ -5,12 +5,15 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "common/error.h"
 #include "common/testdata.h"
 #include "gguf/gguf.h"
+#include "tokenizer/pretokenizer.h"
 #include "tokenizer/test_vectors.h"
 
 namespace hart {
@@ -18,9 +21,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The conformance vocabularies of testdata/tokenizer (two of them gzip-compressed).
-const char* const kVocabs[] = {"llama-spm", "phi-3",  "llama-bpe", "qwen2",   "gpt-2",
-                               "deepseek-llm", "falcon", "refact", "starcoder", "bert-bge"};
+// The conformance vocabularies of testdata/tokenizer and testdata/archs/tokenizer (some of them
+// gzip-compressed): DIR/ggml-vocab-NAME.gguf with NAME.gguf.inp / .out beside it.
+struct VocabFile {
+  const char* dir;
+  const char* name;
+  friend void PrintTo(const VocabFile& v, std::ostream* os) { *os << v.dir << "/" << v.name; }
+};
+const VocabFile kVocabs[] = {
+    {"tokenizer", "llama-spm"}, {"tokenizer", "phi-3"},        {"tokenizer", "llama-bpe"},
+    {"tokenizer", "qwen2"},     {"tokenizer", "gpt-2"},        {"tokenizer", "deepseek-llm"},
+    {"tokenizer", "falcon"},    {"tokenizer", "refact"},       {"tokenizer", "starcoder"},
+    {"tokenizer", "bert-bge"},  {"archs/tokenizer", "qwen35"}};
+
+std::string vocab_path(const std::string& dir, const std::string& name) {
+  return dir + "/ggml-vocab-" + name + ".gguf";
+}
 
 std::vector<uint8_t> gunzip(const std::string& path) {
   gzFile gz = gzopen(path.c_str(), "rb");
@@ -35,10 +51,15 @@ std::vector<uint8_t> gunzip(const std::string& path) {
   return out;
 }
 
-std::vector<std::string> read_lines(const std::string& path) {
+// The ids of each line of an .out file. (Those of tokenizer/ put a space before every id, those
+// of archs/tokenizer only between ids.)
+std::vector<std::vector<int32_t>> read_id_lines(const std::string& path) {
   std::ifstream in(path);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::vector<std::vector<int32_t>> lines;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream ids(line);
+    lines.emplace_back(std::istream_iterator<int32_t>(ids), std::istream_iterator<int32_t>());
+  }
   return lines;
 }
 
@@ -64,33 +85,33 @@ const Tokenizer& cached_tokenizer(const std::string& path) {
   if (std::string(name) == "bert-bge" && !HART_TOKENIZER_WORDPIECE) \
   GTEST_SKIP() << "this build has no WordPiece (ICU) support"
 
-const Tokenizer& vocab_tokenizer(const std::string& name) {
-  return cached_tokenizer(testdata_path("tokenizer/ggml-vocab-" + name + ".gguf"));
+const Tokenizer& vocab_tokenizer(const std::string& name, const std::string& dir = "tokenizer") {
+  return cached_tokenizer(testdata_path(vocab_path(dir, name)));
 }
 
-class VocabVectors : public ::testing::TestWithParam<const char*> {};
+class VocabVectors : public ::testing::TestWithParam<VocabFile> {};
 
 // Every test string gives llama.cpp's ids (no BOS/EOS, specials not parsed).
 TEST_P(VocabVectors, MatchLlamaCpp) {
-  const std::string name = GetParam();
-  HART_REQUIRE_TESTDATA(inp, "tokenizer/ggml-vocab-" + name + ".gguf.inp");
+  const auto [dir, name] = GetParam();
+  HART_REQUIRE_TESTDATA(inp, vocab_path(dir, name) + ".inp");
   REQUIRE_VOCAB_SUPPORT(name);
-  const Tokenizer& tok = vocab_tokenizer(name);
+  const Tokenizer& tok = vocab_tokenizer(name, dir);
   const auto strings = tok::read_test_strings(inp);
-  const auto expected = read_lines(testdata_path("tokenizer/ggml-vocab-" + name + ".gguf.out"));
+  const auto expected = read_id_lines(testdata_path(vocab_path(dir, name) + ".out"));
   ASSERT_EQ(strings.size(), expected.size());
   ASSERT_GT(strings.size(), 40u);
   for (size_t i = 0; i < strings.size(); ++i)
-    EXPECT_EQ(tok::format_ids(tok.encode(strings[i], false, false)), expected[i])
+    EXPECT_EQ(tok.encode(strings[i], false, false), expected[i])
         << "string " << i << ": '" << strings[i] << "'";
 }
 
 // Decoding gives the input back, byte for byte (WordPiece lowercases, so it cannot).
 TEST_P(VocabVectors, DecodeRoundTrips) {
-  const std::string name = GetParam();
-  HART_REQUIRE_TESTDATA(inp, "tokenizer/ggml-vocab-" + name + ".gguf.inp");
+  const auto [dir, name] = GetParam();
+  HART_REQUIRE_TESTDATA(inp, vocab_path(dir, name) + ".inp");
   REQUIRE_VOCAB_SUPPORT(name);
-  const Tokenizer& tok = vocab_tokenizer(name);
+  const Tokenizer& tok = vocab_tokenizer(name, dir);
   if (tok.kind() == Tokenizer::Kind::Wpm) GTEST_SKIP() << "WordPiece normalizes its input";
   for (const std::string& s : tok::read_test_strings(inp))
     EXPECT_EQ(tok.decode(tok.encode(s, false, false)), s);
@@ -98,22 +119,28 @@ TEST_P(VocabVectors, DecodeRoundTrips) {
 
 INSTANTIATE_TEST_SUITE_P(Tokenizer, VocabVectors, ::testing::ValuesIn(kVocabs),
                          [](const auto& info) {
-                           std::string n = info.param;
+                           std::string n = info.param.name;
                            for (char& c : n)
                              if (c == '-') c = '_';
                            return n;
                          });
 
-// No vocabulary of the test data is left out of the list above.
-TEST(Tokenizer, EveryVocabFileIsTested) {
-  HART_REQUIRE_TESTDATA(dir, "tokenizer");
-  std::set<std::string> listed(std::begin(kVocabs), std::end(kVocabs));
-  for (const auto& e : fs::directory_iterator(dir)) {
+// No vocabulary of test data folder `dir` (at `path`) is left out of kVocabs.
+void expect_every_vocab_listed(const std::string& dir, const std::string& path) {
+  std::set<std::string> listed;
+  for (const VocabFile& v : kVocabs)
+    if (v.dir == dir) listed.insert(v.name);
+  for (const auto& e : fs::directory_iterator(path)) {
     std::string f = e.path().filename().string();
     if (!f.starts_with("ggml-vocab-") || f.ends_with(".inp") || f.ends_with(".out")) continue;
     f = f.substr(11, f.find(".gguf") - 11);
-    EXPECT_TRUE(listed.count(f)) << f;
+    EXPECT_TRUE(listed.count(f)) << dir << ": " << f;
   }
+}
+
+TEST(Tokenizer, EveryVocabFileIsTested) {
+  HART_REQUIRE_TESTDATA(path, "tokenizer");
+  expect_every_vocab_listed("tokenizer", path);
 }
 
 // Every golden case's prompt tokenizes (specials parsed, BOS per add_bos) as llama.cpp did.
@@ -197,6 +224,16 @@ TEST(Tokenizer, ByteFallbackDecodesWholeCharacters) {
   EXPECT_EQ(tok->token_to_piece(tok->bos()), "");
   EXPECT_EQ(tok->token_to_piece(tok->bos(), true), "<s>");
   EXPECT_THROW(tok->token_to_piece(tok->n_vocab()), Error);
+}
+
+// Qwen 3.5 keeps combining marks inside words; Qwen2 cuts a word before each mark.
+TEST(Tokenizer, Qwen35WordsKeepCombiningMarks) {
+  const std::string text = "Ame\u0301lie \u0928\u092e\u0938\u094d\u0924\u0947";  // Amélie नमस्ते
+  using Words = std::vector<std::string_view>;
+  EXPECT_EQ(tok::PreTokenizer("qwen35").split(text),
+            (Words{"Ame\u0301lie", " \u0928\u092e\u0938\u094d\u0924\u0947"}));
+  EXPECT_EQ(tok::PreTokenizer("qwen2").split(text),
+            (Words{"Ame", "\u0301lie", " \u0928\u092e\u0938", "\u094d\u0924", "\u0947"}));
 }
 
 // A long prompt goes through in one piece (and is not quadratic: this would take minutes).

@@ -53,6 +53,10 @@ const Family kFamilies[] = {
     {{"dbrx", "smaug-bpe"}, {kLlama3}, {}},
     {{"qwen2", "deepseek-r1-qwen", "stablelm2", "hunyuan", "megrez"}, {kQwen2}, {}},
     {{"qwen35"}, {kQwen35}, {}},
+    // Gemma 4 runs its merges over whole lines: only newline runs are split off.
+    {{"gemma4"},
+     {R"([^\n]+|\n+)"},
+     {.add_bos = true, .force_add_bos = true, .sentencepiece_style = true, .whole_newline_runs = true}},
     {{"gpt-2", "phi-2", "mpt", "olmo", "jais", "exaone4", "gigachat"}, {kGpt2}, {}},
     {{"starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b"},
      {R"(\p{N})", kGpt2},
@@ -101,7 +105,6 @@ PreTokenizerTraits pre_tokenizer_traits(std::string_view name) { return family(n
 PreTokenizer::PreTokenizer(std::string_view name) {
   const Family& f = family(name);
   for (std::string_view re : f.regexes) regexes_.emplace_back(widen_whitespace(re));
-  traits_ = f.traits;
 }
 
 std::vector<std::string_view> PreTokenizer::split(std::string_view text) const {

@@ -81,8 +81,10 @@ std::string Tokenizer::token_to_piece(int32_t id, bool special) const {
   if (t.attr & (tok::kAttrControl | tok::kAttrUnknown)) return special ? t.text : "";
   if (t.attr & tok::kAttrUserDefined) return t.text;
   if (t.attr & tok::kAttrByte) return std::string(1, static_cast<char>(tok::parse_byte_token(t.text)));
-  if (t.attr & tok::kAttrNormal)
-    return v.kind == tok::VocabKind::Bpe ? byte_level_decode(t.text) : tok::replace_all(t.text, tok::kSpaceMarker, " ");
+  if (t.attr & tok::kAttrNormal) {
+    const bool byte_level = v.kind == tok::VocabKind::Bpe && !v.pre_traits.sentencepiece_style;
+    return byte_level ? byte_level_decode(t.text) : tok::replace_all(t.text, tok::kSpaceMarker, " ");
+  }
   return "";  // unused / undefined tokens have no text
 }
 

@@ -1,6 +1,6 @@
 // Text <-> token ids for a model, from the vocabulary stored in its GGUF file, producing the
 // same ids as llama.cpp: SentencePiece ("llama"), byte-level BPE ("gpt2", pre-tokenizer chosen
-// by tokenizer.ggml.pre) and WordPiece ("bert").
+// by tokenizer.ggml.pre), SentencePiece-style BPE ("gemma4") and WordPiece ("bert").
 #pragma once
 
 #include <cstdint>
@@ -19,7 +19,7 @@ namespace hart {
 
 class Tokenizer {
  public:
-  enum class Kind { Spm, Bpe, Wpm };
+  enum class Kind { Spm, Bpe, Wpm };  // "gemma4" is Bpe
 
   // Reads tokenizer.ggml.* of `file`. Throws hart::Error when the file has no vocabulary or
   // an inconsistent one (unknown model / pre-tokenizer, duplicate tokens, special token ids out

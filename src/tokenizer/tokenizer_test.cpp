@@ -32,7 +32,7 @@ const VocabFile kVocabs[] = {
     {"tokenizer", "llama-spm"}, {"tokenizer", "phi-3"},        {"tokenizer", "llama-bpe"},
     {"tokenizer", "qwen2"},     {"tokenizer", "gpt-2"},        {"tokenizer", "deepseek-llm"},
     {"tokenizer", "falcon"},    {"tokenizer", "refact"},       {"tokenizer", "starcoder"},
-    {"tokenizer", "bert-bge"},  {"archs/tokenizer", "qwen35"}};
+    {"tokenizer", "bert-bge"},  {"archs/tokenizer", "qwen35"}, {"archs/tokenizer", "gemma-4"}};
 
 std::string vocab_path(const std::string& dir, const std::string& name) {
   return dir + "/ggml-vocab-" + name + ".gguf";
@@ -143,6 +143,11 @@ TEST(Tokenizer, EveryVocabFileIsTested) {
   expect_every_vocab_listed("tokenizer", path);
 }
 
+TEST(Tokenizer, EveryArchsVocabFileIsTested) {
+  HART_REQUIRE_TESTDATA(path, "archs/tokenizer");
+  expect_every_vocab_listed("archs/tokenizer", path);
+}
+
 // Every golden case's prompt tokenizes (specials parsed, BOS per add_bos) as llama.cpp did.
 TEST(Tokenizer, GoldenPrompts) {
   HART_REQUIRE_TESTDATA(dir, "golden");
@@ -237,14 +242,23 @@ TEST(Tokenizer, Qwen35WordsKeepCombiningMarks) {
 }
 
 // A long prompt goes through in one piece (and is not quadratic: this would take minutes).
-TEST(Tokenizer, LongPrompt) {
-  HART_REQUIRE_TESTDATA(path, "tokenizer/ggml-vocab-llama-bpe.gguf.gz");
-  const Tokenizer& tok = vocab_tokenizer("llama-bpe");
+void expect_long_prompt_round_trips(const Tokenizer& tok, const std::string& line_end) {
   std::string text;
-  for (int i = 0; i < 2000; ++i) text += "Once upon a time, number " + std::to_string(i) + " said: héllo!\n";
+  for (int i = 0; i < 2000; ++i) text += "Once upon a time, number " + std::to_string(i) + " said: héllo!" + line_end;
   const auto ids = tok.encode(text, false, true);
   EXPECT_GT(ids.size(), 20000u);
   EXPECT_EQ(tok.decode(ids), text);
+}
+
+TEST(Tokenizer, LongPrompt) {
+  HART_REQUIRE_TESTDATA(path, "tokenizer/ggml-vocab-llama-bpe.gguf.gz");
+  expect_long_prompt_round_trips(vocab_tokenizer("llama-bpe"), "\n");
+}
+
+// Gemma 4 merges over whole lines: one line of 90 KB.
+TEST(Tokenizer, Gemma4LongLine) {
+  HART_REQUIRE_TESTDATA(path, "archs/tokenizer/ggml-vocab-gemma-4.gguf.gz");
+  expect_long_prompt_round_trips(vocab_tokenizer("gemma-4", "archs/tokenizer"), " ");
 }
 
 // Synthetic files: what a broken or vocabulary-less GGUF gives.
@@ -353,6 +367,27 @@ TEST(Tokenizer, BpeMergesByRank) {
   EXPECT_EQ(tok->encode("abc", false, false), (std::vector<int32_t>{4}));  // b+c first, then a+bc
   EXPECT_EQ(tok->encode("ab", false, false), (std::vector<int32_t>{5}));
   EXPECT_EQ(tok->encode("cab", false, false), (std::vector<int32_t>{2, 5}));
+}
+
+// A hand-made Gemma 4 vocabulary: 0 <pad>, 1 <eos>, 2 <bos>, 3 \n, 4 \n\n\n, 5 ▁, 6 a, 7 ▁a,
+// 8 <0x63> (the byte "c"); one merge "▁ a".
+TEST(Tokenizer, Gemma4SentencePieceStyleBpe) {
+  const auto file = synthetic([](gguf::Writer& w) {
+    w.set("tokenizer.ggml.model", std::string("gemma4"));
+    w.set("tokenizer.ggml.pre", std::string("llama-bpe"));  // ignored for this model
+    w.set("tokenizer.ggml.tokens",
+          strings({"<pad>", "<eos>", "<bos>", "\n", "\n\n\n", "\u2581", "a", "\u2581a", "<0x63>"}));
+    w.set("tokenizer.ggml.token_type", numbers<int32_t>(gguf::ValueType::INT32, {3, 3, 3, 1, 1, 1, 1, 1, 6}));
+    w.set("tokenizer.ggml.merges", strings({"\u2581 a"}));
+    w.set("tokenizer.ggml.bos_token_id", uint32_t{2});
+    w.set("tokenizer.ggml.add_bos_token", false);  // overridden, as llama.cpp does
+  });
+  const auto tok = Tokenizer::from_gguf(*file);
+  EXPECT_TRUE(tok->add_bos());
+  EXPECT_EQ(tok->encode(" a a", true, false), (Ids{2, 7, 7}));  // spaces as ▁, merged in raw UTF-8
+  EXPECT_EQ(tok->encode("a\n\n\n", false, false), (Ids{6, 4}));  // a newline run whole, no merge needed
+  EXPECT_EQ(tok->encode("acz", false, false), (Ids{6, 8}));  // bytes as <0xNN>, dropped without one
+  EXPECT_EQ(tok->decode(Ids{2, 7, 8, 4}), " ac\n\n\n");
 }
 
 }  // namespace

@@ -148,22 +148,35 @@ TEST(Tokenizer, EveryArchsVocabFileIsTested) {
   expect_every_vocab_listed("archs/tokenizer", path);
 }
 
-// Every golden case's prompt tokenizes (specials parsed, BOS per add_bos) as llama.cpp did.
-TEST(Tokenizer, GoldenPrompts) {
-  HART_REQUIRE_TESTDATA(dir, "golden");
+// Every golden case in folder `path`: its prompt tokenizes (specials parsed, BOS per
+// add_bos) as llama.cpp did with the model's vocabulary in `models_dir`. Returns the cases seen.
+int check_golden_prompts(const std::string& path, const std::string& models_dir) {
   int checked = 0;
-  for (const auto& e : fs::directory_iterator(dir)) {
+  for (const auto& e : fs::directory_iterator(path)) {
     if (e.path().extension() != ".json") continue;
     const auto j = nlohmann::json::parse(std::ifstream(e.path()));
     if (!j.contains("prompt_tokens") || !j.contains("prompt")) continue;
-    const Tokenizer& tok = cached_tokenizer(testdata_path("models/" + j["model"].get<std::string>()));
+    const std::string model = j["model"];
+    const Tokenizer& tok = cached_tokenizer(testdata_path(models_dir + "/" + model));
     EXPECT_EQ(tok.add_bos(), j["add_bos"].get<bool>()) << e.path();
     EXPECT_EQ(tok.encode(j["prompt"].get<std::string>(), true, true),
               j["prompt_tokens"].get<std::vector<int32_t>>())
         << e.path();
     ++checked;
   }
-  EXPECT_GT(checked, 20);
+  return checked;
+}
+
+TEST(Tokenizer, GoldenPrompts) {
+  HART_REQUIRE_TESTDATA(path, "golden");
+  EXPECT_GT(check_golden_prompts(path, "models"), 20);
+}
+
+// The 13 architectures of archs/: the stories260K SentencePiece vocabulary and, for rwkv7 /
+// arwkv7, an RWKV World one.
+TEST(Tokenizer, ArchsGoldenPrompts) {
+  HART_REQUIRE_TESTDATA(path, "archs/golden");
+  EXPECT_GT(check_golden_prompts(path, "archs/models"), 80);
 }
 
 TEST(Tokenizer, ParsesQwenChatMarkers) {
@@ -241,6 +254,65 @@ TEST(Tokenizer, Qwen35WordsKeepCombiningMarks) {
             (Words{"Ame", "\u0301lie", " \u0928\u092e\u0938", "\u094d\u0924", "\u0947"}));
 }
 
+// The RWKV World vocabulary of the tiny rwkv7 model: id 0 "<s>" (control, BOS = EOS), ids
+// 1-256 the single bytes 0x00-0xFF, then pieces such as "Once", " upon", " The end".
+const Tokenizer& rwkv_tokenizer() {
+  return cached_tokenizer(testdata_path("archs/models/rwkv7-tiny-F32.gguf"));
+}
+
+using Ids = std::vector<int32_t>;
+
+TEST(Tokenizer, RwkvLongestMatch) {
+  HART_REQUIRE_TESTDATA(path, "archs/models/rwkv7-tiny-F32.gguf");
+  const Tokenizer& tok = rwkv_tokenizer();
+  ASSERT_EQ(tok.kind(), Tokenizer::Kind::Rwkv);
+  EXPECT_FALSE(tok.add_bos());
+  EXPECT_EQ(tok.bos(), 0);
+  EXPECT_TRUE(tok.is_eog(0));
+  const auto id = [&](const std::string& text) { return tok.find_token(text).value(); };
+  EXPECT_EQ(tok.encode("Once upon a time", true, true), (Ids{257, 258, 259, 260}));  // the goldens
+  EXPECT_EQ(tok.encode("Hello world", true, true), (Ids{266, 268}));
+  // The longest token wins, also over shorter ones that would leave a better rest.
+  EXPECT_EQ(tok.encode(" The end", false, false), (Ids{id(" The end")}));
+  EXPECT_EQ(tok.encode(" The ends", false, false), (Ids{id(" The end"), id("s")}));
+  EXPECT_EQ(tok.encode(" The e", false, false), (Ids{id(" The"), id(" e")}));  // not " The end"
+  // Tokens stored escaped: \n\n, \xe2\x80\x9c (a left double quote), the backslash.
+  EXPECT_EQ(tok.encode("\n\n\u201cHi\\", false, false),
+            (Ids{id("\\n\\n"), id("\\xe2\\x80\\x9c"), id("H"), id("i"), id("\\\\")}));
+}
+
+// Every byte is a token (id byte + 1), invalid UTF-8 included, and decoding gives the exact
+// bytes back.
+TEST(Tokenizer, RwkvBytesRoundTrip) {
+  HART_REQUIRE_TESTDATA(path, "archs/models/rwkv7-tiny-F32.gguf");
+  const Tokenizer& tok = rwkv_tokenizer();
+  std::string all;
+  for (int b = 0; b < 256; ++b) {
+    const std::string byte(1, static_cast<char>(b));
+    EXPECT_EQ(tok.encode(byte, false, false), (Ids{b + 1})) << b;
+    EXPECT_EQ(tok.token_to_piece(b + 1), byte) << b;
+    all += byte;
+  }
+  EXPECT_EQ(tok.decode(tok.encode(all, false, false)), all);
+  const std::string text = "Once upon a time, \xff\xfe Lily said \u201chello\u201d.\n\n";
+  EXPECT_EQ(tok.decode(tok.encode(text, true, true)), text);
+}
+
+// "<s>" is token 0 with or without parse_special: llama.cpp's trie holds every token, the control
+// one included. It renders only on request.
+TEST(Tokenizer, RwkvSpecialToken) {
+  HART_REQUIRE_TESTDATA(path, "archs/models/rwkv7-tiny-F32.gguf");
+  const Tokenizer& tok = rwkv_tokenizer();
+  const Ids ids = tok.encode("<s>Hello<s>", true, true);
+  EXPECT_EQ(ids, (Ids{0, 266, 0}));
+  EXPECT_EQ(tok.encode("<s>Hello<s>", true, false), ids);
+  EXPECT_EQ(tok.decode(ids), "Hello");
+  EXPECT_EQ(tok.decode(ids, true), "<s>Hello<s>");
+  EXPECT_EQ(tok.token_to_piece(0), "");
+  EXPECT_EQ(tok.token_to_piece(0, true), "<s>");
+  EXPECT_EQ(tok.encode("<s", false, true), (Ids{tok.find_token("<").value(), tok.find_token("s").value()}));
+}
+
 // A long prompt goes through in one piece (and is not quadratic: this would take minutes).
 void expect_long_prompt_round_trips(const Tokenizer& tok, const std::string& line_end) {
   std::string text;
@@ -259,6 +331,12 @@ TEST(Tokenizer, LongPrompt) {
 TEST(Tokenizer, Gemma4LongLine) {
   HART_REQUIRE_TESTDATA(path, "archs/tokenizer/ggml-vocab-gemma-4.gguf.gz");
   expect_long_prompt_round_trips(vocab_tokenizer("gemma-4", "archs/tokenizer"), " ");
+}
+
+// Through the RWKV trie (a scan of the vocabulary at each byte would crawl).
+TEST(Tokenizer, RwkvLongPrompt) {
+  HART_REQUIRE_TESTDATA(path, "archs/models/rwkv7-tiny-F32.gguf");
+  expect_long_prompt_round_trips(rwkv_tokenizer(), "\n");
 }
 
 // Synthetic files: what a broken or vocabulary-less GGUF gives.
@@ -296,8 +374,6 @@ std::unique_ptr<Tokenizer> tiny_spm(float ab_score, const std::string& name = "t
     w.set("tokenizer.ggml.token_type", numbers<int32_t>(gguf::ValueType::INT32, {2, 3, 3, 1, 1, 1, 4, 1, 1}));
   }));
 }
-
-using Ids = std::vector<int32_t>;
 
 TEST(Tokenizer, SpmMergesHighestScoreFirst) {
   EXPECT_EQ(tiny_spm(-2)->encode("ab", false, false), (Ids{7, 5}));    // ▁a beats ab
@@ -388,6 +464,31 @@ TEST(Tokenizer, Gemma4SentencePieceStyleBpe) {
   EXPECT_EQ(tok->encode("a\n\n\n", false, false), (Ids{6, 4}));  // a newline run whole, no merge needed
   EXPECT_EQ(tok->encode("acz", false, false), (Ids{6, 8}));  // bytes as <0xNN>, dropped without one
   EXPECT_EQ(tok->decode(Ids{2, 7, 8, 4}), " ac\n\n\n");
+}
+
+// A hand-made RWKV vocabulary (every token NORMAL, no BOS).
+std::unique_ptr<gguf::File> rwkv_file(std::vector<std::string> tokens) {
+  return synthetic([&](gguf::Writer& w) {
+    w.set("tokenizer.ggml.model", std::string("rwkv"));
+    w.set("tokenizer.ggml.tokens", strings(std::move(tokens)));
+  });
+}
+
+TEST(Tokenizer, RwkvUnescapesAndMatchesLongest) {
+  const auto tok = Tokenizer::from_gguf(
+      *rwkv_file({"<s>", "a", "b", "c", "ab", "abcd", "\\n", "\\\\", "\\'", "\\xe2\\x96\\x81", "\\t\\r"}));
+  EXPECT_EQ(tok->encode("abcd", true, false), (Ids{5}));
+  // "abc" walks towards "abcd", then falls back to the longest token on the way.
+  EXPECT_EQ(tok->encode("abcab", false, false), (Ids{4, 3, 4}));
+  EXPECT_EQ(tok->encode("\n\\'\u2581\t\r", false, false), (Ids{6, 7, 8, 9, 10}));
+  EXPECT_EQ(tok->decode(Ids{9, 7, 10}), "\u2581\\\t\r");
+  // No token for "z" and no <unk>: an error, not a made-up id.
+  EXPECT_THROW(tok->encode("z", false, false), Error);
+}
+
+TEST(Tokenizer, RejectsBrokenRwkvEscapes) {
+  for (const char* text : {"ab\\", "\\x4", "\\xZZ", "\\x4g", "\\xAB"})
+    expect_error(*rwkv_file({"a", text}), "broken escape in RWKV token text");
 }
 
 }  // namespace

@@ -49,6 +49,7 @@ Defaults defaults_for(const Vocab& v) {
     case VocabKind::Spm: return {1, 2, 0, kNoToken, kNoToken, kNoToken, true, true};
     case VocabKind::Wpm: return {101, kNoToken, 100, 102, 0, 103, true, false};
     case VocabKind::Bpe: break;
+    case VocabKind::Rwkv: return {kNoToken, kNoToken, kNoToken, kNoToken, kNoToken, kNoToken, false, false};
   }
   return {kNoToken, kNoToken, kNoToken, kNoToken, kNoToken, kNoToken, v.pre_traits.add_bos, false};
 }
@@ -57,6 +58,7 @@ VocabKind kind_of(const std::string& model, const std::string& where) {
   if (model == "llama") return VocabKind::Spm;
   if (model == "gpt2" || model == "gemma4") return VocabKind::Bpe;
   if (model == "bert") return VocabKind::Wpm;
+  if (model == "rwkv") return VocabKind::Rwkv;
   if (model == "none" || model == "no_vocab")
     throw Error(where + ": the file has no vocabulary (tokenizer.ggml.model = '" + model + "')");
   throw Error(where + ": unsupported tokenizer model '" + model + "' (tokenizer.ggml.model)");
@@ -180,6 +182,8 @@ Vocab Vocab::load(const gguf::File& file) {
   v.add_bos = file.get_bool("tokenizer.ggml.add_bos_token").value_or(d.add_bos);
   v.add_eos = file.get_bool("tokenizer.ggml.add_eos_token").value_or(false);
   if (v.pre_traits.force_add_bos) v.add_bos = true;
+  // llama.cpp's RWKV tokenizer adds neither BOS nor EOS, whatever the file says.
+  if (v.kind == VocabKind::Rwkv) v.add_bos = v.add_eos = false;
   v.add_space_prefix = file.get_bool("tokenizer.ggml.add_space_prefix").value_or(d.add_space_prefix);
   v.lowercase = file.get_bool("tokenizer.ggml.normalizer.lowercase").value_or(true);
   v.strip_accents =

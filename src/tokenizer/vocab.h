@@ -35,6 +35,7 @@ enum class VocabKind {
   Bpe,   // "gpt2": byte-level BPE with merge ranks and a regex pre-tokenizer; "gemma4": the same
          // SentencePiece-style (see PreTokenizerTraits)
   Wpm,   // "bert": WordPiece, greedy longest match
+  Rwkv,  // "rwkv": RWKV World, greedy longest match over the tokens' bytes
 };
 
 struct TokenData {

@@ -2,8 +2,9 @@
 // enough for libFuzzer's input sizes:
 //   gguf/      every test model and vocabulary, with arrays cut to 16 items and tensors shrunk
 //              to one block (same keys, types and tensor names, real structure)
-//   vocab/     vocabulary files cut to their first few hundred tokens, kept consistent (merges
-//              of kept tokens only, special ids inside the vocabulary)
+//   vocab/     vocabulary files (and the RWKV World vocabulary of the rwkv7 tiny model) cut to
+//              their first few hundred tokens, kept consistent (merges of kept tokens only,
+//              special ids inside the vocabulary)
 //   tokenize/  the conformance test strings, each after a byte that picks vocabulary and flags
 //   chat/      the chat templates stored in the test files
 //   request/   OpenAI-style request bodies for both endpoints (a byte picking the endpoint first)
@@ -20,6 +21,7 @@
 #include "common/error.h"
 #include "fuzz_testdata.h"
 #include "gguf/gguf.h"
+#include "testdata_gguf.h"
 
 using namespace hart;
 namespace fs = std::filesystem;
@@ -131,18 +133,24 @@ int main(int argc, char** argv) {
     return 0;
   }
   try {
+    // NAME.gguf paths; the large vocabularies are stored as NAME.gguf.gz.
     std::vector<fs::path> files;
-    for (const char* sub : {"models", "tokenizer"}) {
+    for (const char* sub : {"models", "tokenizer", "archs/tokenizer"}) {
+      if (!fs::exists(data / sub)) continue;
       for (const auto& e : fs::directory_iterator(data / sub)) {
-        if (e.path().extension() == ".gguf") files.push_back(e.path());
+        fs::path p = e.path();
+        if (p.extension() == ".gz") p.replace_extension();
+        if (p.extension() == ".gguf") files.push_back(p);
       }
     }
+    const fs::path rwkv = data / "archs/models/rwkv7-tiny-F32.gguf";
+    if (fs::exists(rwkv)) files.push_back(rwkv);
     for (const fs::path& p : files) {
-      const auto f = gguf::File::open(p.string());
+      const auto f = fuzz::open_testdata_gguf(p.string());
       const std::string stem = p.stem().string();
       write_file(out / "gguf" / (stem + ".gguf"), as_string(shrink_model(*f)));
       if (const auto tmpl = f->get_string("tokenizer.chat_template")) write_file(out / "chat" / stem, *tmpl);
-      if (p.parent_path().filename() == "tokenizer") {
+      if (p.parent_path().filename() == "tokenizer" || p == rwkv) {
         for (size_t n : {300, 1200}) {
           write_file(out / "vocab" / (stem + "-" + std::to_string(n) + ".gguf"), as_string(shrink_vocab(*f, n)));
         }
@@ -150,7 +158,8 @@ int main(int argc, char** argv) {
     }
     const std::vector<std::string> texts = test_strings(data / "tokenizer/ggml-vocab-llama-spm.gguf.inp");
     for (size_t i = 0; i < texts.size(); i++) {
-      for (uint8_t selector = 0; selector < 10; selector += 3) {
+      // Byte 0 picks one of fuzz_tokenize's 13 vocabularies (every third one here) and the flags.
+      for (uint8_t selector = 0; selector < 13; selector += 3) {
         write_file(out / "tokenize" / (std::to_string(i) + "-" + std::to_string(selector)),
                    std::string(1, char(selector + i % 4 * 0x40)) + texts[i]);
       }

@@ -1,6 +1,7 @@
 // Byte-level BPE (GPT-2 family) as llama.cpp runs it: the pre-tokenizer splits the text into
 // words, each word's bytes are written in the byte-level alphabet, and within a word the
 // adjacent pair with the lowest merge rank is merged until no ranked pair is left.
+// SentencePiece-style BPE (Gemma 4) merges the same way over raw UTF-8 with spaces written "▁".
 #include <string>
 
 #include "common/error.h"
@@ -30,10 +31,13 @@ class BpeEncoder final : public Encoder {
   }
 
   void encode(std::string_view text, bool, std::vector<int32_t>& out) const override {
-    const std::string clean = repair_utf8(text);
+    const PreTokenizerTraits& traits = v_.pre_traits;
+    std::string clean = repair_utf8(text);
+    if (traits.sentencepiece_style) clean = replace_all(clean, " ", kSpaceMarker);
     for (std::string_view raw : pre_.split(clean)) {
-      const std::string word = bytes_to_symbols(raw);
-      if (pre_.traits().ignore_merges) {
+      const std::string word = traits.sentencepiece_style ? std::string(raw) : bytes_to_symbols(raw);
+      const bool newline_run = word.find_first_not_of('\n') == std::string::npos;
+      if (traits.ignore_merges || (traits.whole_newline_runs && newline_run)) {
         if (const int32_t id = v_.find(word); id != kNoToken) {
           out.push_back(id);
           continue;
@@ -58,10 +62,16 @@ class BpeEncoder final : public Encoder {
         out.push_back(id);
         continue;
       }
-      // Not a token: llama.cpp emits the piece's single bytes that are tokens, drops the rest.
+      // Not a token: llama.cpp emits the tokens of the piece's single bytes (the byte's own
+      // text, <0xNN> in SentencePiece-style vocabularies) and drops bytes without one.
       for (char c : piece)
-        if (const int32_t id = v_.find(std::string_view(&c, 1)); id != kNoToken) out.push_back(id);
+        if (const int32_t id = byte_fallback(static_cast<uint8_t>(c)); id != kNoToken) out.push_back(id);
     }
+  }
+
+  int32_t byte_fallback(uint8_t byte) const {
+    if (v_.pre_traits.sentencepiece_style) return v_.find(byte_token_text(byte));
+    return v_.find(std::string_view(reinterpret_cast<const char*>(&byte), 1));
   }
 
   const Vocab& v_;

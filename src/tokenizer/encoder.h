@@ -27,5 +27,7 @@ class Encoder {
 std::unique_ptr<Encoder> make_spm_encoder(const Vocab& vocab);
 std::unique_ptr<Encoder> make_bpe_encoder(const Vocab& vocab, const gguf::File& file);  // reads the merges
 std::unique_ptr<Encoder> make_wpm_encoder(const Vocab& vocab);
+// Throws hart::Error when a token text is not a valid escaped byte string.
+std::unique_ptr<Encoder> make_rwkv_encoder(const Vocab& vocab);
 
 }  // namespace hart::tok

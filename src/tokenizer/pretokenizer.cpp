@@ -18,6 +18,9 @@ constexpr std::string_view kLlama3 =
     R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr std::string_view kQwen2 =
     R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// Qwen 3.5: Qwen2's pattern with combining marks (\p{M}) counted as part of letter runs.
+constexpr std::string_view kQwen35 =
+    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr std::string_view kCjk = "[\u4e00-\u9fa5\u0800-\u4e00\uac00-\ud7ff]+";
 constexpr std::string_view kDeepseekLatin =
     "\\s?[A-Za-z\u00b5\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u01ba\u01bc-\u01bf\u01c4-\u0293\u0295-"
@@ -49,6 +52,11 @@ const Family kFamilies[] = {
      {.ignore_merges = true, .add_bos = true}},
     {{"dbrx", "smaug-bpe"}, {kLlama3}, {}},
     {{"qwen2", "deepseek-r1-qwen", "stablelm2", "hunyuan", "megrez"}, {kQwen2}, {}},
+    {{"qwen35"}, {kQwen35}, {}},
+    // Gemma 4 runs its merges over whole lines: only newline runs are split off.
+    {{"gemma4"},
+     {R"([^\n]+|\n+)"},
+     {.add_bos = true, .force_add_bos = true, .sentencepiece_style = true, .whole_newline_runs = true}},
     {{"gpt-2", "phi-2", "mpt", "olmo", "jais", "exaone4", "gigachat"}, {kGpt2}, {}},
     {{"starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b"},
      {R"(\p{N})", kGpt2},
@@ -97,7 +105,6 @@ PreTokenizerTraits pre_tokenizer_traits(std::string_view name) { return family(n
 PreTokenizer::PreTokenizer(std::string_view name) {
   const Family& f = family(name);
   for (std::string_view re : f.regexes) regexes_.emplace_back(widen_whitespace(re));
-  traits_ = f.traits;
 }
 
 std::vector<std::string_view> PreTokenizer::split(std::string_view text) const {

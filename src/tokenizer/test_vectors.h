@@ -1,5 +1,6 @@
 // llama.cpp's tokenizer conformance files: NAME.gguf.inp holds test strings, each followed by
-// "\n__ggml_vocab_test__\n"; NAME.gguf.out holds one line of ids per string.
+// "\n__ggml_vocab_test__\n" (the last one may lack it); NAME.gguf.out holds one line of ids per
+// string.
 #pragma once
 
 #include <cstdint>

@@ -3,6 +3,7 @@
 #include "common/error.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/encoder.h"
+#include "tokenizer/rwkv.h"
 #include "tokenizer/special.h"
 #include "tokenizer/utf8.h"
 #include "tokenizer/vocab.h"
@@ -32,6 +33,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const gguf::File& file) {
     case tok::VocabKind::Spm: impl->encoder = tok::make_spm_encoder(impl->vocab); break;
     case tok::VocabKind::Bpe: impl->encoder = tok::make_bpe_encoder(impl->vocab, file); break;
     case tok::VocabKind::Wpm: impl->encoder = tok::make_wpm_encoder(impl->vocab); break;
+    case tok::VocabKind::Rwkv: impl->encoder = tok::make_rwkv_encoder(impl->vocab); break;
   }
   return std::unique_ptr<Tokenizer>(new Tokenizer(std::move(impl)));
 }
@@ -78,11 +80,16 @@ std::string Tokenizer::token_to_piece(int32_t id, bool special) const {
   impl_->check(id);
   const tok::Vocab& v = impl_->vocab;
   const tok::TokenData& t = v.tokens[id];
-  if (t.attr & (tok::kAttrControl | tok::kAttrUnknown)) return special ? t.text : "";
-  if (t.attr & tok::kAttrUserDefined) return t.text;
+  const bool hidden = (t.attr & (tok::kAttrControl | tok::kAttrUnknown)) != 0;
+  if (hidden && !special) return "";
+  // RWKV texts stand for their bytes whatever the token's type (unused ones included).
+  if (v.kind == tok::VocabKind::Rwkv) return tok::unescape_rwkv_token(t.text);
+  if (hidden || (t.attr & tok::kAttrUserDefined)) return t.text;
   if (t.attr & tok::kAttrByte) return std::string(1, static_cast<char>(tok::parse_byte_token(t.text)));
-  if (t.attr & tok::kAttrNormal)
-    return v.kind == tok::VocabKind::Bpe ? byte_level_decode(t.text) : tok::replace_all(t.text, tok::kSpaceMarker, " ");
+  if (t.attr & tok::kAttrNormal) {
+    const bool byte_level = v.kind == tok::VocabKind::Bpe && !v.pre_traits.sentencepiece_style;
+    return byte_level ? byte_level_decode(t.text) : tok::replace_all(t.text, tok::kSpaceMarker, " ");
+  }
   return "";  // unused / undefined tokens have no text
 }
 
@@ -102,9 +109,10 @@ Tokenizer::Kind Tokenizer::kind() const {
   switch (impl_->vocab.kind) {
     case tok::VocabKind::Spm: return Kind::Spm;
     case tok::VocabKind::Bpe: return Kind::Bpe;
-    case tok::VocabKind::Wpm: break;
+    case tok::VocabKind::Wpm: return Kind::Wpm;
+    case tok::VocabKind::Rwkv: break;
   }
-  return Kind::Wpm;
+  return Kind::Rwkv;
 }
 
 int32_t Tokenizer::n_vocab() const { return impl_->vocab.size(); }

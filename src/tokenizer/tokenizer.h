@@ -1,6 +1,7 @@
 // Text <-> token ids for a model, from the vocabulary stored in its GGUF file, producing the
 // same ids as llama.cpp: SentencePiece ("llama"), byte-level BPE ("gpt2", pre-tokenizer chosen
-// by tokenizer.ggml.pre) and WordPiece ("bert").
+// by tokenizer.ggml.pre), SentencePiece-style BPE ("gemma4"), WordPiece ("bert") and RWKV World
+// ("rwkv").
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,7 @@ namespace hart {
 
 class Tokenizer {
  public:
-  enum class Kind { Spm, Bpe, Wpm };
+  enum class Kind { Spm, Bpe, Wpm, Rwkv };  // "gemma4" is Bpe
 
   // Reads tokenizer.ggml.* of `file`. Throws hart::Error when the file has no vocabulary or
   // an inconsistent one (unknown model / pre-tokenizer, duplicate tokens, special token ids out
@@ -35,8 +36,8 @@ class Tokenizer {
   // Invalid UTF-8 bytes are read as U+FFFD.
   std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special) const;
 
-  // The text of one token: bytes of byte tokens, "▁" as space. Control and unknown tokens
-  // give "" unless `special`. Throws hart::Error for an id outside the vocabulary.
+  // The text of one token: bytes of byte tokens, "▁" as space, RWKV's escaped bytes unescaped.
+  // Control and unknown tokens give "" unless `special`. Throws hart::Error for an id outside the vocabulary.
   std::string token_to_piece(int32_t id, bool special = false) const;
 
   // The pieces concatenated, byte-exact (a UTF-8 character split over byte tokens comes back

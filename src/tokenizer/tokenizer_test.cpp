@@ -5,12 +5,15 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "common/error.h"
 #include "common/testdata.h"
 #include "gguf/gguf.h"
+#include "tokenizer/pretokenizer.h"
 #include "tokenizer/test_vectors.h"
 
 namespace hart {
@@ -18,9 +21,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The conformance vocabularies of testdata/tokenizer (two of them gzip-compressed).
-const char* const kVocabs[] = {"llama-spm", "phi-3",  "llama-bpe", "qwen2",   "gpt-2",
-                               "deepseek-llm", "falcon", "refact", "starcoder", "bert-bge"};
+// The conformance vocabularies of testdata/tokenizer and testdata/archs/tokenizer (some of them
+// gzip-compressed): DIR/ggml-vocab-NAME.gguf with NAME.gguf.inp / .out beside it.
+struct VocabFile {
+  const char* dir;
+  const char* name;
+  friend void PrintTo(const VocabFile& v, std::ostream* os) { *os << v.dir << "/" << v.name; }
+};
+const VocabFile kVocabs[] = {
+    {"tokenizer", "llama-spm"}, {"tokenizer", "phi-3"},        {"tokenizer", "llama-bpe"},
+    {"tokenizer", "qwen2"},     {"tokenizer", "gpt-2"},        {"tokenizer", "deepseek-llm"},
+    {"tokenizer", "falcon"},    {"tokenizer", "refact"},       {"tokenizer", "starcoder"},
+    {"tokenizer", "bert-bge"},  {"archs/tokenizer", "qwen35"}, {"archs/tokenizer", "gemma-4"}};
+
+std::string vocab_path(const std::string& dir, const std::string& name) {
+  return dir + "/ggml-vocab-" + name + ".gguf";
+}
 
 std::vector<uint8_t> gunzip(const std::string& path) {
   gzFile gz = gzopen(path.c_str(), "rb");
@@ -35,10 +51,15 @@ std::vector<uint8_t> gunzip(const std::string& path) {
   return out;
 }
 
-std::vector<std::string> read_lines(const std::string& path) {
+// The ids of each line of an .out file. (Those of tokenizer/ put a space before every id, those
+// of archs/tokenizer only between ids.)
+std::vector<std::vector<int32_t>> read_id_lines(const std::string& path) {
   std::ifstream in(path);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::vector<std::vector<int32_t>> lines;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream ids(line);
+    lines.emplace_back(std::istream_iterator<int32_t>(ids), std::istream_iterator<int32_t>());
+  }
   return lines;
 }
 
@@ -64,33 +85,33 @@ const Tokenizer& cached_tokenizer(const std::string& path) {
   if (std::string(name) == "bert-bge" && !HART_TOKENIZER_WORDPIECE) \
   GTEST_SKIP() << "this build has no WordPiece (ICU) support"
 
-const Tokenizer& vocab_tokenizer(const std::string& name) {
-  return cached_tokenizer(testdata_path("tokenizer/ggml-vocab-" + name + ".gguf"));
+const Tokenizer& vocab_tokenizer(const std::string& name, const std::string& dir = "tokenizer") {
+  return cached_tokenizer(testdata_path(vocab_path(dir, name)));
 }
 
-class VocabVectors : public ::testing::TestWithParam<const char*> {};
+class VocabVectors : public ::testing::TestWithParam<VocabFile> {};
 
 // Every test string gives llama.cpp's ids (no BOS/EOS, specials not parsed).
 TEST_P(VocabVectors, MatchLlamaCpp) {
-  const std::string name = GetParam();
-  HART_REQUIRE_TESTDATA(inp, "tokenizer/ggml-vocab-" + name + ".gguf.inp");
+  const auto [dir, name] = GetParam();
+  HART_REQUIRE_TESTDATA(inp, vocab_path(dir, name) + ".inp");
   REQUIRE_VOCAB_SUPPORT(name);
-  const Tokenizer& tok = vocab_tokenizer(name);
+  const Tokenizer& tok = vocab_tokenizer(name, dir);
   const auto strings = tok::read_test_strings(inp);
-  const auto expected = read_lines(testdata_path("tokenizer/ggml-vocab-" + name + ".gguf.out"));
+  const auto expected = read_id_lines(testdata_path(vocab_path(dir, name) + ".out"));
   ASSERT_EQ(strings.size(), expected.size());
   ASSERT_GT(strings.size(), 40u);
   for (size_t i = 0; i < strings.size(); ++i)
-    EXPECT_EQ(tok::format_ids(tok.encode(strings[i], false, false)), expected[i])
+    EXPECT_EQ(tok.encode(strings[i], false, false), expected[i])
         << "string " << i << ": '" << strings[i] << "'";
 }
 
 // Decoding gives the input back, byte for byte (WordPiece lowercases, so it cannot).
 TEST_P(VocabVectors, DecodeRoundTrips) {
-  const std::string name = GetParam();
-  HART_REQUIRE_TESTDATA(inp, "tokenizer/ggml-vocab-" + name + ".gguf.inp");
+  const auto [dir, name] = GetParam();
+  HART_REQUIRE_TESTDATA(inp, vocab_path(dir, name) + ".inp");
   REQUIRE_VOCAB_SUPPORT(name);
-  const Tokenizer& tok = vocab_tokenizer(name);
+  const Tokenizer& tok = vocab_tokenizer(name, dir);
   if (tok.kind() == Tokenizer::Kind::Wpm) GTEST_SKIP() << "WordPiece normalizes its input";
   for (const std::string& s : tok::read_test_strings(inp))
     EXPECT_EQ(tok.decode(tok.encode(s, false, false)), s);
@@ -98,40 +119,64 @@ TEST_P(VocabVectors, DecodeRoundTrips) {
 
 INSTANTIATE_TEST_SUITE_P(Tokenizer, VocabVectors, ::testing::ValuesIn(kVocabs),
                          [](const auto& info) {
-                           std::string n = info.param;
+                           std::string n = info.param.name;
                            for (char& c : n)
                              if (c == '-') c = '_';
                            return n;
                          });
 
-// No vocabulary of the test data is left out of the list above.
-TEST(Tokenizer, EveryVocabFileIsTested) {
-  HART_REQUIRE_TESTDATA(dir, "tokenizer");
-  std::set<std::string> listed(std::begin(kVocabs), std::end(kVocabs));
-  for (const auto& e : fs::directory_iterator(dir)) {
+// No vocabulary of test data folder `dir` (at `path`) is left out of kVocabs.
+void expect_every_vocab_listed(const std::string& dir, const std::string& path) {
+  std::set<std::string> listed;
+  for (const VocabFile& v : kVocabs)
+    if (v.dir == dir) listed.insert(v.name);
+  for (const auto& e : fs::directory_iterator(path)) {
     std::string f = e.path().filename().string();
     if (!f.starts_with("ggml-vocab-") || f.ends_with(".inp") || f.ends_with(".out")) continue;
     f = f.substr(11, f.find(".gguf") - 11);
-    EXPECT_TRUE(listed.count(f)) << f;
+    EXPECT_TRUE(listed.count(f)) << dir << ": " << f;
   }
 }
 
-// Every golden case's prompt tokenizes (specials parsed, BOS per add_bos) as llama.cpp did.
-TEST(Tokenizer, GoldenPrompts) {
-  HART_REQUIRE_TESTDATA(dir, "golden");
+TEST(Tokenizer, EveryVocabFileIsTested) {
+  HART_REQUIRE_TESTDATA(path, "tokenizer");
+  expect_every_vocab_listed("tokenizer", path);
+}
+
+TEST(Tokenizer, EveryArchsVocabFileIsTested) {
+  HART_REQUIRE_TESTDATA(path, "archs/tokenizer");
+  expect_every_vocab_listed("archs/tokenizer", path);
+}
+
+// Every golden case in folder `path`: its prompt tokenizes (specials parsed, BOS per
+// add_bos) as llama.cpp did with the model's vocabulary in `models_dir`. Returns the cases seen.
+int check_golden_prompts(const std::string& path, const std::string& models_dir) {
   int checked = 0;
-  for (const auto& e : fs::directory_iterator(dir)) {
+  for (const auto& e : fs::directory_iterator(path)) {
     if (e.path().extension() != ".json") continue;
     const auto j = nlohmann::json::parse(std::ifstream(e.path()));
     if (!j.contains("prompt_tokens") || !j.contains("prompt")) continue;
-    const Tokenizer& tok = cached_tokenizer(testdata_path("models/" + j["model"].get<std::string>()));
+    const std::string model = j["model"];
+    const Tokenizer& tok = cached_tokenizer(testdata_path(models_dir + "/" + model));
     EXPECT_EQ(tok.add_bos(), j["add_bos"].get<bool>()) << e.path();
     EXPECT_EQ(tok.encode(j["prompt"].get<std::string>(), true, true),
               j["prompt_tokens"].get<std::vector<int32_t>>())
         << e.path();
     ++checked;
   }
-  EXPECT_GT(checked, 20);
+  return checked;
+}
+
+TEST(Tokenizer, GoldenPrompts) {
+  HART_REQUIRE_TESTDATA(path, "golden");
+  EXPECT_GT(check_golden_prompts(path, "models"), 20);
+}
+
+// The 13 architectures of archs/: the stories260K SentencePiece vocabulary and, for rwkv7 /
+// arwkv7, an RWKV World one.
+TEST(Tokenizer, ArchsGoldenPrompts) {
+  HART_REQUIRE_TESTDATA(path, "archs/golden");
+  EXPECT_GT(check_golden_prompts(path, "archs/models"), 80);
 }
 
 TEST(Tokenizer, ParsesQwenChatMarkers) {
@@ -199,15 +244,99 @@ TEST(Tokenizer, ByteFallbackDecodesWholeCharacters) {
   EXPECT_THROW(tok->token_to_piece(tok->n_vocab()), Error);
 }
 
+// Qwen 3.5 keeps combining marks inside words; Qwen2 cuts a word before each mark.
+TEST(Tokenizer, Qwen35WordsKeepCombiningMarks) {
+  const std::string text = "Ame\u0301lie \u0928\u092e\u0938\u094d\u0924\u0947";  // Amélie नमस्ते
+  using Words = std::vector<std::string_view>;
+  EXPECT_EQ(tok::PreTokenizer("qwen35").split(text),
+            (Words{"Ame\u0301lie", " \u0928\u092e\u0938\u094d\u0924\u0947"}));
+  EXPECT_EQ(tok::PreTokenizer("qwen2").split(text),
+            (Words{"Ame", "\u0301lie", " \u0928\u092e\u0938", "\u094d\u0924", "\u0947"}));
+}
+
+// The RWKV World vocabulary of the tiny rwkv7 model: id 0 "<s>" (control, BOS = EOS), ids
+// 1-256 the single bytes 0x00-0xFF, then pieces such as "Once", " upon", " The end".
+const Tokenizer& rwkv_tokenizer() {
+  return cached_tokenizer(testdata_path("archs/models/rwkv7-tiny-F32.gguf"));
+}
+
+using Ids = std::vector<int32_t>;
+
+TEST(Tokenizer, RwkvLongestMatch) {
+  HART_REQUIRE_TESTDATA(path, "archs/models/rwkv7-tiny-F32.gguf");
+  const Tokenizer& tok = rwkv_tokenizer();
+  ASSERT_EQ(tok.kind(), Tokenizer::Kind::Rwkv);
+  EXPECT_FALSE(tok.add_bos());
+  EXPECT_EQ(tok.bos(), 0);
+  EXPECT_TRUE(tok.is_eog(0));
+  const auto id = [&](const std::string& text) { return tok.find_token(text).value(); };
+  EXPECT_EQ(tok.encode("Once upon a time", true, true), (Ids{257, 258, 259, 260}));  // the goldens
+  EXPECT_EQ(tok.encode("Hello world", true, true), (Ids{266, 268}));
+  // The longest token wins, also over shorter ones that would leave a better rest.
+  EXPECT_EQ(tok.encode(" The end", false, false), (Ids{id(" The end")}));
+  EXPECT_EQ(tok.encode(" The ends", false, false), (Ids{id(" The end"), id("s")}));
+  EXPECT_EQ(tok.encode(" The e", false, false), (Ids{id(" The"), id(" e")}));  // not " The end"
+  // Tokens stored escaped: \n\n, \xe2\x80\x9c (a left double quote), the backslash.
+  EXPECT_EQ(tok.encode("\n\n\u201cHi\\", false, false),
+            (Ids{id("\\n\\n"), id("\\xe2\\x80\\x9c"), id("H"), id("i"), id("\\\\")}));
+}
+
+// Every byte is a token (id byte + 1), invalid UTF-8 included, and decoding gives the exact
+// bytes back.
+TEST(Tokenizer, RwkvBytesRoundTrip) {
+  HART_REQUIRE_TESTDATA(path, "archs/models/rwkv7-tiny-F32.gguf");
+  const Tokenizer& tok = rwkv_tokenizer();
+  std::string all;
+  for (int b = 0; b < 256; ++b) {
+    const std::string byte(1, static_cast<char>(b));
+    EXPECT_EQ(tok.encode(byte, false, false), (Ids{b + 1})) << b;
+    EXPECT_EQ(tok.token_to_piece(b + 1), byte) << b;
+    all += byte;
+  }
+  EXPECT_EQ(tok.decode(tok.encode(all, false, false)), all);
+  const std::string text = "Once upon a time, \xff\xfe Lily said \u201chello\u201d.\n\n";
+  EXPECT_EQ(tok.decode(tok.encode(text, true, true)), text);
+}
+
+// "<s>" is token 0 with or without parse_special: llama.cpp's trie holds every token, the control
+// one included. It renders only on request.
+TEST(Tokenizer, RwkvSpecialToken) {
+  HART_REQUIRE_TESTDATA(path, "archs/models/rwkv7-tiny-F32.gguf");
+  const Tokenizer& tok = rwkv_tokenizer();
+  const Ids ids = tok.encode("<s>Hello<s>", true, true);
+  EXPECT_EQ(ids, (Ids{0, 266, 0}));
+  EXPECT_EQ(tok.encode("<s>Hello<s>", true, false), ids);
+  EXPECT_EQ(tok.decode(ids), "Hello");
+  EXPECT_EQ(tok.decode(ids, true), "<s>Hello<s>");
+  EXPECT_EQ(tok.token_to_piece(0), "");
+  EXPECT_EQ(tok.token_to_piece(0, true), "<s>");
+  EXPECT_EQ(tok.encode("<s", false, true), (Ids{tok.find_token("<").value(), tok.find_token("s").value()}));
+}
+
 // A long prompt goes through in one piece (and is not quadratic: this would take minutes).
-TEST(Tokenizer, LongPrompt) {
-  HART_REQUIRE_TESTDATA(path, "tokenizer/ggml-vocab-llama-bpe.gguf.gz");
-  const Tokenizer& tok = vocab_tokenizer("llama-bpe");
+void expect_long_prompt_round_trips(const Tokenizer& tok, const std::string& line_end) {
   std::string text;
-  for (int i = 0; i < 2000; ++i) text += "Once upon a time, number " + std::to_string(i) + " said: héllo!\n";
+  for (int i = 0; i < 2000; ++i) text += "Once upon a time, number " + std::to_string(i) + " said: héllo!" + line_end;
   const auto ids = tok.encode(text, false, true);
   EXPECT_GT(ids.size(), 20000u);
   EXPECT_EQ(tok.decode(ids), text);
+}
+
+TEST(Tokenizer, LongPrompt) {
+  HART_REQUIRE_TESTDATA(path, "tokenizer/ggml-vocab-llama-bpe.gguf.gz");
+  expect_long_prompt_round_trips(vocab_tokenizer("llama-bpe"), "\n");
+}
+
+// Gemma 4 merges over whole lines: one line of 90 KB.
+TEST(Tokenizer, Gemma4LongLine) {
+  HART_REQUIRE_TESTDATA(path, "archs/tokenizer/ggml-vocab-gemma-4.gguf.gz");
+  expect_long_prompt_round_trips(vocab_tokenizer("gemma-4", "archs/tokenizer"), " ");
+}
+
+// Through the RWKV trie (a scan of the vocabulary at each byte would crawl).
+TEST(Tokenizer, RwkvLongPrompt) {
+  HART_REQUIRE_TESTDATA(path, "archs/models/rwkv7-tiny-F32.gguf");
+  expect_long_prompt_round_trips(rwkv_tokenizer(), "\n");
 }
 
 // Synthetic files: what a broken or vocabulary-less GGUF gives.
@@ -245,8 +374,6 @@ std::unique_ptr<Tokenizer> tiny_spm(float ab_score, const std::string& name = "t
     w.set("tokenizer.ggml.token_type", numbers<int32_t>(gguf::ValueType::INT32, {2, 3, 3, 1, 1, 1, 4, 1, 1}));
   }));
 }
-
-using Ids = std::vector<int32_t>;
 
 TEST(Tokenizer, SpmMergesHighestScoreFirst) {
   EXPECT_EQ(tiny_spm(-2)->encode("ab", false, false), (Ids{7, 5}));    // ▁a beats ab
@@ -316,6 +443,52 @@ TEST(Tokenizer, BpeMergesByRank) {
   EXPECT_EQ(tok->encode("abc", false, false), (std::vector<int32_t>{4}));  // b+c first, then a+bc
   EXPECT_EQ(tok->encode("ab", false, false), (std::vector<int32_t>{5}));
   EXPECT_EQ(tok->encode("cab", false, false), (std::vector<int32_t>{2, 5}));
+}
+
+// A hand-made Gemma 4 vocabulary: 0 <pad>, 1 <eos>, 2 <bos>, 3 \n, 4 \n\n\n, 5 ▁, 6 a, 7 ▁a,
+// 8 <0x63> (the byte "c"); one merge "▁ a".
+TEST(Tokenizer, Gemma4SentencePieceStyleBpe) {
+  const auto file = synthetic([](gguf::Writer& w) {
+    w.set("tokenizer.ggml.model", std::string("gemma4"));
+    w.set("tokenizer.ggml.pre", std::string("llama-bpe"));  // ignored for this model
+    w.set("tokenizer.ggml.tokens",
+          strings({"<pad>", "<eos>", "<bos>", "\n", "\n\n\n", "\u2581", "a", "\u2581a", "<0x63>"}));
+    w.set("tokenizer.ggml.token_type", numbers<int32_t>(gguf::ValueType::INT32, {3, 3, 3, 1, 1, 1, 1, 1, 6}));
+    w.set("tokenizer.ggml.merges", strings({"\u2581 a"}));
+    w.set("tokenizer.ggml.bos_token_id", uint32_t{2});
+    w.set("tokenizer.ggml.add_bos_token", false);  // overridden, as llama.cpp does
+  });
+  const auto tok = Tokenizer::from_gguf(*file);
+  EXPECT_TRUE(tok->add_bos());
+  EXPECT_EQ(tok->encode(" a a", true, false), (Ids{2, 7, 7}));  // spaces as ▁, merged in raw UTF-8
+  EXPECT_EQ(tok->encode("a\n\n\n", false, false), (Ids{6, 4}));  // a newline run whole, no merge needed
+  EXPECT_EQ(tok->encode("acz", false, false), (Ids{6, 8}));  // bytes as <0xNN>, dropped without one
+  EXPECT_EQ(tok->decode(Ids{2, 7, 8, 4}), " ac\n\n\n");
+}
+
+// A hand-made RWKV vocabulary (every token NORMAL, no BOS).
+std::unique_ptr<gguf::File> rwkv_file(std::vector<std::string> tokens) {
+  return synthetic([&](gguf::Writer& w) {
+    w.set("tokenizer.ggml.model", std::string("rwkv"));
+    w.set("tokenizer.ggml.tokens", strings(std::move(tokens)));
+  });
+}
+
+TEST(Tokenizer, RwkvUnescapesAndMatchesLongest) {
+  const auto tok = Tokenizer::from_gguf(
+      *rwkv_file({"<s>", "a", "b", "c", "ab", "abcd", "\\n", "\\\\", "\\'", "\\xe2\\x96\\x81", "\\t\\r"}));
+  EXPECT_EQ(tok->encode("abcd", true, false), (Ids{5}));
+  // "abc" walks towards "abcd", then falls back to the longest token on the way.
+  EXPECT_EQ(tok->encode("abcab", false, false), (Ids{4, 3, 4}));
+  EXPECT_EQ(tok->encode("\n\\'\u2581\t\r", false, false), (Ids{6, 7, 8, 9, 10}));
+  EXPECT_EQ(tok->decode(Ids{9, 7, 10}), "\u2581\\\t\r");
+  // No token for "z" and no <unk>: an error, not a made-up id.
+  EXPECT_THROW(tok->encode("z", false, false), Error);
+}
+
+TEST(Tokenizer, RejectsBrokenRwkvEscapes) {
+  for (const char* text : {"ab\\", "\\x4", "\\xZZ", "\\x4g", "\\xAB"})
+    expect_error(*rwkv_file({"a", text}), "broken escape in RWKV token text");
 }
 
 }  // namespace

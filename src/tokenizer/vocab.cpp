@@ -29,9 +29,10 @@ uint32_t attr_of_type(int64_t type) {
 }
 
 // Tokens llama.cpp ends generation on, recognised by their text.
-constexpr std::array<std::string_view, 21> kEogTexts = {
+constexpr std::array<std::string_view, 23> kEogTexts = {
     "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>",
     "<EOT>", "_<EOT>", "<|end_of_text|>", "<end_of_utterance>",
+    "<turn|>", "<|tool_response>",  // Gemma 4: end of turn; a tool's reply comes next
     // fill-in-the-middle pad / repo / file separators
     "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "<|fim_repo|>", "<|repo_name|>",
     "<fim-repo>", "<REPO>", "<reponame>", "<|file_sep|>", "<eos>"};
@@ -43,20 +44,21 @@ struct Defaults {
   bool add_bos, add_space_prefix;
 };
 
-Defaults defaults_for(VocabKind kind, std::string_view pre) {
-  switch (kind) {
+Defaults defaults_for(const Vocab& v) {
+  switch (v.kind) {
     case VocabKind::Spm: return {1, 2, 0, kNoToken, kNoToken, kNoToken, true, true};
     case VocabKind::Wpm: return {101, kNoToken, 100, 102, 0, 103, true, false};
     case VocabKind::Bpe: break;
+    case VocabKind::Rwkv: return {kNoToken, kNoToken, kNoToken, kNoToken, kNoToken, kNoToken, false, false};
   }
-  return {kNoToken, kNoToken, kNoToken, kNoToken, kNoToken, kNoToken,
-          pre_tokenizer_traits(pre).add_bos, false};
+  return {kNoToken, kNoToken, kNoToken, kNoToken, kNoToken, kNoToken, v.pre_traits.add_bos, false};
 }
 
 VocabKind kind_of(const std::string& model, const std::string& where) {
   if (model == "llama") return VocabKind::Spm;
-  if (model == "gpt2") return VocabKind::Bpe;
+  if (model == "gpt2" || model == "gemma4") return VocabKind::Bpe;
   if (model == "bert") return VocabKind::Wpm;
+  if (model == "rwkv") return VocabKind::Rwkv;
   if (model == "none" || model == "no_vocab")
     throw Error(where + ": the file has no vocabulary (tokenizer.ggml.model = '" + model + "')");
   throw Error(where + ": unsupported tokenizer model '" + model + "' (tokenizer.ggml.model)");
@@ -160,10 +162,12 @@ Vocab Vocab::load(const gguf::File& file) {
 
   Vocab v;
   v.kind = kind_of(*model, where);
-  v.pre = file.get_string("tokenizer.ggml.pre").value_or("");
+  // The "gemma4" model is BPE with its own pre-tokenizer, whatever tokenizer.ggml.pre says.
+  v.pre = *model == "gemma4" ? "gemma4" : file.get_string("tokenizer.ggml.pre").value_or("");
+  if (v.kind == VocabKind::Bpe) v.pre_traits = pre_tokenizer_traits(v.pre);
   read_tokens(v, file, where);
 
-  const Defaults d = defaults_for(v.kind, v.pre);
+  const Defaults d = defaults_for(v);
   v.bos = d.bos, v.eos = d.eos, v.unk = d.unk, v.sep = d.sep, v.pad = d.pad, v.mask = d.mask;
   const int32_t n = v.size();
   read_special(v.bos, file, "tokenizer.ggml.bos_token_id", n, where);
@@ -177,6 +181,9 @@ Vocab Vocab::load(const gguf::File& file) {
 
   v.add_bos = file.get_bool("tokenizer.ggml.add_bos_token").value_or(d.add_bos);
   v.add_eos = file.get_bool("tokenizer.ggml.add_eos_token").value_or(false);
+  if (v.pre_traits.force_add_bos) v.add_bos = true;
+  // llama.cpp's RWKV tokenizer adds neither BOS nor EOS, whatever the file says.
+  if (v.kind == VocabKind::Rwkv) v.add_bos = v.add_eos = false;
   v.add_space_prefix = file.get_bool("tokenizer.ggml.add_space_prefix").value_or(d.add_space_prefix);
   v.lowercase = file.get_bool("tokenizer.ggml.normalizer.lowercase").value_or(true);
   v.strip_accents =
@@ -202,10 +209,14 @@ int parse_byte_token(std::string_view text) {
   return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
 }
 
-int32_t Vocab::byte_token(uint8_t byte) const {
+std::string byte_token_text(uint8_t byte) {
   char hex[8];
   std::snprintf(hex, sizeof hex, "<0x%02X>", byte);
-  if (const int32_t id = find(hex); id != kNoToken) return id;
+  return hex;
+}
+
+int32_t Vocab::byte_token(uint8_t byte) const {
+  if (const int32_t id = find(byte_token_text(byte)); id != kNoToken) return id;
   return find(std::string_view(reinterpret_cast<const char*>(&byte), 1));
 }
 

@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tokenizer/pretokenizer.h"
+
 namespace hart::gguf {
 class File;
 }
@@ -29,9 +31,11 @@ enum TokenAttr : uint32_t {
 };
 
 enum class VocabKind {
-  Spm,  // "llama": SentencePiece, score-driven merges, byte fallback <0xNN>
-  Bpe,  // "gpt2": byte-level BPE with merge ranks and a regex pre-tokenizer
-  Wpm,  // "bert": WordPiece, greedy longest match
+  Spm,   // "llama": SentencePiece, score-driven merges, byte fallback <0xNN>
+  Bpe,   // "gpt2": byte-level BPE with merge ranks and a regex pre-tokenizer; "gemma4": the same
+         // SentencePiece-style (see PreTokenizerTraits)
+  Wpm,   // "bert": WordPiece, greedy longest match
+  Rwkv,  // "rwkv": RWKV World, greedy longest match over the tokens' bytes
 };
 
 struct TokenData {
@@ -47,7 +51,8 @@ struct StringHash {
 
 struct Vocab {
   VocabKind kind = VocabKind::Spm;
-  std::string pre;  // tokenizer.ggml.pre (BPE pre-tokenizer name)
+  std::string pre;  // tokenizer.ggml.pre (BPE pre-tokenizer name), "gemma4" for that model
+  PreTokenizerTraits pre_traits;  // BPE: what the pre-tokenizer family implies
   std::vector<TokenData> tokens;
   std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> ids;
 
@@ -78,5 +83,7 @@ struct Vocab {
 
 // The byte a BYTE token "<0xNN>" stands for, or -1 when the text has another form.
 int parse_byte_token(std::string_view text);
+// The text "<0xNN>" of the BYTE token for `byte` (upper-case hex).
+std::string byte_token_text(uint8_t byte);
 
 }  // namespace hart::tok

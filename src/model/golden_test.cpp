@@ -6,6 +6,8 @@
 //  - archs/golden, qtypes/golden: llama.cpp de3ff81 with an F32 cache, which quantizes
 //    activations to 8 bits in quantized matmuls: bounds by the file's weights (F32: tight,
 //    quantized: looser), F32 cache in both modes.
+//  - tests/golden (this repository; tools/llamacpp-golden/make): the same, for prompts far longer
+//    than the archs models' sliding window, decoded in one batch and in chunks (`n_batch`).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -30,13 +32,15 @@ constexpr Bounds kTight = {0.05f, 0.02f};
 constexpr Bounds kLoose = {0.3f, 0.35f};
 
 struct Suite {
-  const char* golden_dir;
+  const char* golden_dir;  // in the test data, or this repository's tests/golden when "repo"
   const char* model_dir;
   bool llama_cpp;  // llama.cpp's outputs (else the float64 reference)
+  std::string dir() const { return std::string(golden_dir) == "repo" ? HART_REPO_GOLDEN : testdata_path(golden_dir); }
 };
-constexpr Suite kSuites[] = {{"golden", "models", false},
-                             {"archs/golden", "archs/models", true},
-                             {"qtypes/golden", "qtypes/models", true}};
+const Suite kSuites[] = {{"golden", "models", false},
+                         {"archs/golden", "archs/models", true},
+                         {"qtypes/golden", "qtypes/models", true},
+                         {"repo", "archs/models", true}};
 
 struct Case {
   const Suite* suite;
@@ -46,7 +50,7 @@ struct Case {
 std::vector<Case> golden_cases() {
   std::vector<Case> cases;
   for (const Suite& s : kSuites) {
-    const std::string dir = testdata_path(s.golden_dir);
+    const std::string dir = s.dir();
     if (!std::filesystem::exists(dir)) continue;
     std::vector<std::string> files;
     for (const auto& e : std::filesystem::directory_iterator(dir)) {
@@ -65,14 +69,16 @@ bool all_f32(const nlohmann::json& g) {
 }
 
 void check_golden(const Case& c, bool ref_kernels) {
-  std::ifstream in(testdata_path(std::string(c.suite->golden_dir) + "/" + c.file));
+  std::ifstream in(c.suite->dir() + "/" + c.file);
   const nlohmann::json g = nlohmann::json::parse(in);
   const std::string model_file = g["model"].get<std::string>();
   const char* mode = ref_kernels ? "ref" : "default";
   SCOPED_TRACE(c.file + " [" + mode + "]");
   const Bounds b = c.suite->llama_cpp ? (all_f32(g) ? kTight : kLoose) : (ref_kernels ? kTight : kLoose);
 
-  auto gf = gguf::File::open(testdata_path(std::string(c.suite->model_dir) + "/" + model_file), gguf::LoadMode::Memory);
+  const std::string model_path = testdata_path(std::string(c.suite->model_dir) + "/" + model_file);
+  if (!std::filesystem::exists(model_path)) GTEST_SKIP() << "test data not found: " << model_path;
+  auto gf = gguf::File::open(model_path, gguf::LoadMode::Memory);
   // Architectures and block types later issues add are listed, not silently passed.
   const std::string arch = gf->require_string("general.architecture");
   if (!find_arch(arch)) GTEST_SKIP() << "architecture " << arch << " is not supported yet";
@@ -89,6 +95,7 @@ void check_golden(const Case& c, bool ref_kernels) {
   SessionParams sp;
   sp.cache_type = c.suite->llama_cpp || ref_kernels ? Type::F32 : Type::F16;
   sp.n_ctx = 1024;  // as the llama.cpp goldens were made (it picks Phi-3's RoPE factors)
+  sp.n_batch = g.value("n_batch", 512);
   sp.n_threads = 2;
   Session session(*model, sp);
   SamplerParams greedy;
@@ -120,7 +127,7 @@ void check_golden(const Case& c, bool ref_kernels) {
     ASSERT_LT(i, got.size()) << "generation stopped early";
     ASSERT_EQ(got[i], want[i]) << "greedy token " << i << " differs (margin " << margins[i] << ")";
   }
-  std::printf("  %-50s %-8s max|dlogit| %.4f, %zu/%zu tokens compared\n", c.file.c_str(), mode, max_diff, comparable,
+  std::printf("  %-50s %-8s max|dlogit| %.5f, %zu/%zu tokens compared\n", c.file.c_str(), mode, max_diff, comparable,
               want.size());
 }
 
@@ -130,7 +137,7 @@ TEST_P(Golden, ReferenceKernels) { check_golden(GetParam(), true); }
 TEST_P(Golden, DefaultKernels) { check_golden(GetParam(), false); }
 
 INSTANTIATE_TEST_SUITE_P(AllFiles, Golden, ::testing::ValuesIn(golden_cases()), [](const auto& info) {
-  const std::string dir = info.param.suite->golden_dir;
+  const std::string dir = info.param.suite->golden_dir;  // "golden", "archs/golden", ... "repo"
   std::string n = dir.substr(0, dir.find('/')) + "_" + info.param.file.substr(0, info.param.file.size() - 5);
   for (char& ch : n)
     if (!std::isalnum((unsigned char)ch)) ch = '_';

@@ -21,16 +21,45 @@ struct Shape {
   int n_vocab, n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, n_ctx;
   float rope_base, rms_eps;
   bool tied;
+  std::vector<gguf::KeyValue> extra = {};  // `<arch>.KEY` values beyond the shared ones
 };
 
+gguf::Value u32_array(std::vector<uint32_t> v) {
+  auto a = std::make_shared<gguf::Array>();
+  a->elem_type = gguf::ValueType::UINT32;
+  for (uint32_t x : v) a->items.emplace_back(x);
+  return a;
+}
+
+// LFM2-350M's layers: attention at 2, 5, 8, 10, 12, 14 (8 KV heads), short convolution elsewhere.
+std::vector<uint32_t> lfm2_350m_kv_heads() {
+  std::vector<uint32_t> kv(16, 0);
+  for (int il : {2, 5, 8, 10, 12, 14}) kv[size_t(il)] = 8;
+  return kv;
+}
+
 // Shapes of the published models (config.json of each).
-constexpr Shape kShapes[] = {
+const Shape kShapes[] = {
     {"smollm2-135m", "llama", 49152, 576, 30, 9, 3, 64, 1536, 8192, 100000.0f, 1e-5f, true},
     {"smollm2-360m", "llama", 49152, 960, 32, 15, 5, 64, 2560, 8192, 100000.0f, 1e-5f, true},
     {"tinyllama-1.1b", "llama", 32000, 2048, 22, 32, 4, 64, 5632, 2048, 10000.0f, 1e-5f, false},
     {"llama-3.2-1b", "llama", 128256, 2048, 16, 32, 8, 64, 8192, 131072, 500000.0f, 1e-5f, true},
     {"qwen2.5-0.5b", "qwen2", 151936, 896, 24, 14, 2, 64, 4864, 32768, 1000000.0f, 1e-6f, true},
     {"qwen3-0.6b", "qwen3", 151936, 1024, 28, 16, 8, 128, 3072, 40960, 1000000.0f, 1e-6f, true},
+    // Gemma 3: 5 sliding-window layers (512 positions, RoPE base 10000) to 1 global (1e6).
+    {"gemma-3-270m", "gemma3", 262144, 640, 18, 4, 1, 256, 2048, 32768, 1000000.0f, 1e-6f, true,
+     {{"attention.sliding_window", uint32_t(512)}, {"attention.sliding_window_pattern", uint32_t(6)},
+      {"rope.freq_base_swa", 10000.0f}}},
+    {"gemma-3-1b", "gemma3", 262144, 1152, 26, 4, 1, 256, 6912, 32768, 1000000.0f, 1e-6f, true,
+     {{"attention.sliding_window", uint32_t(512)}, {"attention.sliding_window_pattern", uint32_t(6)},
+      {"rope.freq_base_swa", 10000.0f}}},
+    {"smollm3-3b", "smollm3", 128256, 2048, 36, 16, 4, 128, 11008, 65536, 5000000.0f, 1e-6f, true},
+    // Granite 3.3 2B's multipliers: embedding 12, residual 0.22, attention 1/64, logits / 8.
+    {"granite-3.3-2b", "granite", 49159, 2048, 40, 32, 8, 64, 8192, 131072, 10000000.0f, 1e-5f, true,
+     {{"embedding_scale", 12.0f}, {"residual_scale", 0.22f}, {"attention.scale", 0.015625f}, {"logit_scale", 8.0f}}},
+    {"lfm2-350m", "lfm2", 65536, 1024, 16, 16, 8, 64, 4608, 128000, 1000000.0f, 1e-5f, true,
+     {{"shortconv.l_cache", uint32_t(3)}, {"attention.head_count_kv", u32_array(lfm2_350m_kv_heads())}}},
+    {"phi-3-mini", "phi3", 32064, 3072, 32, 32, 32, 96, 8192, 4096, 10000.0f, 1e-5f, false},
 };
 
 const Shape& find_shape(std::string_view name) {
@@ -157,6 +186,7 @@ void describe(const Shape& s, Type type, Builder& b) {
   w.set(a + ".rope.dimension_count", uint32_t(s.head_dim));
   w.set(a + ".rope.freq_base", s.rope_base);
   w.set(a + ".attention.layer_norm_rms_epsilon", s.rms_eps);
+  for (const gguf::KeyValue& kv : s.extra) w.set(a + "." + kv.key, kv.value);
   add_vocab(w, s.n_vocab);
 
   const std::unique_ptr<gguf::File> meta = gguf::File::from_bytes(w.to_bytes(), "synthetic");

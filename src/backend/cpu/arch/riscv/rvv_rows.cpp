@@ -46,6 +46,7 @@ void binary(int64_t n, const float* a, const float* b, float* y) {
 }
 
 vfloat32m8_t vadd(vfloat32m8_t a, vfloat32m8_t b, size_t vl) { return __riscv_vfadd_vv_f32m8(a, b, vl); }
+vfloat32m8_t vsub(vfloat32m8_t a, vfloat32m8_t b, size_t vl) { return __riscv_vfsub_vv_f32m8(a, b, vl); }
 vfloat32m8_t vmul(vfloat32m8_t a, vfloat32m8_t b, size_t vl) { return __riscv_vfmul_vv_f32m8(a, b, vl); }
 
 // y += a * x
@@ -63,18 +64,33 @@ vfloat32m2_t silu_v(vfloat32m2_t x, size_t vl) {
   return __riscv_vfdiv_vv_f32m2(x, __riscv_vfadd_vf_f32m2(e, 1.0f, vl), vl);
 }
 
-void silu(int64_t n, const float* x, float* y) {
+// A local name for e^x: an address taken of the header's inline function would be a weak symbol.
+vfloat32m2_t exp_v(vfloat32m2_t x, size_t vl) { return exp_f32m2(x, vl); }
+
+// ggml's tanh GELU, 0.5 x (1 + tanh(u)) with u = sqrt(2/pi) (x + 0.044715 x^3), computed as
+// x / (1 + e^(-2u)): the same function without the cancellation in 1 + tanh(u) for negative u.
+vfloat32m2_t gelu_v(vfloat32m2_t x, size_t vl) {
+  const vfloat32m2_t x2 = __riscv_vfmul_vv_f32m2(x, x, vl);
+  const vfloat32m2_t poly = __riscv_vfmadd_vf_f32m2(x2, 0.044715f, __riscv_vfmv_v_f_f32m2(1.0f, vl), vl);
+  const vfloat32m2_t minus_2u = __riscv_vfmul_vv_f32m2(__riscv_vfmul_vf_f32m2(x, -2.0f * 0.7978845608028654f, vl), poly, vl);
+  return __riscv_vfdiv_vv_f32m2(x, __riscv_vfadd_vf_f32m2(exp_f32m2(minus_2u, vl), 1.0f, vl), vl);
+}
+
+// y = F(x) over a row.
+template <vfloat32m2_t (*F)(vfloat32m2_t, size_t)>
+void unary(int64_t n, const float* x, float* y) {
   for (size_t i = 0, vl; i < size_t(n); i += vl) {
     vl = __riscv_vsetvl_e32m2(size_t(n) - i);
-    __riscv_vse32_v_f32m2(y + i, silu_v(__riscv_vle32_v_f32m2(x + i, vl), vl), vl);
+    __riscv_vse32_v_f32m2(y + i, F(__riscv_vle32_v_f32m2(x + i, vl), vl), vl);
   }
 }
 
-// y = silu(gate) * up
-void swiglu(int64_t n, const float* gate, const float* up, float* y) {
+// y = F(gate) * up: SwiGLU and GeGLU.
+template <vfloat32m2_t (*F)(vfloat32m2_t, size_t)>
+void gated(int64_t n, const float* gate, const float* up, float* y) {
   for (size_t i = 0, vl; i < size_t(n); i += vl) {
     vl = __riscv_vsetvl_e32m2(size_t(n) - i);
-    const vfloat32m2_t s = silu_v(__riscv_vle32_v_f32m2(gate + i, vl), vl);
+    const vfloat32m2_t s = F(__riscv_vle32_v_f32m2(gate + i, vl), vl);
     __riscv_vse32_v_f32m2(y + i, __riscv_vfmul_vv_f32m2(s, __riscv_vle32_v_f32m2(up + i, vl), vl), vl);
   }
 }
@@ -109,9 +125,13 @@ void fill_rvv_rows(Kernels& k) {
   k.dot_f32 = dot_f32;
   k.rms_norm = rms_norm;
   k.softmax = softmax;
-  k.silu = silu;
-  k.swiglu = swiglu;
+  k.silu = unary<silu_v>;
+  k.gelu = unary<gelu_v>;
+  k.exp = unary<exp_v>;
+  k.swiglu = gated<silu_v>;
+  k.geglu = gated<gelu_v>;
   k.add = binary<vadd>;
+  k.sub = binary<vsub>;
   k.mul = binary<vmul>;
   k.scale = scale;
   k.axpy = axpy;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "sched/perf_log.h"
+#include "backend/perf_log.h"
 #include "sched/scheduler.h"
 
 namespace hart::sched {

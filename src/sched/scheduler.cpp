@@ -7,13 +7,6 @@
 
 namespace hart::sched {
 
-bool is_view_op(Op op) { return op == Op::RESHAPE || op == Op::VIEW || op == Op::PERMUTE || op == Op::TRANSPOSE; }
-
-Tensor* producer(Tensor* t) {
-  while (is_view_op(t->op)) t = t->src[0];
-  return t;
-}
-
 Scheduler::Scheduler(std::vector<Backend*> backends) : backends_(std::move(backends)) {
   if (backends_.empty()) throw Error("scheduler: no backends given");
   for (Backend* b : backends_)

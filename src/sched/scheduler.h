@@ -11,14 +11,9 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "sched/perf_log.h"
+#include "backend/perf_log.h"
 
 namespace hart::sched {
-
-// True for ops that only reinterpret memory.
-bool is_view_op(Op op);
-// The node whose computation produced t's bytes: t itself, or the source its views start from.
-Tensor* producer(Tensor* t);
 
 struct Split {
   Backend* backend = nullptr;

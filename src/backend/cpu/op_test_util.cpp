@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "backend/cpu/cpu_backend.h"
+#include "common/fp16.h"
 #include "quant/quant.h"
 
 namespace hart::cpu::test {

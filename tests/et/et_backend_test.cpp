@@ -19,13 +19,14 @@
 #include "backend/perf_log.h"
 #include "common/error.h"
 #include "sched/scheduler.h"
+#include "testing/dense.h"
 
 namespace hart::et {
 namespace {
 
 using cpu::test::Bench;
-using cpu::test::Dense;
-using cpu::test::read;
+using testing::Dense;
+using testing::read;
 
 struct TempDir {
   std::string path = (std::filesystem::temp_directory_path() / "hart-et-backend-XXXXXX").string();

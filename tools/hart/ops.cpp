@@ -10,7 +10,7 @@
 #include "parse_args.h"
 #include "common/error.h"
 #include "sched/devices.h"
-#include "sched/op_cases.h"
+#include "testing/op_cases.h"
 #ifdef HART_HAVE_ET
 #include "backend/et/et_backend.h"
 #endif
@@ -33,8 +33,8 @@ struct Row {
 };
 
 // Runs the case on the backend (alone: its supports_op said yes) and on the CPU.
-double test_case(const sched::OpCase& c, Backend& backend, Backend& cpu) {
-  sched::Leaves a(kSeed), b(kSeed);
+double test_case(const testing::OpCase& c, Backend& backend, Backend& cpu) {
+  testing::RandomLeaves a(kSeed), b(kSeed);
   Tensor* x = c.build(a);
   Tensor* y = c.build(b);
   Graph ga = build_graph({x}), gb = build_graph({y});
@@ -42,13 +42,13 @@ double test_case(const sched::OpCase& c, Backend& backend, Backend& cpu) {
   b.allocate(gb);
   backend.compute(ga);
   cpu.compute(gb);
-  return sched::nmse(*x, *y);
+  return testing::nmse(*x, *y);
 }
 
 // Mean host time per run over runs after a warm-up, and modelled device time when the backend
 // models one.
-std::string perf_case(const sched::OpCase& c, Backend& backend, int runs) {
-  sched::Leaves l(kSeed);
+std::string perf_case(const testing::OpCase& c, Backend& backend, int runs) {
+  testing::RandomLeaves l(kSeed);
   Tensor* x = c.build(l);
   Graph g = build_graph({x});
   l.allocate(g);
@@ -89,7 +89,7 @@ int print_support_table(const std::vector<std::string>& names) {
                 return s;
               }().c_str(),
               header.c_str(), rule.c_str());
-  const std::vector<sched::OpCase> cases = sched::op_cases();
+  const std::vector<testing::OpCase> cases = testing::op_cases();
   for (size_t i = 0; i < cases.size();) {
     size_t j = i;
     while (j < cases.size() && cases[j].op == cases[i].op) j++;
@@ -97,7 +97,7 @@ int print_support_table(const std::vector<std::string>& names) {
     for (const auto& d : devs) {
       size_t yes = 0;
       for (size_t k = i; k < j; k++) {
-        sched::Leaves l(kSeed);
+        testing::RandomLeaves l(kSeed);
         yes += d->scheduler().backends().front()->supports_op(*cases[k].build(l)) ? 1 : 0;
       }
       row += yes == j - i ? " ✅ |" : yes ? " 🟡 |" : " ❌ |";
@@ -131,9 +131,9 @@ int cmd_ops(int argc, char** argv) {
 
   std::vector<Row> rows;
   int failures = 0;
-  for (const sched::OpCase& c : sched::op_cases()) {
+  for (const testing::OpCase& c : testing::op_cases()) {
     if (!only_op.empty() && only_op != op_name(c.op)) continue;
-    sched::Leaves l(kSeed);
+    testing::RandomLeaves l(kSeed);
     const bool supported = backend.supports_op(*c.build(l));
     Row r{op_name(c.op), c.params, mode, supported, ""};
     if (supported && mode == "test" && !cpu.supports_op(*c.build(l))) {

@@ -13,6 +13,11 @@ Scheduler::Scheduler(std::vector<Backend*> backends) : backends_(std::move(backe
     if (!b) throw Error("scheduler: null backend");
 }
 
+Scheduler::Scheduler(BackendSet backends)
+    : owned_(std::make_unique<BackendSet>(std::move(backends))),
+      backends_(owned_->backends()),
+      log_(owned_->perf_log()) {}
+
 std::vector<Split> Scheduler::plan(const Graph& g) const {
   std::vector<Split> splits;
   std::unordered_map<const Tensor*, size_t> part;  // node -> index of its split

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backend/cpu/kernels.h"
+#include "common/fp16.h"
 #include "quant/quant.h"
 
 namespace hart::cpu {

@@ -19,7 +19,7 @@
 #include <variant>
 #include <vector>
 
-#include "quant/types.h"
+#include "types/tensor_type.h"
 
 namespace hart::gguf {
 

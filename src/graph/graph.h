@@ -36,6 +36,10 @@ Tensor* view(Context& c, Tensor* a, std::initializer_list<int64_t> ne,
              std::initializer_list<size_t> nb, size_t offset);
 Tensor* permute(Context& c, Tensor* a, int ax0, int ax1, int ax2, int ax3);  // as ggml_permute
 Tensor* transpose(Context& c, Tensor* a);
+// True for the ops above (RESHAPE, VIEW, PERMUTE, TRANSPOSE), which only reinterpret memory.
+bool is_view_op(Op op);
+// The node whose computation produced t's bytes: t itself, or the source its views start from.
+Tensor* producer(Tensor* t);
 
 // ---- ops -------------------------------------------------------------------------------------
 Tensor* get_rows(Context& c, Tensor* table, Tensor* ids);                    // -> F32

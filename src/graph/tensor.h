@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "quant/types.h"
+#include "types/tensor_type.h"
 
 namespace hart {
 

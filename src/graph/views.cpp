@@ -66,4 +66,11 @@ Tensor* transpose(Context& c, Tensor* a) {
   return detail::new_view(c, Op::TRANSPOSE, a, ne, nb, 0);
 }
 
+bool is_view_op(Op op) { return op == Op::RESHAPE || op == Op::VIEW || op == Op::PERMUTE || op == Op::TRANSPOSE; }
+
+Tensor* producer(Tensor* t) {
+  while (is_view_op(t->op)) t = t->src[0];
+  return t;
+}
+
 }  // namespace hart

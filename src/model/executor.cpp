@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "backend/cpu/cpu_backend.h"
-#include "sched/devices.h"
+#include "sched/scheduler.h"
 
 namespace hart {
 namespace {
@@ -26,7 +26,7 @@ Executor::Executor(const ExecutorParams& params) {
   if (cpu_only)
     cpu_ = std::make_unique<cpu::CpuBackend>(n_threads, params.cpu_mask);
   else
-    devices_ = std::make_unique<sched::Devices>(params.devices, n_threads, params.perf_log, params.cpu_mask);
+    devices_ = std::make_unique<sched::Scheduler>(BackendSet(params.devices, n_threads, params.perf_log, params.cpu_mask));
 }
 
 Executor::~Executor() = default;

@@ -15,7 +15,7 @@ namespace cpu {
 class CpuBackend;
 }
 namespace sched {
-class Devices;
+class Scheduler;
 }
 
 struct ExecutorParams {
@@ -34,11 +34,11 @@ class Executor {
   // Plans g's memory and computes it; results stay valid until the next call.
   void run(const Graph& g);
   // The backends when more than the CPU was chosen, else nullptr.
-  const sched::Devices* devices() const { return devices_.get(); }
+  const sched::Scheduler* devices() const { return devices_.get(); }
 
  private:
   std::unique_ptr<cpu::CpuBackend> cpu_;
-  std::unique_ptr<sched::Devices> devices_;
+  std::unique_ptr<sched::Scheduler> devices_;
   std::unique_ptr<uint8_t[]> arena_;
   size_t arena_size_ = 0;
 };

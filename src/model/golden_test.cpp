@@ -19,6 +19,7 @@
 #include "common/testdata.h"
 #include "model/arch.h"
 #include "model/generate.h"
+#include "quant/quant.h"
 #include "tokenizer/tokenizer.h"
 
 namespace hart {

@@ -38,7 +38,7 @@ class Session {
   const Model& model() const { return model_; }
   const kv::SequenceStore& store() const { return store_; }
   // The backends when SessionParams::devices chose more than the CPU, else nullptr.
-  const sched::Devices* devices() const { return executor_.devices(); }
+  const sched::Scheduler* devices() const { return executor_.devices(); }
 
  private:
   const Model& model_;

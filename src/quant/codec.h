@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "quant/types.h"
+#include "types/tensor_type.h"
 
 namespace hart::quant {
 

@@ -1,5 +1,6 @@
 // The plain float types F32, F16 and BF16: element-wise conversion, and a dot product that (like
 // ggml's scalar one) multiplies in float and accumulates in double.
+#include "common/fp16.h"
 #include "quant/codec.h"
 
 namespace hart::quant {

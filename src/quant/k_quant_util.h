@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "quant/blocks.h"
 #include "quant/codec.h"
 
 namespace hart::quant {

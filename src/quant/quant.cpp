@@ -54,6 +54,17 @@ const Codec& checked(Type t, int64_t n, bool has_fn, const char* what) {
 
 }  // namespace
 
+bool type_supported(Type t) {
+  switch (t) {
+    case Type::F32: case Type::F16: case Type::BF16: case Type::Q4_0: case Type::Q4_1:
+    case Type::Q5_0: case Type::Q5_1: case Type::Q8_0: case Type::Q4_K: case Type::Q5_K:
+    case Type::Q6_K: case Type::IQ4_NL: case Type::I32: case Type::I64:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool can_dequantize(Type t) { return find(t) && find(t)->dequantize; }
 bool can_quantize(Type t) { return find(t) && find(t)->quantize; }
 

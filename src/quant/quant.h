@@ -5,10 +5,12 @@
 
 #include <cstdint>
 
-#include "quant/types.h"
+#include "types/tensor_type.h"
 
 namespace hart {
 
+// Types hart can dequantize and compute with (the engine's supported set).
+bool type_supported(Type t);
 bool can_dequantize(Type t);
 bool can_quantize(Type t);
 

@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/testdata.h"
 #include "gguf/gguf.h"
+#include "quant/blocks.h"
 
 namespace hart {
 namespace {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "gguf/gguf.h"
-#include "quant/types.h"
+#include "types/tensor_type.h"
 
 namespace hart {
 

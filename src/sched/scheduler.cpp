@@ -7,18 +7,16 @@
 
 namespace hart::sched {
 
-bool is_view_op(Op op) { return op == Op::RESHAPE || op == Op::VIEW || op == Op::PERMUTE || op == Op::TRANSPOSE; }
-
-Tensor* producer(Tensor* t) {
-  while (is_view_op(t->op)) t = t->src[0];
-  return t;
-}
-
 Scheduler::Scheduler(std::vector<Backend*> backends) : backends_(std::move(backends)) {
   if (backends_.empty()) throw Error("scheduler: no backends given");
   for (Backend* b : backends_)
     if (!b) throw Error("scheduler: null backend");
 }
+
+Scheduler::Scheduler(BackendSet backends)
+    : owned_(std::make_unique<BackendSet>(std::move(backends))),
+      backends_(owned_->backends()),
+      log_(owned_->perf_log()) {}
 
 std::vector<Split> Scheduler::plan(const Graph& g) const {
   std::vector<Split> splits;

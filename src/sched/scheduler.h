@@ -7,18 +7,15 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "backend/backend.h"
-#include "sched/perf_log.h"
+#include "backend/backend_set.h"
+#include "backend/perf_log.h"
 
 namespace hart::sched {
-
-// True for ops that only reinterpret memory.
-bool is_view_op(Op op);
-// The node whose computation produced t's bytes: t itself, or the source its views start from.
-Tensor* producer(Tensor* t);
 
 struct Split {
   Backend* backend = nullptr;
@@ -31,6 +28,8 @@ class Scheduler {
   // backends in order of preference; the last one must support every node it is given
   // (the CPU backend). Not owned.
   explicit Scheduler(std::vector<Backend*> backends);
+  // The backends of a set (backend/backend_set.h), owned; SCHED_SPLIT lines go to its perf log.
+  explicit Scheduler(BackendSet backends);
 
   // The backend each node goes to, grouped into splits. Throws hart::Error naming a node no
   // backend supports.
@@ -50,6 +49,7 @@ class Scheduler {
   void set_perf_log(PerfLog* log) { log_ = log; }
 
  private:
+  std::unique_ptr<BackendSet> owned_;
   std::vector<Backend*> backends_;
   PerfLog* log_ = nullptr;
   Stats stats_;

@@ -7,12 +7,13 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/op_test_util.h"
 #include "common/error.h"
+#include "testing/dense.h"
 
 namespace hart::sched {
 namespace {
 
 using cpu::test::Bench;
-using cpu::test::read;
+using testing::read;
 
 // A host-memory backend that accepts only MUL_MAT (and views) and records what it was given.
 class MatOnly final : public Backend {

@@ -3,10 +3,10 @@
 #include <cstdio>
 #include <limits>
 
+#include "backend/registry.h"
 #include "common/error.h"
 #include "gguf/gguf.h"
 #include "model/synthetic.h"
-#include "sched/devices.h"
 #include "progress_bar.h"
 
 namespace hart::cli {
@@ -33,7 +33,7 @@ void ModelOptions::add_to(CLI::App& app) {
 
 bool print_devices_if_asked(const ModelOptions& opt) {
   if (!opt.list_devices) return false;
-  for (const sched::DeviceInfo& d : sched::list_devices()) std::printf("%-4s %s\n", d.name.c_str(), d.description.c_str());
+  for (const BackendInfo* b : registered_backends()) std::printf("%-4s %s\n", b->name.c_str(), b->description.c_str());
   return true;
 }
 
@@ -52,7 +52,7 @@ SessionParams ModelOptions::session_params() const {
       throw Error("--cpu-mask '" + cpu_mask + "' is not a non-zero hex mask (e.g. 0x3)");
   }
   sp.cache_type = cache_type == "f32" ? Type::F32 : Type::F16;
-  sp.devices = sched::parse_device_list(devices);
+  sp.devices = split_backend_names(devices);
   sp.perf_log = perf_log;
   return sp;
 }

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "quant/types.h"
+#include "types/tensor_type.h"
 
 namespace hart::cpu {
 

@@ -12,9 +12,13 @@
 #include "backend/cpu/op_test_util.h"
 #include "common/error.h"
 #include "quant/quant.h"
+#include "testing/dense.h"
 
 namespace hart::cpu::test {
 namespace {
+
+using testing::Dense;
+using testing::read;
 
 using Shape = std::array<int64_t, 4>;
 

@@ -6,6 +6,8 @@
 #include <new>
 #include <vector>
 
+#include "quant/blocks.h"
+
 namespace hart::cpu {
 namespace {
 

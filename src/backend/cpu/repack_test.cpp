@@ -13,6 +13,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/sets_under_test.h"
+#include "quant/blocks.h"
 #include "quant/quant.h"
 
 namespace hart::cpu {

@@ -9,7 +9,6 @@
 #include "backend/et/device/et_params.h"
 #include "backend/et/emu/emulator.h"
 #include "common/error.h"
-#include "sched/scheduler.h"
 
 namespace hart::et {
 
@@ -63,17 +62,17 @@ EtBackend::~EtBackend() {
 void EtBackend::compute(const Graph& g) {
   std::vector<Tensor*> outputs;
   for (Tensor* n : g.nodes)
-    if (n->flags & kFlagOutput) outputs.push_back(sched::producer(n));
+    if (n->flags & kFlagOutput) outputs.push_back(producer(n));
   compute_part(g, outputs);
 }
 
 void EtBackend::copy_in(const Graph& g) {
   std::unordered_set<const Tensor*> in_part(g.nodes.begin(), g.nodes.end()), copied;
   for (const Tensor* n : g.nodes) {
-    if (sched::is_view_op(n->op)) continue;
+    if (is_view_op(n->op)) continue;
     for (Tensor* s : n->src) {
       if (!s) continue;
-      const Tensor* p = sched::producer(s);
+      const Tensor* p = producer(s);
       if (in_part.count(p) || !copied.insert(p).second) continue;
       const DeviceAddr dst = memory_.address(*p);  // uploads weights and state on first use
       const bool resident = p->op == Op::NONE && EtMemory::kind_of(owner_of(*p)) != EtMemory::Kind::Transient;

@@ -15,13 +15,13 @@
 #include "backend/et/et_memory.h"
 #include "backend/et/et_ops.h"
 #include "backend/et/et_trace.h"
-#include "sched/perf_log.h"
+#include "backend/perf_log.h"
 
 namespace hart::et {
 
 struct EtOptions {
   bool uberkernel = false;             // HART_ET_UBERKERNEL=1
-  sched::PerfLog* perf_log = nullptr;  // one ET_PERF line per kernel launch
+  PerfLog* perf_log = nullptr;         // one ET_PERF line per kernel launch
   std::string profile_dir;             // HART_ET_PROFILE: trace files written at destruction
   uint64_t memory_budget = 0;          // resident weights + state; 0: 3/4 of the device memory
   uint64_t shire_mask = 0;             // 0: every shire

@@ -8,7 +8,6 @@
 
 #include "backend/et/device/et_params.h"
 #include "common/error.h"
-#include "sched/scheduler.h"
 
 namespace hart::et {
 
@@ -104,7 +103,7 @@ std::vector<EtOp> plan_ops(const Graph& part, std::span<Tensor* const> host_read
 
   std::vector<EtOp> ops;
   for (Tensor* n : part.nodes) {
-    if (sched::is_view_op(n->op)) continue;
+    if (is_view_op(n->op)) continue;
     if (!ops.empty() && ops.back().head == ops.back().node) {
       Tensor* prev = ops.back().node;
       const bool pair = (prev->op == Op::RMS_NORM && n->op == Op::MUL) || (prev->op == Op::MUL_MAT && n->op == Op::ADD);

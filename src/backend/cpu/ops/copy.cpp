@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "backend/cpu/ops/ops.h"
+#include "common/fp16.h"
 
 namespace hart::cpu {
 namespace {

@@ -11,9 +11,13 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/op_test_util.h"
 #include "common/error.h"
+#include "testing/dense.h"
 
 namespace hart::cpu::test {
 namespace {
+
+using testing::Dense;
+using testing::read;
 
 struct Seq {
   int n_past, n_new;  // the sequence lists n_past + n_new slots; its new tokens are the last n_new

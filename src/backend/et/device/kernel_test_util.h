@@ -13,7 +13,7 @@
 
 #include "backend/et/device/et_params.h"
 #include "backend/et/emu/emulator.h"
-#include "quant/types.h"
+#include "types/tensor_type.h"
 
 namespace hart::et::test {
 

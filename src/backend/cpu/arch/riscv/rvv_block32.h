@@ -13,7 +13,7 @@
 #include <cstdint>
 
 #include "backend/cpu/arch/riscv/rvv_math.h"
-#include "quant/types.h"
+#include "quant/blocks.h"
 
 namespace hart::cpu::riscv {
 

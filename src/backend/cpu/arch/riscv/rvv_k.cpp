@@ -10,6 +10,7 @@
 
 #include "backend/cpu/arch/riscv/rvv_math.h"
 #include "backend/cpu/arch/riscv/rvv_sets.h"
+#include "quant/blocks.h"
 
 namespace hart::cpu::riscv {
 namespace {

@@ -17,6 +17,7 @@
 
 #include "backend/cpu/arch/riscv/rvv_panels.h"
 #include "backend/cpu/repack.h"
+#include "quant/blocks.h"
 
 namespace hart::cpu::riscv {
 namespace {

@@ -20,6 +20,7 @@
 #include "backend/cpu/arch/riscv/rvv_panels.h"
 #include "backend/cpu/arch/riscv/rvv_panels_q4_k.h"  // strip_by_columns
 #include "backend/cpu/repack.h"
+#include "quant/blocks.h"
 
 namespace hart::cpu::riscv {
 namespace {

@@ -14,6 +14,7 @@
 #include "backend/cpu/arch/riscv/cpu_features.h"
 #include "backend/cpu/kernels.h"
 #include "common/error.h"
+#include "quant/blocks.h"
 #include "quant/quant.h"
 
 namespace hart::cpu {

@@ -14,7 +14,7 @@
 #include "backend/cpu/arch/x86/sets.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/repack.h"
-#include "quant/types.h"
+#include "quant/blocks.h"
 
 #define HART_X86_WIDE 0
 #define HART_X86_SET_FILL fill_avx2_vnni

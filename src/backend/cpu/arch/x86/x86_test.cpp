@@ -15,6 +15,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/sets_under_test.h"
 #include "common/fp16.h"
+#include "quant/blocks.h"
 #include "quant/quant.h"
 
 namespace hart::cpu {

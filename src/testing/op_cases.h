@@ -8,24 +8,21 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/random_leaves.h"
 #include "graph/graph.h"
+#include "testing/random_leaves.h"
 
-namespace hart::sched {
-
-// Random leafs with their own memory; allocate(g) gives every node of g its own buffer.
-using Leaves = cpu::RandomLeaves;
+namespace hart::testing {
 
 struct OpCase {
   Op op;
   std::string params;  // "type_a=q8_0,type_b=f32,m=32,n=1,k=256"
   double max_nmse;     // test mode threshold against the CPU
-  std::function<Tensor*(Leaves&)> build;  // returns the op's node
+  std::function<Tensor*(RandomLeaves&)> build;  // returns the op's node
 };
 
 std::vector<OpCase> op_cases();
 
-// Normalized mean squared error of got against want (both read as floats through strides).
+// Normalized mean squared error of got against want (both read through their strides: dense.h).
 double nmse(const Tensor& got, const Tensor& want);
 
-}  // namespace hart::sched
+}  // namespace hart::testing

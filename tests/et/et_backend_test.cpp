@@ -16,16 +16,17 @@
 #include "backend/cpu/op_test_util.h"
 #include "backend/et/device_lock.h"
 #include "backend/et/emu/emulator.h"
+#include "backend/perf_log.h"
 #include "common/error.h"
-#include "sched/perf_log.h"
 #include "sched/scheduler.h"
+#include "testing/dense.h"
 
 namespace hart::et {
 namespace {
 
 using cpu::test::Bench;
-using cpu::test::Dense;
-using cpu::test::read;
+using testing::Dense;
+using testing::read;
 
 struct TempDir {
   std::string path = (std::filesystem::temp_directory_path() / "hart-et-backend-XXXXXX").string();
@@ -43,7 +44,7 @@ emu::EmuConfig small_device(const std::string& lock_dir) {
   return cfg;
 }
 
-std::unique_ptr<EtBackend> make_backend(const std::string& lock_dir, bool uber, sched::PerfLog* log = nullptr) {
+std::unique_ptr<EtBackend> make_backend(const std::string& lock_dir, bool uber, PerfLog* log = nullptr) {
   EtOptions o;
   o.uberkernel = uber;
   o.perf_log = log;
@@ -161,7 +162,7 @@ TEST(EtBackend, SplitsWithCpuAroundUnsupportedOps) {
 TEST(EtBackend, GegluFfnWithQ4_KWeightsRunsOnTheDevice) {
   TempDir dir;
   const std::string path = dir.path + "/perf.log";
-  auto log = std::make_unique<sched::PerfLog>(path);
+  auto log = std::make_unique<PerfLog>(path);
   auto et = make_backend(dir.path, false, log.get());
   const Placed r = place_and_compare(*et, [](Bench& b) {
     Context& c = b.ctx;
@@ -234,7 +235,7 @@ TEST(EtBackend, PerfLogHasOneLinePerKernelCall) {
   TempDir dir;
   const std::string path = dir.path + "/perf.log";
   {
-    sched::PerfLog log(path);
+    PerfLog log(path);
     EtOptions o;
     o.perf_log = &log;
     o.profile_dir = dir.path + "/prof";

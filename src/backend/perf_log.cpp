@@ -1,11 +1,11 @@
-#include "sched/perf_log.h"
+#include "backend/perf_log.h"
 
 #include <cerrno>
 #include <cstring>
 
 #include "common/error.h"
 
-namespace hart::sched {
+namespace hart {
 
 PerfLog::PerfLog(const std::string& path) : file_(std::fopen(path.c_str(), "w")) {
   if (!file_) throw Error("cannot open perf log " + path + ": " + std::strerror(errno));
@@ -20,4 +20,4 @@ void PerfLog::line(const std::string& text) {
   std::fflush(file_);
 }
 
-}  // namespace hart::sched
+}  // namespace hart

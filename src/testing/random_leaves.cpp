@@ -1,8 +1,8 @@
-#include "backend/cpu/random_leaves.h"
+#include "testing/random_leaves.h"
 
 #include "quant/quant.h"
 
-namespace hart::cpu {
+namespace hart::testing {
 
 std::byte* RandomLeaves::bytes(size_t n) {
   memory_.push_back(std::make_unique<std::byte[]>(n + 64));
@@ -36,4 +36,4 @@ void RandomLeaves::allocate(const Graph& g) {
     if (t->view_src) t->data = static_cast<char*>(t->view_src->data) + t->view_offs;
 }
 
-}  // namespace hart::cpu
+}  // namespace hart::testing

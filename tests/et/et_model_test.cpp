@@ -12,7 +12,7 @@
 #include "gguf/gguf.h"
 #include "model/model.h"
 #include "model/session.h"
-#include "sched/devices.h"
+#include "sched/scheduler.h"
 
 namespace hart {
 namespace {
@@ -45,7 +45,7 @@ Run greedy(const Model& m, std::vector<std::string> devices, int n) {
     const int32_t t = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
     r.tokens.push_back(t);
     next = {t};
-    if (s.devices()) r.cpu_nodes += s.devices()->scheduler().last_stats().nodes.back();
+    if (s.devices()) r.cpu_nodes += s.devices()->last_stats().nodes.back();
   }
   return r;
 }

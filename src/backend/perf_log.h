@@ -7,7 +7,7 @@
 #include <mutex>
 #include <string>
 
-namespace hart::sched {
+namespace hart {
 
 class PerfLog {
  public:
@@ -24,4 +24,4 @@ class PerfLog {
   std::mutex mutex_;
 };
 
-}  // namespace hart::sched
+}  // namespace hart

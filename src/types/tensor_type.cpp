@@ -1,4 +1,4 @@
-#include "quant/types.h"
+#include "types/tensor_type.h"
 
 #include <array>
 #include <cctype>
@@ -81,17 +81,6 @@ std::optional<Type> type_from_name(std::string_view name) {
   for (uint32_t i = 0; i < kTypeCount; i++)
     if (kTable[i].known && iequal(kTable[i].info.name, name)) return Type(i);
   return std::nullopt;
-}
-
-bool type_supported(Type t) {
-  switch (t) {
-    case Type::F32: case Type::F16: case Type::BF16: case Type::Q4_0: case Type::Q4_1:
-    case Type::Q5_0: case Type::Q5_1: case Type::Q8_0: case Type::Q4_K: case Type::Q5_K:
-    case Type::Q6_K: case Type::IQ4_NL: case Type::I32: case Type::I64:
-      return true;
-    default:
-      return false;
-  }
 }
 
 }  // namespace hart

@@ -1,30 +1,13 @@
-#include "sched/op_cases.h"
+#include "testing/op_cases.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "common/fp16.h"
-#include "quant/quant.h"
+#include "testing/dense.h"
 
-namespace hart::sched {
+namespace hart::testing {
 
 namespace {
-
-std::vector<float> values(const Tensor& t) {
-  std::vector<float> out;
-  std::vector<float> row(size_t(t.ne[0]));
-  for (int64_t i3 = 0; i3 < t.ne[3]; i3++)
-    for (int64_t i2 = 0; i2 < t.ne[2]; i2++)
-      for (int64_t i1 = 0; i1 < t.ne[1]; i1++) {
-        const char* base = static_cast<const char*>(t.data) + i1 * t.nb[1] + i2 * t.nb[2] + i3 * t.nb[3];
-        for (int64_t i0 = 0; i0 < t.ne[0]; i0++) {
-          const char* p = base + i0 * t.nb[0];
-          out.push_back(t.type == Type::F16 ? fp16_to_f32(*reinterpret_cast<const fp16_t*>(p))
-                                            : *reinterpret_cast<const float*>(p));
-        }
-      }
-  return out;
-}
 
 std::string tn(Type t) { return std::string(type_name(t)); }
 
@@ -40,13 +23,13 @@ std::string shape(std::initializer_list<int64_t> ne) {
 }  // namespace
 
 double nmse(const Tensor& got, const Tensor& want) {
-  const std::vector<float> a = values(got), b = values(want);
+  const std::vector<double> a = read(got).v, b = read(want).v;
   double err = 0, ref = 0;
   for (size_t i = 0; i < a.size() && i < b.size(); i++) {
     if (std::isnan(a[i]) != std::isnan(b[i])) return INFINITY;
     if (std::isinf(b[i]) && a[i] == b[i]) continue;
-    err += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-    ref += double(b[i]) * b[i];
+    err += (a[i] - b[i]) * (a[i] - b[i]);
+    ref += b[i] * b[i];
   }
   return a.size() == b.size() ? err / std::max(ref, 1e-30) : INFINITY;
 }
@@ -58,20 +41,22 @@ std::vector<OpCase> op_cases() {
     const double tol = type_info(w).quantized ? 5e-4 : 5e-6;
     for (int64_t m : {1, 7}) {
       cases.push_back({Op::MUL_MAT, "type_a=" + tn(w) + ",type_b=f32,m=" + std::to_string(m) + ",n=32,k=256", tol,
-                       [=](Leaves& l) { return mul_mat(l.ctx, l.random(w, {256, 32}), l.random(Type::F32, {256, m})); }});
+                       [=](RandomLeaves& l) {
+                         return mul_mat(l.ctx, l.random(w, {256, 32}), l.random(Type::F32, {256, m}));
+                       }});
     }
   }
-  cases.push_back({Op::MUL_MAT, "type_a=q8_0,type_b=f32,m=3,n=16,k=64,bs=[2,1],nr=[2,1]", 5e-4, [](Leaves& l) {
+  cases.push_back({Op::MUL_MAT, "type_a=q8_0,type_b=f32,m=3,n=16,k=64,bs=[2,1],nr=[2,1]", 5e-4, [](RandomLeaves& l) {
                      return mul_mat(l.ctx, l.random(Type::Q8_0, {64, 16, 2}), l.random(Type::F32, {64, 3, 4}));
                    }});
   for (Type t : {Type::F32, Type::F16, Type::Q8_0, Type::Q4_0, Type::Q4_K}) {
-    cases.push_back({Op::GET_ROWS, "type=" + tn(t) + ",n=256,rows=10,m=5", 1e-7, [=](Leaves& l) {
+    cases.push_back({Op::GET_ROWS, "type=" + tn(t) + ",n=256,rows=10,m=5", 1e-7, [=](RandomLeaves& l) {
                        return get_rows(l.ctx, l.random(t, {256, 10}), l.random(Type::I32, {5}, 0, 10));
                      }});
   }
   for (Type d : {Type::F32, Type::F16})
     for (Type ids : {Type::I64, Type::I32}) {
-      cases.push_back({Op::SET_ROWS, "type=" + tn(d) + ",type_idx=" + tn(ids) + ",ne=[64,8],m=3", 1e-7, [=](Leaves& l) {
+      cases.push_back({Op::SET_ROWS, "type=" + tn(d) + ",type_idx=" + tn(ids) + ",ne=[64,8],m=3", 1e-7, [=](RandomLeaves& l) {
                          Tensor* src = l.random(Type::F32, {64, 3});
                          Tensor* rows = l.random(ids, {3}, 0, 1);  // distinct rows 1, 3, 5: no write races
                          for (int64_t i = 0; i < 3; i++) {
@@ -83,7 +68,7 @@ std::vector<OpCase> op_cases() {
     }
   for (auto ne : {std::initializer_list<int64_t>{67, 5}, std::initializer_list<int64_t>{256, 4, 3}}) {
     std::vector<int64_t> v(ne);
-    cases.push_back({Op::RMS_NORM, "ne=" + shape(ne) + ",eps=1e-06", 1e-7, [v](Leaves& l) {
+    cases.push_back({Op::RMS_NORM, "ne=" + shape(ne) + ",eps=1e-06", 1e-7, [v](RandomLeaves& l) {
                        return rms_norm(l.ctx, l.random(Type::F32, {v[0], v[1], v.size() > 2 ? v[2] : 1}), 1e-6f);
                      }});
   }
@@ -92,28 +77,28 @@ std::vector<OpCase> op_cases() {
     Tensor* (*fn)(Context&, Tensor*, Tensor*);
   };
   for (Bin b : {Bin{Op::ADD, add}, Bin{Op::SUB, sub}, Bin{Op::MUL, mul}}) {
-    cases.push_back({b.op, "type=f32,ne=[32,10,1,1],nr=[1,1,1,1]", 1e-7, [b](Leaves& l) {
+    cases.push_back({b.op, "type=f32,ne=[32,10,1,1],nr=[1,1,1,1]", 1e-7, [b](RandomLeaves& l) {
                        return b.fn(l.ctx, l.random(Type::F32, {32, 10}), l.random(Type::F32, {32, 10}));
                      }});
-    cases.push_back({b.op, "type=f32,ne=[32,10,1,1],nr=[1,10,1,1]", 1e-7, [b](Leaves& l) {
+    cases.push_back({b.op, "type=f32,ne=[32,10,1,1],nr=[1,10,1,1]", 1e-7, [b](RandomLeaves& l) {
                        return b.fn(l.ctx, l.random(Type::F32, {32, 10}), l.random(Type::F32, {32}));
                      }});
   }
   cases.push_back({Op::SCALE, "type=f32,ne=[40,7],scale=0.25", 1e-7,
-                   [](Leaves& l) { return scale(l.ctx, l.random(Type::F32, {40, 7}), 0.25f); }});
+                   [](RandomLeaves& l) { return scale(l.ctx, l.random(Type::F32, {40, 7}), 0.25f); }});
   for (Unary u : {Unary::SILU, Unary::GELU}) {
     cases.push_back({Op::UNARY, std::string("op=") + (u == Unary::SILU ? "SILU" : "GELU") + ",type=f32,ne=[64,3]",
-                     1e-6, [u](Leaves& l) { return unary(l.ctx, l.random(Type::F32, {64, 3}), u); }});
+                     1e-6, [u](RandomLeaves& l) { return unary(l.ctx, l.random(Type::F32, {64, 3}), u); }});
   }
   for (Glu g : {Glu::SWIGLU, Glu::GEGLU}) {
     cases.push_back({Op::GLU, std::string("op=") + (g == Glu::SWIGLU ? "SWIGLU" : "GEGLU") + ",type=f32,ne=[96,4]",
-                     1e-6, [g](Leaves& l) {
+                     1e-6, [g](RandomLeaves& l) {
                        return glu(l.ctx, l.random(Type::F32, {96, 4}), l.random(Type::F32, {96, 4}), g);
                      }});
   }
   for (bool mask : {false, true}) {
     cases.push_back({Op::SOFT_MAX, std::string("type=f32,ne=[33,6],mask=") + (mask ? "1" : "0") + ",scale=0.5", 1e-6,
-                     [mask](Leaves& l) {
+                     [mask](RandomLeaves& l) {
                        Tensor* m = mask ? l.random(Type::F32, {33, 6}, -2.0f, 0.0f) : nullptr;
                        return soft_max(l.ctx, l.random(Type::F32, {33, 6}), m, 0.5f, 0.0f);
                      }});
@@ -123,26 +108,26 @@ std::vector<OpCase> op_cases() {
       cases.push_back({Op::ROPE,
                        std::string("type=f32,ne=[64,4,3],mode=") + std::to_string(int(mode)) + ",n_dims=64,ff=" +
                            (ff ? "1" : "0"),
-                       1e-6, [mode, ff](Leaves& l) {
+                       1e-6, [mode, ff](RandomLeaves& l) {
                          Tensor* f = ff ? l.random(Type::F32, {32}, 1.0f, 4.0f) : nullptr;
                          return rope(l.ctx, l.random(Type::F32, {64, 4, 3}), l.random(Type::I32, {3}, 0, 512), f, mode,
                                      64, 10000.0f, 1.0f);
                        }});
     }
   for (auto [a, b] : {std::pair{Type::F32, Type::F16}, std::pair{Type::F16, Type::F32}, std::pair{Type::F32, Type::F32}}) {
-    cases.push_back({Op::CPY, "type_src=" + tn(a) + ",type_dst=" + tn(b) + ",ne=[32,6,2]", 1e-6, [=](Leaves& l) {
+    cases.push_back({Op::CPY, "type_src=" + tn(a) + ",type_dst=" + tn(b) + ",ne=[32,6,2]", 1e-6, [=](RandomLeaves& l) {
                        return cpy(l.ctx, l.random(a, {32, 6, 2}), l.random(b, {32, 6, 2}));
                      }});
   }
   for (Type t : {Type::F32, Type::F16}) {
     cases.push_back({Op::CONT, "type=" + tn(t) + ",ne=[20,12],transposed=1", 1e-7,
-                     [t](Leaves& l) { return cont(l.ctx, transpose(l.ctx, l.random(t, {12, 20}))); }});
+                     [t](RandomLeaves& l) { return cont(l.ctx, transpose(l.ctx, l.random(t, {12, 20}))); }});
   }
   for (Type kv : {Type::F32, Type::F16, Type::BF16})
     for (bool mask : {false, true}) {
       cases.push_back({Op::FLASH_ATTN_EXT,
                        "hs=64,nh=4,nh_kv=2,kv=19,nb=3,mask=" + std::string(mask ? "1" : "0") + ",type_KV=" + tn(kv),
-                       5e-6, [kv, mask](Leaves& l) {
+                       5e-6, [kv, mask](RandomLeaves& l) {
                          Tensor* m = mask ? l.random(Type::F32, {19, 3}, -3.0f, 0.0f) : nullptr;
                          return flash_attn_ext(l.ctx, l.random(Type::F32, {64, 4, 3}), l.random(kv, {64, 2, 19}),
                                                l.random(kv, {64, 2, 19}), m, 0.125f);
@@ -150,7 +135,7 @@ std::vector<OpCase> op_cases() {
     }
   for (Type kv : {Type::F32, Type::F16}) {
     cases.push_back({Op::PAGED_ATTN, "hs=64,nh=4,nh_kv=2,slots=10,nb=3,lists=[5,6,7],type_KV=" + tn(kv), 5e-6,
-                     [kv](Leaves& l) {
+                     [kv](RandomLeaves& l) {
                        // three tokens' (offset, count) pairs, then their slot lists (slots repeat)
                        Tensor* index = l.random(Type::I32, {24}, 0, 10);
                        auto* ix = static_cast<int32_t*>(index->data);
@@ -163,4 +148,4 @@ std::vector<OpCase> op_cases() {
   return cases;
 }
 
-}  // namespace hart::sched
+}  // namespace hart::testing

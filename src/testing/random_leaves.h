@@ -1,5 +1,5 @@
-// Random leaf tensors with memory of their own: the inputs of the op tests (op_test_util.h) and
-// of the `hart ops` grid (sched/op_cases.h). No test framework here, so that `hart` can use it.
+// Random leaf tensors with memory of their own: the inputs of the op tests and of the `hart ops`
+// grid (op_cases.h). No test framework here, so that `hart` can use it.
 // The same seed gives the same values, which lets a case be built twice with identical inputs.
 #pragma once
 
@@ -11,7 +11,7 @@
 
 #include "graph/graph.h"
 
-namespace hart::cpu {
+namespace hart::testing {
 
 class RandomLeaves {
  public:
@@ -32,4 +32,4 @@ class RandomLeaves {
   std::vector<std::unique_ptr<std::byte[]>> memory_;
 };
 
-}  // namespace hart::cpu
+}  // namespace hart::testing

@@ -1,5 +1,8 @@
 #include "backend/backend_set.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "backend/registry.h"
 #include "common/error.h"
 
@@ -8,7 +11,8 @@ namespace hart {
 BackendSet::BackendSet(const std::vector<std::string>& names, int n_threads, const std::string& perf_log,
                        uint64_t cpu_mask) {
   if (!perf_log.empty()) log_ = std::make_unique<PerfLog>(perf_log);
-  const BackendOptions options{n_threads, cpu_mask, log_.get()};
+  const int threads = n_threads > 0 ? n_threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  const BackendOptions options{threads, cpu_mask, log_.get()};
   const BackendInfo* fallback = nullptr;
   for (const BackendInfo* b : registered_backends())
     if (b->runs_every_op) fallback = b;

@@ -17,7 +17,8 @@ class BackendSet {
  public:
   // names: e.g. {"et", "cpu"}; unknown names throw hart::Error listing the known ones.
   // perf_log: a file for the backends' and the scheduler's lines (ET_PERF, SCHED_SPLIT), or empty.
-  // cpu_mask: the CPU backend's thread pinning (see CpuBackend).
+  // n_threads: the CPU backend's threads, 0 for every hardware thread. cpu_mask: their pinning
+  // (see CpuBackend).
   BackendSet(const std::vector<std::string>& names, int n_threads, const std::string& perf_log,
              uint64_t cpu_mask = 0);
   BackendSet(BackendSet&&) noexcept;

@@ -1,11 +1,5 @@
 #include "model/executor.h"
 
-#include <algorithm>
-#include <thread>
-
-#include "backend/cpu/cpu_backend.h"
-#include "sched/scheduler.h"
-
 namespace hart {
 namespace {
 
@@ -18,18 +12,7 @@ uint8_t* align_up(uint8_t* p) {
 
 }  // namespace
 
-Executor::Executor(const ExecutorParams& params) {
-  const int n_threads =
-      params.n_threads > 0 ? params.n_threads : int(std::max(1u, std::thread::hardware_concurrency()));
-  const bool cpu_only =
-      params.devices.empty() || (params.devices.size() == 1 && params.devices[0] == "cpu");
-  if (cpu_only)
-    cpu_ = std::make_unique<cpu::CpuBackend>(n_threads, params.cpu_mask);
-  else
-    devices_ = std::make_unique<sched::Scheduler>(BackendSet(params.devices, n_threads, params.perf_log, params.cpu_mask));
-}
-
-Executor::~Executor() = default;
+Executor::Executor(BackendSet backends) : scheduler_(std::move(backends)) {}
 
 void Executor::run(const Graph& g) {
   const size_t need = plan_memory(g, nullptr) + kArenaAlign;
@@ -38,10 +21,7 @@ void Executor::run(const Graph& g) {
     arena_size_ = need;
   }
   plan_memory(g, align_up(arena_.get()));
-  if (devices_)
-    devices_->compute(g);
-  else
-    cpu_->compute(g);
+  scheduler_.compute(g);
 }
 
 }  // namespace hart

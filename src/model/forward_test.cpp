@@ -32,8 +32,7 @@ std::vector<float> all_logits(const Model& m, const std::vector<int32_t>& prompt
   sp.cache_type = Type::F32;
   sp.n_ctx = 1024;
   sp.n_batch = n_batch;
-  sp.n_threads = 2;
-  Session s(m, sp);
+  Session s(m, sp, BackendSet({"cpu"}, 2, ""));
   const auto l = s.decode(prompt, true);
   return {l.begin(), l.end()};
 }
@@ -63,8 +62,7 @@ TEST_P(Splits, ChunksAndSingleTokensGiveOneBatchsLogits) {
   SessionParams sp;
   sp.cache_type = Type::F32;
   sp.n_ctx = 1024;
-  sp.n_threads = 2;
-  Session s(*model, sp);
+  Session s(*model, sp, BackendSet({"cpu"}, 2, ""));
   const int head = kPrompt - 8;
   s.decode(std::span(prompt).first(size_t(head)));
   for (int p = head; p < kPrompt; p++) {

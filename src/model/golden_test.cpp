@@ -97,8 +97,7 @@ void check_golden(const Case& c, bool ref_kernels) {
   sp.cache_type = c.suite->llama_cpp || ref_kernels ? Type::F32 : Type::F16;
   sp.n_ctx = 1024;  // as the llama.cpp goldens were made (it picks Phi-3's RoPE factors)
   sp.n_batch = g.value("n_batch", 512);
-  sp.n_threads = 2;
-  Session session(*model, sp);
+  Session session(*model, sp, BackendSet({"cpu"}, 2, ""));
   SamplerParams greedy;
   greedy.temperature = 0;
   Sampler sampler(greedy, model->hp.n_vocab);

@@ -18,12 +18,12 @@ kv::Capacity session_capacity(const HParams& hp, int n_ctx, int n_batch) {
 
 int default_n_ctx(const HParams& hp) { return std::min(hp.n_ctx_train, 4096); }
 
-Session::Session(const Model& model, const SessionParams& params)
+Session::Session(const Model& model, const SessionParams& params, BackendSet backends)
     : model_(model),
       n_ctx_(params.n_ctx > 0 ? params.n_ctx : default_n_ctx(model.hp)),
       n_batch_(std::max(1, params.n_batch)),
       store_(state_layout(model.hp), session_capacity(model.hp, n_ctx_, n_batch_), params.cache_type),
-      executor_(params) {}
+      executor_(std::move(backends)) {}
 
 Session::~Session() = default;
 

@@ -14,7 +14,7 @@
 
 namespace hart {
 
-struct SessionParams : ExecutorParams {
+struct SessionParams {
   int n_ctx = 0;                // 0: the model's training context, capped at 4096
   int n_batch = 512;            // most tokens computed in one step (a longer prompt is split)
   Type cache_type = Type::F16;  // F16 (as llama.cpp) or F32
@@ -22,7 +22,8 @@ struct SessionParams : ExecutorParams {
 
 class Session {
  public:
-  Session(const Model& model, const SessionParams& params);
+  // Runs on `backends` (backend/backend_set.h: e.g. BackendSet({"cpu"}, n_threads, "")).
+  Session(const Model& model, const SessionParams& params, BackendSet backends);
   ~Session();
 
   // Appends `tokens` at positions [n_past, n_past + n) and returns the logits of the last
@@ -37,8 +38,8 @@ class Session {
   int truncate(int n);
   const Model& model() const { return model_; }
   const kv::SequenceStore& store() const { return store_; }
-  // The backends when SessionParams::devices chose more than the CPU, else nullptr.
-  const sched::Scheduler* devices() const { return executor_.devices(); }
+  // Where its last step ran (splits, nodes per backend).
+  const sched::Scheduler& scheduler() const { return executor_.scheduler(); }
 
  private:
   const Model& model_;

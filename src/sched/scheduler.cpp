@@ -1,5 +1,6 @@
 #include "sched/scheduler.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -65,19 +66,24 @@ std::vector<Split> Scheduler::plan(const Graph& g) const {
 }
 
 void Scheduler::compute(const Graph& g) {
+  if (backends_.size() == 1) {  // the CPU alone: one part, nothing to place (every decode step)
+    stats_ = Stats{1, {size_t(std::count_if(g.nodes.begin(), g.nodes.end(), [](const Tensor* n) { return !is_view_op(n->op); }))}};
+    backends_[0]->compute(g);
+    return;
+  }
   const std::vector<Split> splits = plan(g);
   stats_ = Stats{splits.size(), std::vector<size_t>(backends_.size(), 0)};
   for (const Split& s : splits) {
     size_t bi = 0;
     while (backends_[bi] != s.backend) bi++;
-    std::string ops;
-    for (const Tensor* n : s.graph.nodes) {
-      if (is_view_op(n->op)) continue;
-      stats_.nodes[bi]++;
-      if (!ops.empty()) ops += ',';
-      ops += op_name(n->op);
-    }
+    for (const Tensor* n : s.graph.nodes) stats_.nodes[bi] += !is_view_op(n->op);
     if (log_ && bi > 0) {
+      std::string ops;
+      for (const Tensor* n : s.graph.nodes) {
+        if (is_view_op(n->op)) continue;
+        if (!ops.empty()) ops += ',';
+        ops += op_name(n->op);
+      }
       log_->line("SCHED_SPLIT|backend=" + s.backend->name() + "|nodes=" + std::to_string(s.graph.nodes.size()) +
                  "|ops=" + ops);
     }

@@ -57,7 +57,8 @@ struct Engine::Seq {
   bool prefilling() const { return n_computed() < int(p.prompt.size()); }
 };
 
-Engine::Engine(const Model& model, const Tokenizer& tok, const EngineOptions& opt, Metrics& metrics)
+Engine::Engine(const Model& model, const Tokenizer& tok, const EngineOptions& opt, BackendSet backends,
+               Metrics& metrics)
     : model_(model),
       tok_(tok),
       metrics_(metrics),
@@ -65,7 +66,7 @@ Engine::Engine(const Model& model, const Tokenizer& tok, const EngineOptions& op
       chunk_size_(std::max(1, opt.chunk_size)),
       max_queue_(opt.max_queue),
       store_(state_layout(model.hp), capacity(model.hp, opt, n_ctx_), opt.cache_type),
-      executor_(opt) {
+      executor_(std::move(backends)) {
   const kv::StateLayout& layout = store_.layout();
   if (layout.uses(kv::Pool::FULL))
     n_ctx_ = int(std::min<int64_t>(n_ctx_, store_.capacity().full));  // one sequence never outgrows the pool

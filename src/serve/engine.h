@@ -30,7 +30,7 @@
 
 namespace hart::serve {
 
-struct EngineOptions : ExecutorParams {
+struct EngineOptions {
   int kv_size = 0;      // token slots in the pool; 0: 2 x n_ctx
   int n_ctx = 0;        // longest sequence; 0: the model's training context, at most 4096
   int chunk_size = 256; // tokens per step
@@ -46,7 +46,8 @@ class QueueFull : public std::runtime_error {
 
 class Engine {
  public:
-  Engine(const Model& model, const Tokenizer& tok, const EngineOptions& opt, Metrics& metrics);
+  // Runs on `backends` (backend/backend_set.h), from its own loop thread.
+  Engine(const Model& model, const Tokenizer& tok, const EngineOptions& opt, BackendSet backends, Metrics& metrics);
   ~Engine();
 
   // Queues a request (validated by the caller against n_ctx()); throws QueueFull.

@@ -30,14 +30,14 @@ struct Served {
   Loaded l;
   Metrics metrics;
   Engine engine;
-  Served(const std::string& path, const EngineOptions& opt) : l(load(path)), engine(*l.model, *l.tok, opt, metrics) {}
+  Served(const std::string& path, const EngineOptions& opt)
+      : l(load(path)), engine(*l.model, *l.tok, opt, BackendSet({"cpu"}, 2, ""), metrics) {}
 };
 
 EngineOptions with_ctx(int n_ctx, int kv_size = 0) {
   EngineOptions opt;
   opt.n_ctx = n_ctx;
   opt.kv_size = kv_size;
-  opt.n_threads = 2;
   return opt;
 }
 
@@ -53,8 +53,7 @@ GenParams greedy(const Tokenizer& tok, const std::string& text, int max_tokens) 
 std::vector<int32_t> alone(const Loaded& l, const GenParams& p) {
   SessionParams sp;
   sp.n_ctx = 256;
-  sp.n_threads = 1;
-  Session session(*l.model, sp);
+  Session session(*l.model, sp, BackendSet({"cpu"}, 1, ""));
   Sampler sampler(p.sampling, l.model->hp.n_vocab);
   std::vector<int32_t> out;
   GenerateOptions go;

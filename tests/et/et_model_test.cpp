@@ -35,9 +35,7 @@ struct Run {
 Run greedy(const Model& m, std::vector<std::string> devices, int n) {
   SessionParams sp;
   sp.n_ctx = 64;
-  sp.n_threads = 1;
-  sp.devices = std::move(devices);
-  Session s(m, sp);
+  Session s(m, sp, BackendSet(devices, 1, ""));
   Run r;
   std::vector<int32_t> next = {1, 403, 407};  // BOS and two tokens: a prefill, then decode steps
   for (int i = 0; i < n; i++) {
@@ -45,7 +43,7 @@ Run greedy(const Model& m, std::vector<std::string> devices, int n) {
     const int32_t t = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
     r.tokens.push_back(t);
     next = {t};
-    if (s.devices()) r.cpu_nodes += s.devices()->last_stats().nodes.back();
+    r.cpu_nodes += s.scheduler().last_stats().nodes.back();
   }
   return r;
 }

@@ -129,9 +129,7 @@ int cmd_bench(int argc, char** argv) {
                 "t/s (min..max)", "roofline");
 
   for (int threads : threads_list) {
-    SessionParams sp = mo.session_params();
-    sp.n_threads = threads;
-    Session session(m, sp);
+    Session session(m, mo.session_params(), mo.backends(threads));
     const double bw = bandwidth > 0 ? bandwidth : measure_read_bandwidth(threads);
     const double roofline_tps = bw * 1e9 / double(wbytes);
 

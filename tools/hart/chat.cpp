@@ -54,7 +54,7 @@ int cmd_chat(int argc, char** argv) {
   const ChatTemplate tmpl = pick_template(*lm.model, template_name);
   std::fprintf(stderr, "hart: chat template %s\n", chat_template_name(tmpl).c_str());
 
-  Session session(*lm.model, mo.session_params());
+  Session session(*lm.model, mo.session_params(), mo.backends());
   Sampler sampler(so.p, lm.model->hp.n_vocab);
   std::vector<ChatMessage> history;
   if (!system_prompt.empty()) history.push_back({"system", system_prompt});

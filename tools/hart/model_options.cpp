@@ -40,21 +40,23 @@ bool print_devices_if_asked(const ModelOptions& opt) {
 SessionParams ModelOptions::session_params() const {
   SessionParams sp;
   sp.n_ctx = ctx_size;
-  sp.n_threads = threads;
+  sp.cache_type = cache_type == "f32" ? Type::F32 : Type::F16;
+  return sp;
+}
+
+BackendSet ModelOptions::backends(int n_threads) const {
+  uint64_t mask = 0;
   if (!cpu_mask.empty()) {
     size_t used = 0;
     try {
-      sp.cpu_mask = std::stoull(cpu_mask, &used, 16);
+      mask = std::stoull(cpu_mask, &used, 16);
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != cpu_mask.size() || sp.cpu_mask == 0)
+    if (used != cpu_mask.size() || mask == 0)
       throw Error("--cpu-mask '" + cpu_mask + "' is not a non-zero hex mask (e.g. 0x3)");
   }
-  sp.cache_type = cache_type == "f32" ? Type::F32 : Type::F16;
-  sp.devices = split_backend_names(devices);
-  sp.perf_log = perf_log;
-  return sp;
+  return BackendSet(split_backend_names(devices), n_threads > 0 ? n_threads : threads, perf_log, mask);
 }
 
 void SamplingOptions::add_to(CLI::App& app) {

@@ -29,6 +29,9 @@ struct ModelOptions {
 
   void add_to(CLI::App& app);
   SessionParams session_params() const;
+  // The backends --device names (the CPU last), with -t threads (or `threads` when > 0),
+  // --cpu-mask and --perf-log.
+  BackendSet backends(int threads = 0) const;
 };
 
 struct SamplingOptions {

@@ -45,7 +45,7 @@ int cmd_run(int argc, char** argv) {
   }
   if (prompt_tokens.empty()) throw Error("the prompt is empty after tokenization");
 
-  Session session(*lm.model, mo.session_params());
+  Session session(*lm.model, mo.session_params(), mo.backends());
   Sampler sampler(so.p, lm.model->hp.n_vocab);
   TextOutput stream(tok, {});
   std::vector<int32_t> generated;

@@ -66,10 +66,9 @@ int cmd_serve(int argc, char** argv) {
   LoadedModel lm = load_model(mo);
   const SessionParams sp = mo.session_params();
   eo.n_ctx = sp.n_ctx;
-  static_cast<ExecutorParams&>(eo) = sp;  // threads, devices, perf log
   eo.cache_type = sp.cache_type;
   eo.prefix_cache = !no_prefix_cache;
-  serve::Engine engine(*lm.model, *lm.tokenizer, eo, metrics);
+  serve::Engine engine(*lm.model, *lm.tokenizer, eo, mo.backends(), metrics);
   server.attach(engine, *lm.tokenizer, serve_template(*lm.model, template_name));
   std::fprintf(stderr, "hart: ready: context %d, KV pool %d tokens, prefix cache %s\n", engine.n_ctx(), engine.kv_size(),
                no_prefix_cache ? "off" : "on");

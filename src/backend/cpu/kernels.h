@@ -75,6 +75,7 @@ struct Kernels {
   void (*sub)(int64_t n, const float* a, const float* b, float* y) = nullptr;
   // gelu is ggml's tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
   void (*gelu)(int64_t n, const float* x, float* y) = nullptr;
+  void (*tanh)(int64_t n, const float* x, float* y) = nullptr;  // within 1e-6 of std::tanh
   void (*geglu)(int64_t n, const float* gate, const float* up, float* y) = nullptr;
   void (*scale)(int64_t n, const float* x, float s, float* y) = nullptr;
   // y += a * x

@@ -42,8 +42,10 @@ class KernelSet : public ::testing::TestWithParam<const Kernels*> {
 TEST_P(KernelSet, RowPrimitives) {
   using Unary = void (*)(int64_t, const float*, float*);
   using Binary = void (*)(int64_t, const float*, const float*, float*);
-  const std::pair<const char*, Unary> unaries[] = {{"silu", k().silu}, {"gelu", k().gelu}, {"exp", k().exp}};
-  const std::pair<const char*, Unary> ref_unaries[] = {{"silu", ref().silu}, {"gelu", ref().gelu}, {"exp", ref().exp}};
+  const std::pair<const char*, Unary> unaries[] = {
+      {"silu", k().silu}, {"gelu", k().gelu}, {"exp", k().exp}, {"tanh", k().tanh}};
+  const std::pair<const char*, Unary> ref_unaries[] = {
+      {"silu", ref().silu}, {"gelu", ref().gelu}, {"exp", ref().exp}, {"tanh", ref().tanh}};
   const std::pair<Binary, Binary> binaries[] = {{k().add, ref().add}, {k().sub, ref().sub}, {k().mul, ref().mul},
                                                 {k().swiglu, ref().swiglu}, {k().geglu, ref().geglu}};
   for (int64_t n : kSizes) {
@@ -95,6 +97,9 @@ TEST_P(KernelSet, RowPrimitives) {
   ref().exp(int64_t(re.size()), extremes.data(), re.data());
   for (size_t i = 0; i < e.size(); i++)  // 0 below the subnormals, inf above FLT_MAX (within 4 ulp)
     EXPECT_FLOAT_EQ(e[i], re[i]) << "exp(" << extremes[i] << ")";
+  k().tanh(int64_t(e.size()), extremes.data(), e.data());
+  for (size_t i = 0; i < e.size(); i++)  // saturates to -1, 1 (0 stays 0)
+    EXPECT_NEAR(e[i], std::tanh(extremes[i]), 1e-6f) << "tanh(" << extremes[i] << ")";
   std::vector<float> masked(9, -INFINITY);
   k().softmax(9, masked.data());
   for (float x : masked) EXPECT_EQ(x, 0.0f);
@@ -229,7 +234,7 @@ TEST(KernelSelection, RefIsAlwaysAvailableAndComplete) {
   EXPECT_EQ(sets.front()->name, "ref");
   const Kernels& r = ref_kernels();
   EXPECT_TRUE(r.dot_f32 && r.rms_norm && r.softmax && r.silu && r.gelu && r.swiglu && r.geglu && r.add &&
-              r.sub && r.mul && r.scale && r.axpy && r.rope && r.exp);
+              r.sub && r.mul && r.scale && r.axpy && r.rope && r.exp && r.tanh);
   for (Type t : {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0}) {
     EXPECT_TRUE(r.dot[size_t(t)].vec_dot) << type_name(t);
     EXPECT_EQ(r.dot[size_t(t)].act_type, Type::F32);

@@ -72,6 +72,7 @@ void ref_softmax(int64_t n, float* x) {
 
 float silu(float x) { return x / (1.0f + std::exp(-x)); }
 float expf_(float x) { return std::exp(x); }
+float tanhf_(float x) { return std::tanh(x); }
 float gelu(float x) {
   constexpr float kSqrt2OverPi = 0.79788456080286535588f;
   return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x)));
@@ -138,6 +139,7 @@ Kernels make_ref() {
   k.silu = ref_map<silu>;
   k.exp = ref_map<expf_>;
   k.gelu = ref_map<gelu>;
+  k.tanh = ref_map<tanhf_>;
   k.swiglu = ref_swiglu;
   k.geglu = ref_geglu;
   k.add = ref_add;

@@ -36,6 +36,12 @@ void rms_norm(int64_t n, const float* x, float* y, float eps) {
   scale(n, x, 1.0f / std::sqrt(mean + eps), y);
 }
 
+// tanh(x) = 2 / (1 + e^-2x) - 1 (saturating to +-1).
+vfloat32m2_t tanh_v(vfloat32m2_t x, size_t vl) {
+  const vfloat32m2_t e = exp_f32m2(__riscv_vfmul_vf_f32m2(x, -2.0f, vl), vl);
+  return __riscv_vfsub_vf_f32m2(__riscv_vfrdiv_vf_f32m2(__riscv_vfadd_vf_f32m2(e, 1.0f, vl), 2.0f, vl), 1.0f, vl);
+}
+
 // Element-wise y = Op(a, b) for the binary operations.
 template <vfloat32m8_t (*Op)(vfloat32m8_t, vfloat32m8_t, size_t)>
 void binary(int64_t n, const float* a, const float* b, float* y) {
@@ -127,6 +133,7 @@ void fill_rvv_rows(Kernels& k) {
   k.softmax = softmax;
   k.silu = unary<silu_v>;
   k.gelu = unary<gelu_v>;
+  k.tanh = unary<tanh_v>;
   k.exp = unary<exp_v>;
   k.swiglu = gated<silu_v>;
   k.geglu = gated<gelu_v>;

@@ -15,9 +15,16 @@ size_t common_prefix(std::span<const int32_t> a, std::span<const int32_t> b) {
   return i;
 }
 
+int32_t present(const std::vector<int32_t>& window) {
+  return int32_t(std::count_if(window.begin(), window.end(), [](int32_t s) { return s >= 0; }));
+}
+
 }  // namespace
 
-RadixCache::RadixCache(SlotPool& pool) : pool_(pool) { root_.lock = 1; }  // the root is never evicted
+RadixCache::RadixCache(SlotPool& pool, SlotPool* window_pool, int window)
+    : pool_(pool), window_pool_(window_pool), window_(window) {
+  root_.lock = 1;  // the root is never evicted
+}
 
 RadixCache::~RadixCache() = default;
 
@@ -30,13 +37,17 @@ void RadixCache::touch(Node* node) {
 RadixCache::Node* RadixCache::split(Node* child, size_t at) {
   Node* parent = child->parent;
   auto upper = std::make_unique<Node>();
-  upper->tokens.assign(child->tokens.begin(), child->tokens.begin() + long(at));
-  upper->slots.assign(child->slots.begin(), child->slots.begin() + long(at));
+  auto cut = [at](std::vector<int32_t>& from, std::vector<int32_t>& to) {
+    if (from.empty()) return;
+    to.assign(from.begin(), from.begin() + long(at));
+    from.erase(from.begin(), from.begin() + long(at));
+  };
+  cut(child->tokens, upper->tokens);
+  cut(child->slots, upper->slots);
+  cut(child->window, upper->window);
   upper->parent = parent;
   upper->lock = child->lock;  // every lock through child passes through upper
   upper->last_use = child->last_use;
-  child->tokens.erase(child->tokens.begin(), child->tokens.begin() + long(at));
-  child->slots.erase(child->slots.begin(), child->slots.begin() + long(at));
   Node* up = upper.get();
   std::unique_ptr<Node>& link = parent->children[up->tokens[0]];
   child = link.release();
@@ -46,25 +57,58 @@ RadixCache::Node* RadixCache::split(Node* child, size_t at) {
   return up;
 }
 
+RadixCache::Node* RadixCache::node_at(std::span<const int32_t> tokens, size_t n) {
+  Node* node = &root_;
+  for (size_t done = 0; done < n;) {
+    Node* child = node->children.at(tokens[done]).get();
+    const size_t step = std::min(child->tokens.size(), n - done);
+    if (step < child->tokens.size()) child = split(child, step);
+    done += step;
+    node = child;
+  }
+  return node;
+}
+
 RadixCache::Match RadixCache::match_prefix(std::span<const int32_t> tokens) {
-  Match m{&root_, {}};
+  Match m{&root_, {}, {}};
+  const Node* node = &root_;
   size_t done = 0;
   while (done < tokens.size()) {
-    auto it = m.node->children.find(tokens[done]);
-    if (it == m.node->children.end()) break;
-    Node* child = it->second.get();
+    auto it = node->children.find(tokens[done]);
+    if (it == node->children.end()) break;
+    const Node* child = it->second.get();
     const size_t n = common_prefix(child->tokens, tokens.subspan(done));
-    if (n < child->tokens.size()) child = split(child, n);
-    m.slots.insert(m.slots.end(), child->slots.begin(), child->slots.end());
+    m.slots.insert(m.slots.end(), child->slots.begin(), child->slots.begin() + long(n));
+    if (window_pool_) m.window.insert(m.window.end(), child->window.begin(), child->window.begin() + long(n));
     done += n;
-    m.node = child;
+    if (n < child->tokens.size()) break;
+    node = child;
   }
+  if (window_pool_) {
+    // Back off to the longest end whose window - 1 positions before it all have window slots:
+    // a request continuing there needs nothing at or after a missing one.
+    for (size_t end = done;;) {
+      const size_t from = end >= size_t(window_) ? end - size_t(window_) + 1 : 0;
+      size_t missing = end;
+      for (size_t i = from; i < end; i++)
+        if (m.window[i] < 0) missing = i;
+      if (missing == end) {
+        done = end;
+        break;
+      }
+      end = missing;
+    }
+  }
+  m.slots.resize(done);
+  if (window_pool_) m.window.resize(done);
+  m.node = node_at(tokens, done);
   touch(m.node);
   return m;
 }
 
-RadixCache::Node* RadixCache::insert(std::span<const int32_t> tokens, std::vector<int32_t>& slots) {
-  if (slots.size() != tokens.size())
+RadixCache::Node* RadixCache::insert(std::span<const int32_t> tokens, std::vector<int32_t>& slots,
+                                     std::vector<int32_t>* window) {
+  if (slots.size() != tokens.size() || (window_pool_ && (!window || window->size() != tokens.size())))
     throw Error("prefix cache: " + std::to_string(slots.size()) + " slots for " + std::to_string(tokens.size()) + " tokens");
   Node* node = &root_;
   size_t done = 0;
@@ -74,9 +118,11 @@ RadixCache::Node* RadixCache::insert(std::span<const int32_t> tokens, std::vecto
       auto leaf = std::make_unique<Node>();
       leaf->tokens.assign(tokens.begin() + long(done), tokens.end());
       leaf->slots.assign(slots.begin() + long(done), slots.end());
+      if (window_pool_) leaf->window.assign(window->begin() + long(done), window->end());
       leaf->parent = node;
       cached_ += int32_t(leaf->tokens.size());
       evictable_ += int32_t(leaf->tokens.size());
+      evictable_window_ += present(leaf->window);
       node = (node->children[tokens[done]] = std::move(leaf)).get();
       break;
     }
@@ -89,6 +135,16 @@ RadixCache::Node* RadixCache::insert(std::span<const int32_t> tokens, std::vecto
         pool_.free({&mine, 1});
         mine = child->slots[i];
       }
+      if (!window_pool_) continue;
+      int32_t& my_window = (*window)[done + i];
+      int32_t& theirs = child->window[i];
+      if (theirs < 0 && my_window >= 0) {  // the tree takes over a window slot it lacked
+        theirs = my_window;
+        if (child->lock == 0) evictable_window_++;
+      } else if (my_window != theirs) {
+        if (my_window >= 0) window_pool_->free({&my_window, 1});
+        my_window = theirs;
+      }
     }
     done += n;
     node = child;
@@ -99,17 +155,23 @@ RadixCache::Node* RadixCache::insert(std::span<const int32_t> tokens, std::vecto
 
 void RadixCache::lock(Node* node) {
   for (; node != &root_; node = node->parent)
-    if (node->lock++ == 0) evictable_ -= int32_t(node->slots.size());
+    if (node->lock++ == 0) {
+      evictable_ -= int32_t(node->slots.size());
+      evictable_window_ -= present(node->window);
+    }
 }
 
 void RadixCache::unlock(Node* node) {
   for (; node != &root_; node = node->parent) {
     if (node->lock <= 0) throw Error("prefix cache: unlocking a node that is not locked");
-    if (--node->lock == 0) evictable_ += int32_t(node->slots.size());
+    if (--node->lock == 0) {
+      evictable_ += int32_t(node->slots.size());
+      evictable_window_ += present(node->window);
+    }
   }
 }
 
-int32_t RadixCache::evict(int32_t n) {
+int32_t RadixCache::evict(int32_t n, int32_t n_window) {
   auto older = [](const Node* a, const Node* b) { return a->last_use > b->last_use; };
   std::priority_queue<Node*, std::vector<Node*>, decltype(older)> leaves(older);
   std::vector<Node*> stack{&root_};
@@ -119,16 +181,20 @@ int32_t RadixCache::evict(int32_t n) {
     for (auto& entry : node->children) stack.push_back(entry.second.get());
     if (node->children.empty() && node->lock == 0) leaves.push(node);
   }
-  int32_t freed = 0;
-  while (freed < n && !leaves.empty()) {
+  int32_t freed = 0, freed_window = 0;
+  while ((freed < n || freed_window < n_window) && !leaves.empty()) {
     Node* leaf = leaves.top();
     leaves.pop();
     Node* parent = leaf->parent;
     pool_.free(leaf->slots);
-    const int32_t size = int32_t(leaf->slots.size());
+    for (int32_t s : leaf->window)
+      if (s >= 0) window_pool_->free({&s, 1});
+    const int32_t size = int32_t(leaf->slots.size()), windows = present(leaf->window);
     freed += size;
+    freed_window += windows;
     cached_ -= size;
     evictable_ -= size;
+    evictable_window_ -= windows;
     parent->children.erase(leaf->tokens[0]);  // destroys leaf
     if (parent != &root_ && parent->children.empty() && parent->lock == 0) leaves.push(parent);
   }

@@ -1,10 +1,16 @@
 // The prefix cache: a radix tree over token ids whose nodes own the KV slots of those tokens, so
 // a request whose prompt starts like an earlier one reuses its K/V instead of recomputing them.
 //
+// Each token owns a FULL-pool slot and, for models with sliding-window layers, a WINDOW-pool slot
+// or none (-1): sequences free window slots that leave their window, so the tree only holds those
+// a sequence still had when it handed its tokens over (the last window - 1 positions of a prompt or
+// of a finished request). A match is therefore cut back to the longest prefix whose last
+// window - 1 positions all have window slots: only there can a new request continue.
+//
 // A running request locks the path to its deepest node (reference counts up to the root);
-// locked slots are never evicted. When the pool runs short, evict() frees the least recently
+// locked slots are never evicted. When a pool runs short, evict() frees the least recently
 // used unlocked leaves (a parent becomes a leaf, and a candidate, once its children are gone).
-// Every slot is either free in the SlotPool, owned by exactly one tree node, or owned by a
+// Every slot is either free in its SlotPool, owned by exactly one tree node, or owned by a
 // request that has not inserted it yet.
 #pragma once
 
@@ -21,51 +27,63 @@ namespace hart::kv {
 class RadixCache {
  public:
   struct Node {
-    std::vector<int32_t> tokens;  // the edge from the parent
-    std::vector<int32_t> slots;   // one per token
+    std::vector<int32_t> tokens;   // the edge from the parent
+    std::vector<int32_t> slots;    // FULL slot of each token
+    std::vector<int32_t> window;   // WINDOW slot of each token, -1 for none (empty: no window pool)
     Node* parent = nullptr;
     std::unordered_map<int32_t, std::unique_ptr<Node>> children;  // by first token
-    int lock = 0;                 // requests whose path runs through here
+    int lock = 0;                  // requests whose path runs through here
     uint64_t last_use = 0;
   };
 
   struct Match {
-    Node* node;                  // deepest node of the match (the root when nothing matched)
-    std::vector<int32_t> slots;  // slots of the matched tokens, in order
+    Node* node;                   // deepest node of the match (the root when nothing matched)
+    std::vector<int32_t> slots;   // FULL slots of the matched tokens, in order
+    std::vector<int32_t> window;  // their WINDOW slots (-1 where none); empty without a window pool
   };
 
-  explicit RadixCache(SlotPool& pool);
+  // window_pool / window: the WINDOW pool and the positions a window layer attends (itself
+  // included), or nullptr / 0 for models without sliding-window layers.
+  explicit RadixCache(SlotPool& pool, SlotPool* window_pool = nullptr, int window = 0);
   ~RadixCache();
 
-  // The longest cached prefix of `tokens`. A match ending inside a node splits it, so the
-  // returned node covers exactly the match. Marks the path as used now.
+  // The longest cached prefix of `tokens` a request can continue from. A match ending inside a
+  // node splits it, so the returned node covers exactly the match. Marks the path as used now.
   Match match_prefix(std::span<const int32_t> tokens);
 
-  // Adds tokens with their slots (slots[i] holds the K/V of tokens[i]). Where the tree already
-  // has a prefix, the caller's duplicate slots go back to the pool and slots[i] is replaced by
-  // the tree's; the tree owns every slot of `slots` afterwards. Returns the node of the last token.
-  Node* insert(std::span<const int32_t> tokens, std::vector<int32_t>& slots);
+  // Adds tokens with their slots (slots[i] holds the K/V of tokens[i]; window[i] its window
+  // K/V or -1, when the cache has a window pool). Where the tree already has a prefix, the
+  // caller's duplicate slots go back to their pool and are replaced by the tree's (a window slot
+  // the tree lacks is taken over); the tree owns every slot of both afterwards. Returns the node
+  // of the last token.
+  Node* insert(std::span<const int32_t> tokens, std::vector<int32_t>& slots, std::vector<int32_t>* window = nullptr);
 
   void lock(Node* node);
   void unlock(Node* node);
 
-  // Frees at least n slots by evicting unlocked leaves, least recently used first, when there
-  // are that many. Returns the number freed.
-  int32_t evict(int32_t n);
+  // Frees at least n FULL and n_window WINDOW slots by evicting unlocked leaves, least recently
+  // used first, when there are that many. Returns the FULL slots freed.
+  int32_t evict(int32_t n, int32_t n_window = 0);
 
-  int32_t cached() const { return cached_; }        // slots owned by the tree
+  int32_t cached() const { return cached_; }        // FULL slots owned by the tree
   int32_t evictable() const { return evictable_; }  // of those, in unlocked nodes
+  int32_t evictable_window() const { return evictable_window_; }  // WINDOW slots in unlocked nodes
   const Node& root() const { return root_; }
 
  private:
   Node* split(Node* child, size_t at);
+  // The node that ends exactly after tokens[0, n), which the tree holds (splitting one).
+  Node* node_at(std::span<const int32_t> tokens, size_t n);
   void touch(Node* node);
 
   SlotPool& pool_;
+  SlotPool* window_pool_;
+  int window_;
   Node root_;
   uint64_t clock_ = 0;
   int32_t cached_ = 0;
   int32_t evictable_ = 0;
+  int32_t evictable_window_ = 0;
 };
 
 }  // namespace hart::kv

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "common/error.h"
@@ -160,6 +161,62 @@ TEST_F(Fixture, RandomWorkloadNeverLeaksSlots) {
   EXPECT_EQ(rc.evictable(), rc.cached());
   rc.evict(pool.size());
   EXPECT_EQ(pool.n_free(), pool.size());
+}
+
+// With sliding-window layers (a window of 4 positions): a token hands over its window slot
+// only if its sequence still held it.
+struct WindowFixture : ::testing::Test {
+  SlotPool pool{64}, windows{64};
+  RadixCache rc{pool, &windows, 4};
+  // Inserts t with FULL slots for all and WINDOW slots for the last `held` positions.
+  RadixCache::Node* insert_held(const Tokens& t, size_t held) {
+    std::vector<int32_t> slots, window(t.size() - held, -1);
+    EXPECT_TRUE(pool.alloc(int32_t(t.size()), slots));
+    EXPECT_TRUE(windows.alloc(int32_t(held), window));
+    return rc.insert(t, slots, &window);
+  }
+  int32_t tree_windows(const RadixCache::Node& n) {
+    int32_t total = int32_t(std::count_if(n.window.begin(), n.window.end(), [](int32_t s) { return s >= 0; }));
+    for (const auto& c : n.children) total += tree_windows(*c.second);
+    return total;
+  }
+  void expect_no_leak() {
+    EXPECT_EQ(pool.n_free() + rc.cached(), pool.size());
+    EXPECT_EQ(windows.n_free() + tree_windows(rc.root()), windows.size());
+  }
+};
+
+TEST_F(WindowFixture, MatchEndsWhereTheWindowIsHeld) {
+  insert_held({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 3);  // window slots of positions 7, 8, 9
+  // Continuing after all 10 tokens needs positions 7..9: held.
+  const auto all = rc.match_prefix(Tokens{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  EXPECT_EQ(all.slots.size(), 10u);
+  EXPECT_EQ(all.window.size(), 10u);
+  EXPECT_EQ(std::count(all.window.begin(), all.window.end(), -1), 7);
+  // After 9 of them it would need position 6, which is gone; so are the ones before: no match.
+  const auto nine = rc.match_prefix(Tokens{1, 2, 3, 4, 5, 6, 7, 8, 9, 42});
+  EXPECT_TRUE(nine.slots.empty());
+  EXPECT_EQ(nine.node, &rc.root());
+  expect_no_leak();
+}
+
+TEST_F(WindowFixture, ShortSequencesMatchFromTheirStart) {
+  insert_held({1, 2, 3}, 3);  // shorter than the window: everything held
+  EXPECT_EQ(rc.match_prefix(Tokens{1, 2, 9}).slots.size(), 2u);
+  EXPECT_EQ(rc.match_prefix(Tokens{1, 2, 3, 9}).slots.size(), 3u);
+  expect_no_leak();
+}
+
+TEST_F(WindowFixture, TheTreeTakesOverWindowSlotsItLacks) {
+  insert_held({1, 2, 3, 4, 5, 6}, 0);
+  EXPECT_TRUE(rc.match_prefix(Tokens{1, 2, 3, 4, 5, 6}).slots.empty());
+  insert_held({1, 2, 3, 4, 5, 6}, 3);  // the same tokens, with 3..5 held this time
+  EXPECT_EQ(rc.match_prefix(Tokens{1, 2, 3, 4, 5, 6, 7}).slots.size(), 6u);
+  EXPECT_EQ(rc.evictable_window(), 3);
+  expect_no_leak();
+  rc.evict(0, 3);
+  EXPECT_EQ(windows.n_free(), windows.size());
+  expect_no_leak();
 }
 
 TEST(SlotPool, RejectsDoubleFreeAndOverdraw) {

@@ -31,9 +31,12 @@ kv::Capacity difference(const kv::Capacity& a, const kv::Capacity& b) {
   return {a.full - b.full, a.window - b.window, a.cells - b.cells};
 }
 
-// What a sequence holds of each pool.
+// What a sequence holds of each pool (window slots of shared positions belong to the prefix
+// cache, not to its reservation).
 kv::Capacity held(const kv::SeqState& s) {
-  return {int64_t(s.full.size()), int64_t(s.window.size()), s.cell > 0 ? 1 : 0};
+  const int64_t window_end = s.window_begin + int64_t(s.window.size());
+  return {int64_t(s.full.size()), window_end - std::max<int64_t>(s.window_begin, std::min<int64_t>(s.n_shared, window_end)),
+          s.cell > 0 ? 1 : 0};
 }
 
 }  // namespace
@@ -70,8 +73,10 @@ Engine::Engine(const Model& model, const Tokenizer& tok, const EngineOptions& op
   const kv::StateLayout& layout = store_.layout();
   if (layout.uses(kv::Pool::FULL))
     n_ctx_ = int(std::min<int64_t>(n_ctx_, store_.capacity().full));  // one sequence never outgrows the pool
-  if (opt.prefix_cache && layout.uses(kv::Pool::FULL) && !layout.uses(kv::Pool::WINDOW) && !layout.has_recurrent())
-    radix_.emplace(store_.pool(kv::Pool::FULL));
+  if (opt.prefix_cache && layout.uses(kv::Pool::FULL) && !layout.has_recurrent()) {
+    const bool window = layout.uses(kv::Pool::WINDOW);
+    radix_.emplace(store_.pool(kv::Pool::FULL), window ? &store_.pool(kv::Pool::WINDOW) : nullptr, layout.window);
+  }
   publish_usage();
   thread_ = std::thread([this] { loop(); });
 }
@@ -153,26 +158,31 @@ void Engine::cancel_waiting(Seq& s) {
 void Engine::admit() {
   while (!waiting_.empty()) {
     Seq& s = *waiting_.front();
-    std::vector<int32_t> matched;
-    kv::RadixCache::Node* node = nullptr;
+    kv::RadixCache::Match m{nullptr, {}, {}};
     if (radix_) {  // keep one prompt token to compute: its logits start the generation
-      auto m = radix_->match_prefix(std::span(s.p.prompt).first(s.p.prompt.size() - 1));
-      node = m.node;
-      matched = std::move(m.slots);
-      radix_->lock(node);
+      m = radix_->match_prefix(std::span(s.p.prompt).first(s.p.prompt.size() - 1));
+      radix_->lock(m.node);
     }
+    kv::RadixCache::Node* node = m.node;
+    const std::vector<int32_t>& matched = m.slots;
     kv::Capacity need = store_.need(int(s.p.prompt.size()) + s.p.max_tokens, chunk_size_);
     need.full -= int64_t(matched.size());
     const kv::Capacity available{
         store_.n_free(kv::Pool::FULL) + (radix_ ? radix_->evictable() : 0) - reserved_.full,
-        store_.n_free(kv::Pool::WINDOW) - reserved_.window, store_.n_free_cells() - reserved_.cells};
+        store_.n_free(kv::Pool::WINDOW) + (radix_ ? radix_->evictable_window() : 0) - reserved_.window,
+        store_.n_free_cells() - reserved_.cells};
     if (!fits(need, available)) {
       if (radix_) radix_->unlock(node);
       return;
     }
     s.node = node;
-    s.state.full = std::move(matched);
-    s.state.n = s.state.n_shared = s.n_cached = int(s.state.full.size());
+    s.state.full = matched;
+    const int n_matched = int(matched.size());
+    s.state.n = s.state.n_shared = s.n_cached = n_matched;
+    if (!m.window.empty()) {  // the window the next position attends, all of it held by the cache
+      s.state.window_begin = std::max(0, n_matched - store_.layout().window + 1);
+      s.state.window.assign(m.window.begin() + s.state.window_begin, m.window.end());
+    }
     s.reserved = need;
     add(reserved_, need, +1);
     for (int32_t t : s.p.prompt) s.sampler.accept(t);
@@ -186,8 +196,13 @@ void Engine::admit() {
 // Takes state for the sequence's next n positions out of its reservation.
 void Engine::reserve(Seq& s, int n) {
   const kv::Capacity before = held(s.state);
-  const int64_t want_full = s.state.n + n - int64_t(s.state.full.size());
-  if (radix_ && store_.n_free(kv::Pool::FULL) < want_full) radix_->evict(int32_t(want_full - store_.n_free(kv::Pool::FULL)));
+  const kv::SeqState& st = s.state;
+  const int64_t want_full = st.n + n - int64_t(st.full.size());
+  const int64_t want_window = st.n + n - (st.window.empty() ? st.n : st.window_begin + int64_t(st.window.size()));
+  const int64_t short_full = want_full - store_.n_free(kv::Pool::FULL);
+  const int64_t short_window = store_.layout().uses(kv::Pool::WINDOW) ? want_window - store_.n_free(kv::Pool::WINDOW) : 0;
+  if (radix_ && (short_full > 0 || short_window > 0))
+    radix_->evict(int32_t(std::max<int64_t>(0, short_full)), int32_t(std::max<int64_t>(0, short_window)));
   if (!store_.reserve(s.state, n)) throw Error("KV pool exhausted despite the reservation (a scheduler bug)");
   const kv::Capacity taken = difference(held(s.state), before);
   add(s.reserved, taken, -1);
@@ -204,13 +219,22 @@ void Engine::commit(Seq& s, int n) {
   add(reserved_, freed, +1);
 }
 
-// The prefix cache takes the first n positions' FULL slots (where it holds the same tokens
-// already, the sequence uses the cache's slots and its own go back to the pool).
+// The prefix cache takes the first n positions' slots: every FULL one, and the WINDOW ones the
+// sequence still holds (where the cache has the same tokens already, the sequence uses the
+// cache's slots and its own go back to the pool).
 kv::RadixCache::Node* Engine::share(Seq& s, int n) {
-  std::vector<int32_t> slots(s.state.full.begin(), s.state.full.begin() + n);
-  kv::RadixCache::Node* node = radix_->insert(std::span(s.tokens).first(size_t(n)), slots);
-  std::copy(slots.begin(), slots.end(), s.state.full.begin());
-  s.state.n_shared = n;
+  kv::SeqState& st = s.state;
+  std::vector<int32_t> slots(st.full.begin(), st.full.begin() + n), window;
+  const int held_end = std::min(n, st.window_begin + int(st.window.size()));
+  if (store_.layout().uses(kv::Pool::WINDOW)) {
+    window.assign(size_t(n), -1);
+    for (int p = st.window_begin; p < held_end; p++) window[size_t(p)] = st.window_slot(p);
+  }
+  kv::RadixCache::Node* node =
+      radix_->insert(std::span(s.tokens).first(size_t(n)), slots, window.empty() ? nullptr : &window);
+  std::copy(slots.begin(), slots.end(), st.full.begin());
+  for (int p = st.window_begin; p < held_end; p++) st.window[size_t(p - st.window_begin)] = window[size_t(p)];
+  st.n_shared = n;
   return node;
 }
 

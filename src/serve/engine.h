@@ -4,8 +4,9 @@
 // gives every decoding sequence one token and fills the rest of --chunk-size with prompt chunks.
 // A sequence's state (kv::SequenceStore): FULL slots, one per position; sliding-window slots
 // (bounded: what the window and one chunk need); a recurrent state cell. The prefix cache shares
-// FULL slots between requests; it is off for models with window or recurrent layers, whose state
-// at a cached prefix's end is gone once a sequence has moved past it (docs/DESIGN.md).
+// FULL slots and the window slots sequences still held when they handed over their tokens (at a
+// prompt's end and at a request's end); it is off for models with recurrent layers, whose state
+// at a cached prefix's end is overwritten once a sequence moves past it (docs/DESIGN.md).
 #pragma once
 
 #include <atomic>

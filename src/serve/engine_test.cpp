@@ -144,23 +144,50 @@ TEST(Engine, PerLayerEmbeddingModel) {
   expect_batched_equals_alone(opt, 6, 16, "archs/models/gemma4-tiny-F32.gguf", kLongLead);
 }
 
-// One long request: the window layers never hold more than the window and one chunk, however
-// long the sequence grows.
+// One long request: its window layers never hold more than the window (32) and one chunk,
+// however long the sequence grows; the prefix cache adds the window its prompt ended with.
 TEST(Engine, WindowSlotsStayBoundedInALongSequence) {
   HART_REQUIRE_TESTDATA(path, "archs/models/gemma3-tiny-F32.gguf");
-  EngineOptions opt = with_ctx(512);
-  opt.chunk_size = 16;
-  Served sv(path, opt);
-  auto stream = sv.engine.submit(greedy(*sv.l.tok, kLongLead + kLongLead, 200));
-  const std::string key = "\nhart_kv_window_slots_used ";
-  int64_t peak = 0;
-  for (Event ev = stream->pop();; ev = stream->pop()) {
-    const std::string m = sv.metrics.prometheus();
-    peak = std::max<int64_t>(peak, std::stoll(m.substr(m.find(key) + key.size())));
-    if (ev.done) break;
+  for (bool prefix_cache : {false, true}) {
+    EngineOptions opt = with_ctx(512);
+    opt.chunk_size = 16;
+    opt.prefix_cache = prefix_cache;
+    Served sv(path, opt);
+    auto stream = sv.engine.submit(greedy(*sv.l.tok, kLongLead + kLongLead, 200));
+    const std::string key = "\nhart_kv_window_slots_used ";
+    int64_t peak = 0;
+    for (Event ev = stream->pop();; ev = stream->pop()) {
+      const std::string m = sv.metrics.prometheus();
+      peak = std::max<int64_t>(peak, std::stoll(m.substr(m.find(key) + key.size())));
+      if (ev.done) break;
+    }
+    EXPECT_GE(peak, 31);  // published between steps: after each step's commit
+    EXPECT_LE(peak, 31 + 16 + (prefix_cache ? 31 : 0)) << "prefix cache " << prefix_cache;
   }
-  EXPECT_GT(peak, 0);
-  EXPECT_LE(peak, 31 + 16);
+}
+
+// A request continuing where an earlier one ended (the next turn of a chat) reuses its K/V,
+// sliding-window layers too; the output is that of a request computed from scratch.
+TEST(Engine, SlidingWindowModelReusesAFinishedSequence) {
+  HART_REQUIRE_TESTDATA(path, "archs/models/gemma3-tiny-F32.gguf");
+  Served sv(path, with_ctx(512));
+  const Loaded& l = sv.l;
+  GenParams first = greedy(*l.tok, kLongLead, 24);
+  const Result r1 = collect(*sv.engine.submit(first));
+  // The next turn: the first prompt, its reply (all but the last token were computed), more text.
+  GenParams next = first;
+  next.prompt.insert(next.prompt.end(), r1.tokens.begin(), r1.tokens.end());
+  const std::vector<int32_t> more = l.tok->encode(" The next day, Lily and Tom", false, false);
+  next.prompt.insert(next.prompt.end(), more.begin(), more.end());
+  const Result r2 = collect(*sv.engine.submit(next));
+  EXPECT_GE(r2.done.cached_tokens, int(first.prompt.size() + r1.tokens.size()) - 1);
+  EXPECT_EQ(r2.tokens, alone(l, next));
+  // A prompt that leaves the cached path inside its first window reuses nothing past there.
+  GenParams other = first;
+  other.prompt.resize(first.prompt.size() - 40);
+  other.prompt.insert(other.prompt.end(), more.begin(), more.end());
+  const Result r3 = collect(*sv.engine.submit(other));
+  EXPECT_EQ(r3.tokens, alone(l, other));
 }
 
 TEST(Engine, SharedPrefixIsReusedAndGivesTheSameOutput) {

@@ -13,6 +13,7 @@
 #include "model/arch.h"
 #include "model/forward.h"
 #include "model/session.h"
+#include "model/tensor_list.h"
 
 namespace hart {
 namespace {
@@ -96,6 +97,45 @@ INSTANTIATE_TEST_SUITE_P(ArchModels, Splits,
                              if (!std::isalnum((unsigned char)c)) c = '_';
                            return n;
                          });
+
+// Gemma 4's shared-KV layers (the test file has none): the same file with layers local, local,
+// global, local, global, attention.shared_kv_layers = 2 and the last two layers' K/V tensors
+// dropped, as such files come.
+std::unique_ptr<gguf::File> with_shared_kv(const gguf::File& f, int n_shared) {
+  gguf::Writer w;
+  for (const gguf::KeyValue& kv : f.metadata()) w.set(kv.key, kv.value);
+  auto pattern = std::make_shared<gguf::Array>();
+  pattern->elem_type = gguf::ValueType::BOOL;
+  for (bool sliding : {true, true, false, true, false}) pattern->items.emplace_back(sliding);
+  w.set("gemma4.attention.sliding_window_pattern", gguf::Value(pattern));
+  w.set("gemma4.attention.shared_kv_layers", uint32_t(n_shared));
+  const int n_layer = int(f.require_int("gemma4.block_count"));
+  for (const gguf::TensorInfo& t : f.tensors()) {
+    bool dropped = false;
+    for (int il = n_layer - n_shared; il < n_layer; il++)
+      for (const char* name : {"attn_k.", "attn_v.", "attn_k_norm."}) dropped |= t.name.starts_with(blk(il, name));
+    if (!dropped) w.add_tensor(t.name, t.type, std::span<const int64_t>(t.ne, t.n_dims), t.data, t.nbytes);
+  }
+  return gguf::File::from_bytes(w.to_bytes(), "gemma4-shared-kv");
+}
+
+TEST(Splits, SharedKvLayersReadTheirSourcesCache) {
+  HART_REQUIRE_TESTDATA(path, "archs/models/gemma4-tiny-F32.gguf");
+  cpu::select_kernels("ref");
+  const auto file = gguf::File::open(path, gguf::LoadMode::Memory);
+  auto model = Model::from_file(with_shared_kv(*file, 2));
+  // llama.cpp's reuse rule: a shared local layer reads the cache of the layer two before the
+  // first shared one (local), a shared global layer the one just before it (global).
+  EXPECT_EQ(model->hp.layers[3].kv_layer, 1);
+  EXPECT_EQ(model->hp.layers[4].kv_layer, 2);
+  const std::vector<int32_t> prompt = random_tokens(kPrompt, model->hp.n_vocab);
+  const std::vector<float> whole = all_logits(*model, prompt, 512);
+  EXPECT_LE(max_diff(whole, all_logits(*model, prompt, 37)), 1e-4f);
+  const auto unshared = Model::from_file(gguf::File::open(path, gguf::LoadMode::Memory));
+  const std::vector<float> own = all_logits(*unshared, prompt, 512);
+  const size_t v = size_t(model->hp.n_vocab);
+  EXPECT_GE(max_diff(std::span(whole).last(v), std::span(own).last(v)), 1e-3f);
+}
 
 // Token t of a sequence at position p sees the window slots of positions max(0, p - W + 1)..p
 // and the full slots of 0..p, in order.

@@ -43,7 +43,9 @@ Tensor* producer(Tensor* t);
 
 // ---- ops -------------------------------------------------------------------------------------
 Tensor* get_rows(Context& c, Tensor* table, Tensor* ids);                    // -> F32
-Tensor* set_rows(Context& c, Tensor* dst, Tensor* src, Tensor* ids);          // -> view of dst
+// -> view of dst. `after`: a node that must compute before this write (a read of the same rows
+// that nothing else orders before it); kernels ignore it.
+Tensor* set_rows(Context& c, Tensor* dst, Tensor* src, Tensor* ids, Tensor* after = nullptr);
 Tensor* cpy(Context& c, Tensor* src, Tensor* dst);                            // -> view of dst
 Tensor* cont(Context& c, Tensor* a);
 // a and b (F32) joined along `dim`; every other size equal -> F32.
@@ -55,6 +57,9 @@ Tensor* scale(Context& c, Tensor* a, float s);
 Tensor* unary(Context& c, Tensor* a, Unary kind);
 Tensor* glu(Context& c, Tensor* gate, Tensor* up, Glu kind);
 Tensor* rms_norm(Context& c, Tensor* a, float eps);
+Tensor* norm(Context& c, Tensor* a, float eps);     // per row: (x - mean) / sqrt(var + eps)
+Tensor* l2_norm(Context& c, Tensor* a, float eps);  // per row: x / max(sqrt(sum x^2), eps)
+Tensor* sum_rows(Context& c, Tensor* a);            // [n, ...] -> [1, ...]
 Tensor* soft_max(Context& c, Tensor* a, Tensor* mask, float scale, float max_bias);
 // attn_factor multiplies cos and sin (ggml's mscale: LongRoPE's attention factor).
 Tensor* rope(Context& c, Tensor* a, Tensor* pos, Tensor* freq_factors, RopeMode mode,
@@ -71,6 +76,13 @@ Tensor* paged_attn(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* index, f
 // for each of n_s sequences and C channels the K-1 inputs before this step and the step's n_t,
 // kernel (K, C): y(c, t, s) = sum_k sx(t + k, c, s) * kernel(k, c) -> (C, n_t, n_s).
 Tensor* ssm_conv(Context& c, Tensor* sx, Tensor* kernel);
+
+// RWKV-7's WKV recurrence (ggml_rwkv_wkv7) for n_s sequences of T / n_s tokens each, H heads of
+// S channels: per head a state S (S x S, row i for value channel i) starting from `state` and,
+// token by token, S = S diag(w) + v k^T + (S a) b^T, y = S r. r, w, k, v, a, b F32 [S, H, T]
+// (contiguous), state F32 [S*S*H, n_s]. The result F32 [S*H, T + S*n_s] holds y (the first T
+// columns) and each sequence's final state (then S columns per sequence).
+Tensor* rwkv_wkv7(Context& c, Tensor* r, Tensor* w, Tensor* k, Tensor* v, Tensor* a, Tensor* b, Tensor* state);
 
 // ---- graph -----------------------------------------------------------------------------------
 // The nodes that compute `outputs`, in an order where every source comes before its users.

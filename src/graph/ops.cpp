@@ -56,7 +56,7 @@ Tensor* get_rows(Context& c, Tensor* table, Tensor* ids) {
   return detail::new_node(c, op, Type::F32, ne, {table, ids});
 }
 
-Tensor* set_rows(Context& c, Tensor* dst, Tensor* src, Tensor* ids) {
+Tensor* set_rows(Context& c, Tensor* dst, Tensor* src, Tensor* ids, Tensor* after) {
   // dst [n, rows, d2, d3], src F32 [n, m, d2, d3], ids I64|I32 [m, i1, i2] with d2 % i1 == 0
   // and d3 % i2 == 0: dst(:, ids(j, i2 % i1, i3 % i2), i2, i3) = src(:, j, i2, i3)
   const Op op = Op::SET_ROWS;
@@ -72,6 +72,7 @@ Tensor* set_rows(Context& c, Tensor* dst, Tensor* src, Tensor* ids) {
   Tensor* t = detail::new_view(c, op, dst, shape_of(dst), dst->nb, 0);
   t->src[1] = src;
   t->src[2] = ids;
+  t->src[3] = after;
   return t;
 }
 
@@ -126,7 +127,7 @@ Tensor* scale(Context& c, Tensor* a, float s) {
 }
 
 Tensor* unary(Context& c, Tensor* a, Unary kind) {
-  if (!(int32_t(kind) >= 0 && int32_t(kind) <= int32_t(Unary::TANH)))
+  if (!(int32_t(kind) >= 0 && int32_t(kind) <= int32_t(Unary::SIGMOID)))
     fail(Op::UNARY, "unknown kind " + std::to_string(int32_t(kind)));
   check_f32_rows(a, Op::UNARY, "src0");
   Tensor* t = detail::new_node(c, Op::UNARY, Type::F32, shape_of(a), {a});
@@ -146,12 +147,26 @@ Tensor* glu(Context& c, Tensor* gate, Tensor* up, Glu kind) {
   return t;
 }
 
-Tensor* rms_norm(Context& c, Tensor* a, float eps) {
-  check_f32_rows(a, Op::RMS_NORM, "src0");
-  if (!(eps >= 0.0f)) fail(Op::RMS_NORM, "eps must be >= 0");
-  Tensor* t = detail::new_node(c, Op::RMS_NORM, Type::F32, shape_of(a), {a});
+namespace {
+
+Tensor* row_norm(Context& c, Op op, Tensor* a, float eps) {
+  check_f32_rows(a, op, "src0");
+  if (!(eps >= 0.0f)) fail(op, "eps must be >= 0");
+  Tensor* t = detail::new_node(c, op, Type::F32, shape_of(a), {a});
   t->set_param_f32(0, eps);
   return t;
+}
+
+}  // namespace
+
+Tensor* rms_norm(Context& c, Tensor* a, float eps) { return row_norm(c, Op::RMS_NORM, a, eps); }
+Tensor* norm(Context& c, Tensor* a, float eps) { return row_norm(c, Op::NORM, a, eps); }
+Tensor* l2_norm(Context& c, Tensor* a, float eps) { return row_norm(c, Op::L2_NORM, a, eps); }
+
+Tensor* sum_rows(Context& c, Tensor* a) {
+  check_f32_rows(a, Op::SUM_ROWS, "src0");
+  const int64_t ne[kMaxDims] = {1, a->ne[1], a->ne[2], a->ne[3]};
+  return detail::new_node(c, Op::SUM_ROWS, Type::F32, ne, {a});
 }
 
 Tensor* soft_max(Context& c, Tensor* a, Tensor* mask, float scale, float max_bias) {
@@ -209,6 +224,26 @@ Tensor* ssm_conv(Context& c, Tensor* sx, Tensor* kernel) {
     fail(op, "sx " + describe(sx) + " does not fit the kernel " + describe(kernel));
   const int64_t ne[kMaxDims] = {channels, sx->ne[0] - k + 1, sx->ne[2], 1};
   return detail::new_node(c, op, Type::F32, ne, {sx, kernel});
+}
+
+Tensor* rwkv_wkv7(Context& c, Tensor* r, Tensor* w, Tensor* k, Tensor* v, Tensor* a, Tensor* b, Tensor* state) {
+  const Op op = Op::RWKV_WKV7;
+  const int64_t S = r->ne[0], H = r->ne[1], T = r->ne[2];
+  for (Tensor* x : {r, w, k, v, a, b}) {
+    check_type(x, Type::F32, op, "r/w/k/v/a/b");
+    if (!(x->is_contiguous() && x->ne[0] == S && x->ne[1] == H && x->ne[2] == T && x->ne[3] == 1))
+      fail(op, describe(x) + " does not match r " + describe(r) + " (all contiguous [S, H, T])");
+  }
+  check_type(state, Type::F32, op, "state");
+  const int64_t n_s = state->ne[1];
+  if (!(state->is_contiguous() && state->ne[0] == S * S * H && state->ne[2] == 1 && n_s >= 1 && T % n_s == 0))
+    fail(op, "state " + describe(state) + " must be [S*S*H, n_seqs] with T a multiple of n_seqs");
+  const int64_t ne[kMaxDims] = {S * H, T + S * n_s, 1, 1};
+  Tensor* t = detail::new_node(c, op, Type::F32, ne, {r, w, k, v});
+  t->src[4] = a;
+  t->src[5] = b;
+  t->src[6] = state;
+  return t;
 }
 
 Tensor* mul_mat(Context& c, Tensor* w, Tensor* x) {

@@ -23,13 +23,17 @@ const char* op_name(Op op) {
     case Op::SCALE: return "SCALE";
     case Op::UNARY: return "UNARY";
     case Op::GLU: return "GLU";
+    case Op::NORM: return "NORM";
     case Op::RMS_NORM: return "RMS_NORM";
+    case Op::L2_NORM: return "L2_NORM";
+    case Op::SUM_ROWS: return "SUM_ROWS";
     case Op::SOFT_MAX: return "SOFT_MAX";
     case Op::ROPE: return "ROPE";
     case Op::MUL_MAT: return "MUL_MAT";
     case Op::FLASH_ATTN_EXT: return "FLASH_ATTN_EXT";
     case Op::PAGED_ATTN: return "PAGED_ATTN";
     case Op::SSM_CONV: return "SSM_CONV";
+    case Op::RWKV_WKV7: return "RWKV_WKV7";
     case Op::COUNT: break;
   }
   return "?";

@@ -12,7 +12,7 @@
 namespace hart {
 
 constexpr int kMaxDims = 4;
-constexpr int kMaxSrc = 4;
+constexpr int kMaxSrc = 8;
 constexpr int kMaxOpParams = 16;  // 32-bit words
 constexpr int kMaxName = 64;
 
@@ -21,7 +21,7 @@ enum class Op : uint8_t {
   NONE,            // a leaf: weight, input or cache
   // data movement
   GET_ROWS,        // src0 [n, rows] (any type), src1 I32 [m]          -> F32 [n, m]
-  SET_ROWS,        // src0 dst [n, rows], src1 F32 [n, m], src2 I64 [m] -> view of src0
+  SET_ROWS,        // src0 dst [n, rows], src1 F32 [n, m], src2 I64 [m] -> view of src0; src3: computed after it
   CPY,             // src0 -> src1 (type conversion), result is a view of src1
   CONT,            // make src0 contiguous
   CONCAT,          // src0 and src1 joined along dim params[0] (their other dims equal) -> F32
@@ -31,7 +31,10 @@ enum class Op : uint8_t {
   UNARY,           // params[0] = Unary
   GLU,             // params[0] = Glu; src0 gate [n, ...], src1 up [n, ...] -> [n, ...]
   // row-wise
+  NORM,            // layer norm without weights: (x - mean) / sqrt(var + eps); params: f32 eps
   RMS_NORM,        // params: f32 eps
+  L2_NORM,         // x / max(|x|, eps); params: f32 eps
+  SUM_ROWS,        // [n, ...] -> [1, ...]
   SOFT_MAX,        // src1 optional mask F32 [ne0, ne1]; params: f32 scale, f32 max_bias
   ROPE,            // src1 I32 positions [ne2]; src2 optional F32 freq factors [n_dims/2]
   // matrix
@@ -41,17 +44,18 @@ enum class Op : uint8_t {
                    // (not a ggml op: many sequences attend their own slots of one pool; see paged_attn())
   // recurrent
   SSM_CONV,        // sx F32 [K-1+n_t, C, n_s], kernel F32 [K, C] -> F32 [C, n_t, n_s]: causal depthwise conv
+  RWKV_WKV7,       // r, w, k, v, a, b F32 [S, H, T], state F32 [S*S*H, n_s] -> F32 [S*H, T + S*n_s] (see rwkv_wkv7())
   COUNT
 };
 // params layout (32-bit words; "f32" words hold a float's bits, see param_f32):
-//   SCALE [0] f32 s          UNARY [0] Unary     GLU [0] Glu       RMS_NORM [0] f32 eps
+//   SCALE [0] f32 s          UNARY [0] Unary     GLU [0] Glu       RMS_NORM, NORM, L2_NORM [0] f32 eps
 //   SOFT_MAX [0] f32 scale, [1] f32 max_bias (must be 0)           PERMUTE [0..3] axes
 //   ROPE [0] RopeMode, [1] n_dims, [2] f32 freq_base, [3] f32 freq_scale, [4] f32 attn_factor
 //   FLASH_ATTN_EXT [0] f32 scale                                     PAGED_ATTN [0] f32 scale
 //   CONCAT [0] dim
 const char* op_name(Op op);
 
-enum class Unary : int32_t { SILU, GELU, RELU, NEG, EXP, TANH };
+enum class Unary : int32_t { SILU, GELU, RELU, NEG, EXP, TANH, SIGMOID };
 enum class Glu : int32_t { SWIGLU, GEGLU };
 // ROPE modes as in ggml: NORMAL rotates pairs (2i, 2i+1), NEOX rotates (i, i + n_dims/2).
 enum class RopeMode : int32_t { NORMAL = 0, NEOX = 2 };

@@ -120,10 +120,10 @@ Tensor* state_read(Forward& f, int il, int part, const SeqRun& r) {
   return get_rows(f.c, f.store.state(il, part), r.read);
 }
 
-void state_write(Forward& f, int il, int part, const SeqRun& r, Tensor* value) {
+void state_write(Forward& f, int il, int part, const SeqRun& r, Tensor* value, Tensor* read) {
   Tensor* state = f.store.state(il, part);
   Tensor* v = reshape(f.c, value->is_contiguous() ? value : cont(f.c, value), {state->ne[0], r.n_seq});
-  f.writes.push_back(set_rows(f.c, state, v, r.write));
+  f.writes.push_back(set_rows(f.c, state, v, r.write, read));
 }
 
 Tensor* join_runs(Forward& f, const std::vector<Tensor*>& outs) {

@@ -51,8 +51,9 @@ Tensor* ffn(Forward& f, int il, Tensor* h, Glu act, bool with_scales = true);
 
 // Part `part` of layer il's recurrent state, as the sequences of run r read it: (floats, n_seq).
 Tensor* state_read(Forward& f, int il, int part, const SeqRun& r);
-// Stores `value` (any shape of floats * n_seq elements) as that state after this step.
-void state_write(Forward& f, int il, int part, const SeqRun& r, Tensor* value);
+// Stores `value` (any shape of floats * n_seq elements) as that state after this step, once
+// `read` (that part's state_read) has read the state before it.
+void state_write(Forward& f, int il, int part, const SeqRun& r, Tensor* value, Tensor* read);
 // The per-run outputs (d, n_tok * n_seq), in run order, as one (d, n).
 Tensor* join_runs(Forward& f, const std::vector<Tensor*>& outs);
 

@@ -27,6 +27,7 @@ enum class FfnKind : uint8_t { DENSE };
 enum class RecurrentKind : uint8_t {
   NONE,
   SHORT_CONV,  // LFM2: gated causal convolution over the last shortconv_l_cache positions
+  RWKV7,       // RWKV-7 time mixing: token shift and the WKV state (wkv_head_size^2 per head)
 };
 enum class RopeScaling : uint8_t { NONE, LINEAR, YARN, LONGROPE };
 
@@ -72,6 +73,9 @@ struct HParams {
   float final_softcap = 0;      // gemma: logits = c * tanh(logits / c)
   int n_embd_per_layer = 0;     // gemma4: per-layer embedding inputs
   int shortconv_l_cache = 0;    // lfm2: convolution width (state = width - 1 positions)
+  float norm_eps = 1e-5f;       // layer norms (attention.layer_norm_epsilon)
+  int wkv_head_size = 0;        // RWKV-7
+  int lora_decay = 0, lora_iclr = 0, lora_value = 0, lora_gate = 0;  // RWKV-7 low-rank sizes
 
   std::vector<LayerConfig> layers;
 

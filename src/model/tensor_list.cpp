@@ -31,8 +31,9 @@ void TensorList::add(std::string name, std::initializer_list<int64_t> ne, Tensor
   s.bind = need == TensorNeed::IGNORED ? nullptr : bind;
 }
 
-void TensorList::ignore(std::string name, std::initializer_list<int64_t> ne, TensorRole role) {
+void TensorList::ignore(std::string name, std::initializer_list<int64_t> ne, TensorRole role, bool synthetic) {
   add(std::move(name), ne, role, nullptr, TensorNeed::IGNORED);
+  specs_.back().synthetic = synthetic;
 }
 
 void TensorList::linear(const std::string& base, int64_t k, int64_t n, Linear& lin, const LinearSpec& spec) {

@@ -61,8 +61,9 @@ class TensorList {
            TensorNeed need = TensorNeed::REQUIRED);
   // A matrix `<base>.weight` (k inputs, n outputs) with its bias, scale and input scale.
   void linear(const std::string& base, int64_t k, int64_t n, Linear& lin, const LinearSpec& spec = {});
-  // A tensor llama.cpp accepts and does not use.
-  void ignore(std::string name, std::initializer_list<int64_t> ne, TensorRole role);
+  // A tensor llama.cpp accepts and does not use; `synthetic`: synthetic models hold it anyway
+  // (llama.cpp requires it).
+  void ignore(std::string name, std::initializer_list<int64_t> ne, TensorRole role, bool synthetic = false);
   // A file holds either every tensor named in `a` or every one in `b` (a fused QKV matrix or
   // three separate ones), listed as OPTIONAL.
   void one_of(std::vector<std::string> a, std::vector<std::string> b);

@@ -17,8 +17,28 @@ struct Linear {
   explicit operator bool() const { return w != nullptr; }
 };
 
+// RWKV-7's time mixing (llama.cpp's time_mix_*): the token-shift interpolation weights and the
+// low-rank projections for decay (w), in-context learning rate (a), value residual (v) and gate (g).
+struct RwkvTimeMix {
+  Tensor* lerp_fused = nullptr;  // (n_embd, 1, 1, 6 | 5): for r, w, k, v, a (, g)
+  Tensor *w0 = nullptr, *w1 = nullptr, *w2 = nullptr;
+  Tensor *a0 = nullptr, *a1 = nullptr, *a2 = nullptr;
+  Tensor *v0 = nullptr, *v1 = nullptr, *v2 = nullptr;
+  Tensor *g1 = nullptr, *g2 = nullptr;  // optional together (arwkv7)
+  Tensor *k_k = nullptr, *k_a = nullptr, *r_k = nullptr;  // (n_embd,)
+  Tensor *receptance = nullptr, *key = nullptr, *value = nullptr, *output = nullptr;  // (n_embd, n_embd)
+  Tensor *ln = nullptr, *ln_b = nullptr;  // per-head group norm weights, optional (arwkv7)
+};
+
+// RWKV-7's channel mixing: value(relu(key(x shifted by lerp_k))^2).
+struct RwkvChannelMix {
+  Tensor* lerp_k = nullptr;  // (n_embd,)
+  Tensor *key = nullptr, *value = nullptr;  // (n_embd, n_ff), (n_ff, n_embd)
+};
+
 struct LayerWeights {
   Tensor* attn_norm = nullptr;       // (n_embd,)
+  Tensor* attn_norm_b = nullptr;     // layer-norm bias (RWKV-7)
   Linear q, k, v, qkv, o;            // qkv: fused (n_embd, q + k + v), instead of q, k, v
   Tensor* q_norm = nullptr;          // (head_dim,) per-head RMS norm weights
   Tensor* k_norm = nullptr;
@@ -36,11 +56,18 @@ struct LayerWeights {
   Linear ple_gate, ple_proj;
   Tensor* ple_post_norm = nullptr;
   Tensor* out_scale = nullptr;       // (1,) gemma4 layer output scalar
+
+  RwkvTimeMix time_mix;
+  RwkvChannelMix channel_mix;
+  Tensor *attn_norm_2 = nullptr, *attn_norm_2_b = nullptr;  // RWKV-7: the layer norm before channel mixing
 };
 
 struct Weights {
   Tensor* tok_embd = nullptr;     // (n_embd, n_vocab)
+  Tensor* tok_norm = nullptr;     // (n_embd,) RWKV-7: a layer norm right after the embeddings
+  Tensor* tok_norm_b = nullptr;
   Tensor* output_norm = nullptr;  // (n_embd,)
+  Tensor* output_norm_b = nullptr;
   Linear output;                  // (n_embd, n_vocab); w == tok_embd when the file ties them
   Tensor* rope_freqs = nullptr;   // (n_rot/2,) frequency factors (Llama 3.1, Gemma 4 full layers)
   Tensor* rope_long = nullptr;    // (n_rot/2,) Phi-3 LongRoPE factors beyond n_ctx_orig

@@ -138,6 +138,12 @@ TEST(Engine, RecurrentModel) {
   expect_batched_equals_alone(opt, 8, 24, "archs/models/lfm2-tiny-F32.gguf", kLongLead);
 }
 
+TEST(Engine, RwkvModel) {
+  EngineOptions opt = with_ctx(256);
+  opt.chunk_size = 7;
+  expect_batched_equals_alone(opt, 16, 24, "archs/models/rwkv7-tiny-F32.gguf", kLongLead);
+}
+
 TEST(Engine, PerLayerEmbeddingModel) {
   EngineOptions opt = with_ctx(256);
   opt.chunk_size = 7;

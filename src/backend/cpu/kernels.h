@@ -66,6 +66,8 @@ struct Kernels {
   // Row primitives (n elements, all F32). Outputs may alias inputs (y == x: in place).
   float (*dot_f32)(int64_t n, const float* a, const float* b) = nullptr;
   void (*rms_norm)(int64_t n, const float* x, float* y, float eps) = nullptr;  // y = x / rms(x)
+  // y = (x - mean) / sqrt(var + eps), the layer norm without weights
+  void (*norm)(int64_t n, const float* x, float* y, float eps) = nullptr;
   void (*softmax)(int64_t n, float* x) = nullptr;  // in place; an all -inf row becomes all 0
   void (*silu)(int64_t n, const float* x, float* y) = nullptr;
   void (*exp)(int64_t n, const float* x, float* y) = nullptr;  // y = e^x within a few ulp of expf
@@ -76,10 +78,15 @@ struct Kernels {
   // gelu is ggml's tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
   void (*gelu)(int64_t n, const float* x, float* y) = nullptr;
   void (*tanh)(int64_t n, const float* x, float* y) = nullptr;  // within 1e-6 of std::tanh
+  void (*sigmoid)(int64_t n, const float* x, float* y) = nullptr;
   void (*geglu)(int64_t n, const float* gate, const float* up, float* y) = nullptr;
   void (*scale)(int64_t n, const float* x, float s, float* y) = nullptr;
   // y += a * x
   void (*axpy)(int64_t n, float a, const float* x, float* y) = nullptr;
+  // One row of RWKV-7's WKV state update: s = s * w + v * k + sa * b (element-wise over the n
+  // key channels), returning dot(s, r) for the new s.
+  float (*wkv7_row)(int64_t n, float* s, const float* w, const float* k, const float* b, const float* r, float v,
+                    float sa) = nullptr;
   // RoPE on one row: pair i < half, (x[2i], x[2i+1]) or with `neox` (x[i], x[i + half]), becomes
   // (x0 cos[i] - x1 sin[i], x0 sin[i] + x1 cos[i]); nothing past the pairs is written. y may be x.
   void (*rope)(int64_t half, bool neox, const float* cos, const float* sin, const float* x, float* y) = nullptr;

@@ -43,9 +43,9 @@ TEST_P(KernelSet, RowPrimitives) {
   using Unary = void (*)(int64_t, const float*, float*);
   using Binary = void (*)(int64_t, const float*, const float*, float*);
   const std::pair<const char*, Unary> unaries[] = {
-      {"silu", k().silu}, {"gelu", k().gelu}, {"exp", k().exp}, {"tanh", k().tanh}};
+      {"silu", k().silu}, {"gelu", k().gelu}, {"exp", k().exp}, {"tanh", k().tanh}, {"sigmoid", k().sigmoid}};
   const std::pair<const char*, Unary> ref_unaries[] = {
-      {"silu", ref().silu}, {"gelu", ref().gelu}, {"exp", ref().exp}, {"tanh", ref().tanh}};
+      {"silu", ref().silu}, {"gelu", ref().gelu}, {"exp", ref().exp}, {"tanh", ref().tanh}, {"sigmoid", ref().sigmoid}};
   const std::pair<Binary, Binary> binaries[] = {{k().add, ref().add}, {k().sub, ref().sub}, {k().mul, ref().mul},
                                                 {k().swiglu, ref().swiglu}, {k().geglu, ref().geglu}};
   for (int64_t n : kSizes) {
@@ -72,6 +72,18 @@ TEST_P(KernelSet, RowPrimitives) {
     k().rms_norm(n, a.data(), y.data(), 1e-6f);
     ref().rms_norm(n, a.data(), r.data(), 1e-6f);
     expect_close(y, r, 1e-5f, "rms_norm");
+    k().norm(n, a.data(), y.data(), 1e-5f);
+    ref().norm(n, a.data(), r.data(), 1e-5f);
+    expect_close(y, r, 1e-5f, "norm");
+    {  // one WKV-7 state row: the update in place and the dot with r
+      const std::vector<float> w = random_row(n, rng, 0.0f, 1.0f), kk = random_row(n, rng), bb = random_row(n, rng),
+                               rr = random_row(n, rng);
+      std::vector<float> s1 = random_row(n, rng), s2 = s1;
+      const float y1 = k().wkv7_row(n, s1.data(), w.data(), kk.data(), bb.data(), rr.data(), 0.7f, -1.3f);
+      const float y2 = ref().wkv7_row(n, s2.data(), w.data(), kk.data(), bb.data(), rr.data(), 0.7f, -1.3f);
+      expect_close(s1, s2, 1e-6f, "wkv7_row state");
+      ASSERT_NEAR(y1, y2, 1e-5f * float(n) * 4.0f) << "wkv7_row n=" << n;
+    }
     y = a;
     r = a;
     if (n > 3) y[2] = r[2] = -INFINITY;  // masked entries
@@ -234,7 +246,8 @@ TEST(KernelSelection, RefIsAlwaysAvailableAndComplete) {
   EXPECT_EQ(sets.front()->name, "ref");
   const Kernels& r = ref_kernels();
   EXPECT_TRUE(r.dot_f32 && r.rms_norm && r.softmax && r.silu && r.gelu && r.swiglu && r.geglu && r.add &&
-              r.sub && r.mul && r.scale && r.axpy && r.rope && r.exp && r.tanh);
+              r.sub && r.mul && r.scale && r.axpy && r.rope && r.exp && r.tanh && r.sigmoid && r.norm &&
+              r.wkv7_row);
   for (Type t : {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0}) {
     EXPECT_TRUE(r.dot[size_t(t)].vec_dot) << type_name(t);
     EXPECT_EQ(r.dot[size_t(t)].act_type, Type::F32);

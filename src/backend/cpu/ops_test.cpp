@@ -167,12 +167,15 @@ TEST_P(Ops, RowOpsOnStridedViews) {
   const Dense dx = read(*x), dg = read(*g);
   Tensor* sc = scale(b.ctx, x, -0.75f);
   Tensor* norm = rms_norm(b.ctx, x, 1e-5f);
-  Tensor* un[6];
-  const Unary kinds[] = {Unary::SILU, Unary::GELU, Unary::RELU, Unary::NEG, Unary::EXP, Unary::TANH};
-  for (int i = 0; i < 6; i++) un[i] = unary(b.ctx, x, kinds[i]);
+  Tensor* un[7];
+  const Unary kinds[] = {Unary::SILU, Unary::GELU, Unary::RELU, Unary::NEG, Unary::EXP, Unary::TANH, Unary::SIGMOID};
+  for (int i = 0; i < 7; i++) un[i] = unary(b.ctx, x, kinds[i]);
   Tensor* sw = glu(b.ctx, x, g, Glu::SWIGLU);
   Tensor* ge = glu(b.ctx, x, g, Glu::GEGLU);
-  b.run({sc, norm, un[0], un[1], un[2], un[3], un[4], un[5], sw, ge}, threads());
+  Tensor* ln = hart::norm(b.ctx, x, 1e-5f);
+  Tensor* l2 = l2_norm(b.ctx, x, 1e-12f);
+  Tensor* sums = sum_rows(b.ctx, x);
+  b.run({sc, norm, un[0], un[1], un[2], un[3], un[4], un[5], un[6], sw, ge, ln, l2, sums}, threads());
 
   expect_near(read(*sc), tabulate(sc, [&](int64_t i, int64_t r, int64_t, int64_t) { return -0.75 * dx.at(i, r); }), 1e-6);
   expect_near(read(*norm), tabulate(norm, [&](int64_t i, int64_t r, int64_t, int64_t) {
@@ -182,10 +185,28 @@ TEST_P(Ops, RowOpsOnStridedViews) {
               }), 1e-5, 1e-5);
   double (*const refs[])(double) = {silu, gelu, [](double v) { return std::max(v, 0.0); },
                                     [](double v) { return -v; }, [](double v) { return std::exp(v); },
-                                    [](double v) { return std::tanh(v); }};
-  for (int k = 0; k < 6; k++)
+                                    [](double v) { return std::tanh(v); },
+                                    [](double v) { return 1.0 / (1.0 + std::exp(-v)); }};
+  for (int k = 0; k < 7; k++)
     expect_near(read(*un[k]), tabulate(un[k], [&](int64_t i, int64_t r, int64_t, int64_t) { return refs[k](dx.at(i, r)); }),
                 1e-5, 1e-5);
+  auto row_sum = [&](int64_t r, auto f) {
+    double s = 0.0;
+    for (int64_t j = 0; j < 257; j++) s += f(dx.at(j, r));
+    return s;
+  };
+  expect_near(read(*ln), tabulate(ln, [&](int64_t i, int64_t r, int64_t, int64_t) {
+                const double mean = row_sum(r, [](double v) { return v; }) / 257;
+                const double var = row_sum(r, [&](double v) { return (v - mean) * (v - mean); }) / 257;
+                return (dx.at(i, r) - mean) / std::sqrt(var + 1e-5);
+              }), 1e-5, 1e-5);
+  expect_near(read(*l2), tabulate(l2, [&](int64_t i, int64_t r, int64_t, int64_t) {
+                return dx.at(i, r) / std::sqrt(row_sum(r, [](double v) { return v * v; }));
+              }), 1e-6, 1e-5);
+  ASSERT_EQ(sums->ne[0], 1);
+  expect_near(read(*sums), tabulate(sums, [&](int64_t, int64_t r, int64_t, int64_t) {
+                return row_sum(r, [](double v) { return v; });
+              }), 1e-4, 1e-5);
   expect_near(read(*sw), tabulate(sw, [&](int64_t i, int64_t r, int64_t, int64_t) { return silu(dx.at(i, r)) * dg.at(i, r); }),
               1e-5, 1e-5);
   expect_near(read(*ge), tabulate(ge, [&](int64_t i, int64_t r, int64_t, int64_t) { return gelu(dx.at(i, r)) * dg.at(i, r); }),
@@ -282,6 +303,40 @@ TEST_P(Ops, SsmConvIsACausalDepthwiseConvolution) {
                 }), 1e-5);
   }
   EXPECT_THROW(ssm_conv(b.ctx, b.random(Type::F32, {3, 8, 1}), b.random(Type::F32, {4, 8})), Error);
+}
+
+// RWKV-7's WKV recurrence against the formula, token by token from the given states, for
+// sequences of several tokens (the state carried within a sequence, not across).
+TEST_P(Ops, RwkvWkv7FollowsTheRecurrence) {
+  const int64_t S = 19, H = 3, n_s = 2, per_seq = 4, T = n_s * per_seq;
+  Tensor* in[6];
+  for (int i = 0; i < 6; i++) in[i] = b.random(Type::F32, {S, H, T}, i == 1 ? 0.0f : -1.0f, 1.0f);  // w in [0, 1)
+  Tensor* state = b.random(Type::F32, {S * S * H, n_s});
+  Tensor* y = rwkv_wkv7(b.ctx, in[0], in[1], in[2], in[3], in[4], in[5], state);
+  ASSERT_EQ(shape(y), (Shape{S * H, T + S * n_s, 1, 1}));
+  b.run({y}, threads());
+  Dense d[6];
+  for (int i = 0; i < 6; i++) d[i] = read(*in[i]);
+  const auto& [r, w, k, v, a, bb] = d;
+  const Dense st0 = read(*state), got = read(*y);
+  for (int64_t seq = 0; seq < n_s; seq++)
+    for (int64_t h = 0; h < H; h++) {
+      std::vector<double> s(size_t(S * S));
+      for (int64_t e = 0; e < S * S; e++) s[size_t(e)] = st0.at(h * S * S + e, seq);
+      for (int64_t t = seq * per_seq; t < (seq + 1) * per_seq; t++)
+        for (int64_t i = 0; i < S; i++) {
+          double sa = 0.0, out = 0.0;
+          for (int64_t j = 0; j < S; j++) sa += a.at(j, h, t) * s[size_t(i * S + j)];
+          for (int64_t j = 0; j < S; j++) {
+            double& x = s[size_t(i * S + j)];
+            x = x * w.at(j, h, t) + v.at(i, h, t) * k.at(j, h, t) + sa * bb.at(j, h, t);
+            out += x * r.at(j, h, t);
+          }
+          ASSERT_NEAR(got.at(h * S + i, t), out, 1e-4 * (1 + std::fabs(out))) << "token " << t << " head " << h;
+        }
+      for (int64_t e = 0; e < S * S; e++)  // the final state, after the output columns
+        ASSERT_NEAR(got.at((h * S * S + e) % (S * H), T + seq * S + (h * S * S + e) / (S * H)), s[size_t(e)], 1e-4);
+    }
 }
 
 // Reference X·Wᵀ with W's batch dims broadcast over X's.

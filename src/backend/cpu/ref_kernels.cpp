@@ -70,7 +70,31 @@ void ref_softmax(int64_t n, float* x) {
   for (int64_t i = 0; i < n; i++) x[i] *= inv;
 }
 
+void ref_norm(int64_t n, const float* x, float* y, float eps) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; i++) sum += x[i];
+  const float mean = float(sum / double(n));
+  double var = 0.0;
+  for (int64_t i = 0; i < n; i++) {
+    y[i] = x[i] - mean;
+    var += double(y[i]) * double(y[i]);
+  }
+  const float inv = 1.0f / std::sqrt(float(var / double(n)) + eps);
+  for (int64_t i = 0; i < n; i++) y[i] *= inv;
+}
+
+float ref_wkv7_row(int64_t n, float* s, const float* w, const float* k, const float* b, const float* r, float v,
+                   float sa) {
+  float y = 0.0f;
+  for (int64_t j = 0; j < n; j++) {
+    s[j] = s[j] * w[j] + v * k[j] + sa * b[j];
+    y += s[j] * r[j];
+  }
+  return y;
+}
+
 float silu(float x) { return x / (1.0f + std::exp(-x)); }
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 float expf_(float x) { return std::exp(x); }
 float tanhf_(float x) { return std::tanh(x); }
 float gelu(float x) {
@@ -135,11 +159,14 @@ Kernels make_ref() {
   fill_type_tables(k, std::make_integer_sequence<uint32_t, kTypeCount>());
   k.dot_f32 = ref_dot_f32;
   k.rms_norm = ref_rms_norm;
+  k.norm = ref_norm;
   k.softmax = ref_softmax;
   k.silu = ref_map<silu>;
   k.exp = ref_map<expf_>;
   k.gelu = ref_map<gelu>;
   k.tanh = ref_map<tanhf_>;
+  k.sigmoid = ref_map<sigmoid>;
+  k.wkv7_row = ref_wkv7_row;
   k.swiglu = ref_swiglu;
   k.geglu = ref_geglu;
   k.add = ref_add;

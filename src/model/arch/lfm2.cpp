@@ -61,9 +61,10 @@ Tensor* short_conv(Forward& f, int il, Tensor* h) {
                   size_t(r.first) * col + size_t(i * d) * sizeof(float));
     };
     Tensor* bx = cont(f.c, transpose(f.c, mul(f.c, part(0), part(2))));  // (n_tok, n_embd, n_seq)
-    Tensor* past = reshape(f.c, state_read(f, il, 0, r), {d_conv, d, r.n_seq});
-    Tensor* sx = concat(f.c, past, bx, 0);  // (d_conv + n_tok, n_embd, n_seq)
-    state_write(f, il, 0, r, view(f.c, sx, {d_conv, d, r.n_seq}, {sx->nb[1], sx->nb[2]}, size_t(r.n_tok) * sizeof(float)));
+    Tensor* read = state_read(f, il, 0, r);
+    Tensor* sx = concat(f.c, reshape(f.c, read, {d_conv, d, r.n_seq}), bx, 0);  // (d_conv + n_tok, n_embd, n_seq)
+    state_write(f, il, 0, r, view(f.c, sx, {d_conv, d, r.n_seq}, {sx->nb[1], sx->nb[2]}, size_t(r.n_tok) * sizeof(float)),
+                read);
     Tensor* y = mul(f.c, part(1), ssm_conv(f.c, sx, L.conv));  // (n_embd, n_tok, n_seq)
     outs.push_back(reshape(f.c, y, {d, r.n_tok * r.n_seq}));
   }

@@ -45,6 +45,7 @@ void compute_unary(const Tensor& node, const OpContext& ctx) {
     case Unary::NEG: fn = map<neg>; break;
     case Unary::EXP: fn = map<exp>; break;
     case Unary::TANH: fn = ctx.k.tanh; break;
+    case Unary::SIGMOID: fn = ctx.k.sigmoid; break;
   }
   for_my_rows(node, ctx, [&](float* y, RowIndex r) { fn(node.ne[0], frow(*node.src[0], r), y); });
 }

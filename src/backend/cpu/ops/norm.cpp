@@ -1,4 +1,7 @@
-// RMS_NORM and SOFT_MAX: one F32 row at a time through the row kernels.
+// RMS_NORM, NORM, L2_NORM, SUM_ROWS and SOFT_MAX: one F32 row at a time through the row kernels.
+#include <algorithm>
+#include <cmath>
+
 #include "backend/cpu/ops/ops.h"
 
 namespace hart::cpu {
@@ -7,6 +10,30 @@ namespace {
 void compute_rms_norm(const Tensor& node, const OpContext& ctx) {
   const float eps = node.param_f32(0);
   for_my_rows(node, ctx, [&](float* y, RowIndex r) { ctx.k.rms_norm(node.ne[0], frow(*node.src[0], r), y, eps); });
+}
+
+void compute_norm(const Tensor& node, const OpContext& ctx) {
+  const float eps = node.param_f32(0);
+  for_my_rows(node, ctx, [&](float* y, RowIndex r) { ctx.k.norm(node.ne[0], frow(*node.src[0], r), y, eps); });
+}
+
+void compute_l2_norm(const Tensor& node, const OpContext& ctx) {
+  const float eps = node.param_f32(0);
+  const int64_t n = node.ne[0];
+  for_my_rows(node, ctx, [&](float* y, RowIndex r) {
+    const float* x = frow(*node.src[0], r);
+    ctx.k.scale(n, x, 1.0f / std::max(std::sqrt(ctx.k.dot_f32(n, x, x)), eps), y);
+  });
+}
+
+void compute_sum_rows(const Tensor& node, const OpContext& ctx) {
+  const Tensor& a = *node.src[0];
+  for_my_rows(node, ctx, [&](float* y, RowIndex r) {
+    const float* x = frow(a, r);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < a.ne[0]; i++) sum += x[i];
+    y[0] = sum;
+  });
 }
 
 void compute_soft_max(const Tensor& node, const OpContext& ctx) {
@@ -25,6 +52,9 @@ void compute_soft_max(const Tensor& node, const OpContext& ctx) {
 }  // namespace
 
 OpImpl impl_rms_norm() { return {compute_rms_norm, nullptr, nullptr}; }
+OpImpl impl_norm() { return {compute_norm, nullptr, nullptr}; }
+OpImpl impl_l2_norm() { return {compute_l2_norm, nullptr, nullptr}; }
+OpImpl impl_sum_rows() { return {compute_sum_rows, nullptr, nullptr}; }
 OpImpl impl_soft_max() { return {compute_soft_max, nullptr, nullptr}; }
 
 }  // namespace hart::cpu

@@ -119,5 +119,9 @@ OpImpl impl_mul_mat();
 OpImpl impl_flash_attn_ext();
 OpImpl impl_paged_attn();
 OpImpl impl_ssm_conv();
+OpImpl impl_wkv7();
+OpImpl impl_norm();
+OpImpl impl_l2_norm();
+OpImpl impl_sum_rows();
 
 }  // namespace hart::cpu

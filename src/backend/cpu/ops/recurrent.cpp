@@ -1,6 +1,9 @@
 // The ops of recurrent layers. SSM_CONV: the causal depthwise convolution of Mamba and LFM2's
 // short-conv blocks, y(c, t, s) = sum_k sx(t + k, c, s) * w(k, c), split over channels (a
-// channel's inputs are one contiguous row of sx).
+// channel's inputs are one contiguous row of sx). RWKV_WKV7: RWKV-7's state recurrence, split
+// over (sequence, head) pairs, each running through its tokens in order.
+#include <cstring>
+
 #include "backend/cpu/ops/ops.h"
 
 namespace hart::cpu {
@@ -23,8 +26,37 @@ void compute_ssm_conv(const Tensor& node, const OpContext& ctx) {
     }
 }
 
+void compute_wkv7(const Tensor& node, const OpContext& ctx) {
+  const float* r = static_cast<const float*>(node.src[0]->data);
+  const float* w = static_cast<const float*>(node.src[1]->data);
+  const float* k = static_cast<const float*>(node.src[2]->data);
+  const float* v = static_cast<const float*>(node.src[3]->data);
+  const float* a = static_cast<const float*>(node.src[4]->data);
+  const float* b = static_cast<const float*>(node.src[5]->data);
+  const Tensor& state_in = *node.src[6];
+  const int64_t S = node.src[0]->ne[0], H = node.src[0]->ne[1], T = node.src[0]->ne[2];
+  const int64_t n_seqs = state_in.ne[1], per_seq = T / n_seqs, head = S * S;
+  float* y = static_cast<float*>(node.data);
+  float* state_out = y + S * H * T;  // after the T output columns: S*S*H per sequence
+  const auto [begin, end] = ctx.range(n_seqs * H);
+  for (int64_t item = begin; item < end; item++) {
+    const int64_t seq = item / H, h = item % H;
+    float* st = state_out + seq * head * H + h * head;
+    std::memcpy(st, frow(state_in, {seq, 0, 0}) + h * head, size_t(head) * sizeof(float));
+    for (int64_t t = seq * per_seq; t < (seq + 1) * per_seq; t++) {
+      const int64_t off = t * S * H + h * S;  // token t, head h
+      for (int64_t i = 0; i < S; i++) {
+        float* row = st + i * S;
+        const float sa = ctx.k.dot_f32(S, a + off, row);
+        y[off + i] = ctx.k.wkv7_row(S, row, w + off, k + off, b + off, r + off, v[off + i], sa);
+      }
+    }
+  }
+}
+
 }  // namespace
 
+OpImpl impl_wkv7() { return {compute_wkv7, nullptr, nullptr}; }
 OpImpl impl_ssm_conv() { return {compute_ssm_conv, nullptr, nullptr}; }
 
 }  // namespace hart::cpu

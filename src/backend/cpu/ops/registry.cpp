@@ -30,6 +30,10 @@ const OpImpl& op_impl(Op op) {
     t[size_t(Op::FLASH_ATTN_EXT)] = impl_flash_attn_ext();
     t[size_t(Op::PAGED_ATTN)] = impl_paged_attn();
     t[size_t(Op::SSM_CONV)] = impl_ssm_conv();
+    t[size_t(Op::RWKV_WKV7)] = impl_wkv7();
+    t[size_t(Op::NORM)] = impl_norm();
+    t[size_t(Op::L2_NORM)] = impl_l2_norm();
+    t[size_t(Op::SUM_ROWS)] = impl_sum_rows();
     return t;
   }();
   return table[size_t(op)];

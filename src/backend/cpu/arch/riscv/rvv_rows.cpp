@@ -36,6 +36,38 @@ void rms_norm(int64_t n, const float* x, float* y, float eps) {
   scale(n, x, 1.0f / std::sqrt(mean + eps), y);
 }
 
+// Layer norm: the mean, then y = x - mean and its sum of squares in one pass, then the scale.
+void norm(int64_t n, const float* x, float* y, float eps) {
+  vfloat32m4_t acc = zero_lanes();
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e32m4(size_t(n) - i);
+    acc = __riscv_vfadd_vv_f32m4_tu(acc, acc, __riscv_vle32_v_f32m4(x + i, vl), vl);
+  }
+  const float mean = sum_lanes(acc) / float(n);
+  vfloat32m4_t sq = zero_lanes();
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e32m4(size_t(n) - i);
+    const vfloat32m4_t d = __riscv_vfsub_vf_f32m4(__riscv_vle32_v_f32m4(x + i, vl), mean, vl);
+    __riscv_vse32_v_f32m4(y + i, d, vl);
+    sq = __riscv_vfmacc_vv_f32m4_tu(sq, d, d, vl);
+  }
+  scale(n, y, 1.0f / std::sqrt(sum_lanes(sq) / float(n) + eps), y);
+}
+
+// s = s * w + v * k + sa * b, returning dot(s, r).
+float wkv7_row(int64_t n, float* s, const float* w, const float* k, const float* b, const float* r, float v, float sa) {
+  vfloat32m4_t acc = zero_lanes();
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e32m4(size_t(n) - i);
+    vfloat32m4_t ns = __riscv_vfmul_vf_f32m4(__riscv_vle32_v_f32m4(b + i, vl), sa, vl);
+    ns = __riscv_vfmacc_vf_f32m4(ns, v, __riscv_vle32_v_f32m4(k + i, vl), vl);
+    ns = __riscv_vfmacc_vv_f32m4(ns, __riscv_vle32_v_f32m4(s + i, vl), __riscv_vle32_v_f32m4(w + i, vl), vl);
+    __riscv_vse32_v_f32m4(s + i, ns, vl);
+    acc = __riscv_vfmacc_vv_f32m4_tu(acc, ns, __riscv_vle32_v_f32m4(r + i, vl), vl);
+  }
+  return sum_lanes(acc);
+}
+
 // tanh(x) = 2 / (1 + e^-2x) - 1 (saturating to +-1).
 vfloat32m2_t tanh_v(vfloat32m2_t x, size_t vl) {
   const vfloat32m2_t e = exp_f32m2(__riscv_vfmul_vf_f32m2(x, -2.0f, vl), vl);
@@ -68,6 +100,11 @@ void axpy(int64_t n, float a, const float* x, float* y) {
 vfloat32m2_t silu_v(vfloat32m2_t x, size_t vl) {
   const vfloat32m2_t e = exp_f32m2(__riscv_vfneg_v_f32m2(x, vl), vl);
   return __riscv_vfdiv_vv_f32m2(x, __riscv_vfadd_vf_f32m2(e, 1.0f, vl), vl);
+}
+
+// sigmoid(x) = 1 / (1 + e^-x)
+vfloat32m2_t sigmoid_v(vfloat32m2_t x, size_t vl) {
+  return __riscv_vfrdiv_vf_f32m2(__riscv_vfadd_vf_f32m2(exp_f32m2(__riscv_vfneg_v_f32m2(x, vl), vl), 1.0f, vl), 1.0f, vl);
 }
 
 // A local name for e^x: an address taken of the header's inline function would be a weak symbol.
@@ -130,10 +167,13 @@ void softmax(int64_t n, float* x) {
 void fill_rvv_rows(Kernels& k) {
   k.dot_f32 = dot_f32;
   k.rms_norm = rms_norm;
+  k.norm = norm;
+  k.wkv7_row = wkv7_row;
   k.softmax = softmax;
   k.silu = unary<silu_v>;
   k.gelu = unary<gelu_v>;
   k.tanh = unary<tanh_v>;
+  k.sigmoid = unary<sigmoid_v>;
   k.exp = unary<exp_v>;
   k.swiglu = gated<silu_v>;
   k.geglu = gated<gelu_v>;

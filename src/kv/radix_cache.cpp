@@ -21,8 +21,8 @@ int32_t present(const std::vector<int32_t>& window) {
 
 }  // namespace
 
-RadixCache::RadixCache(SlotPool& pool, SlotPool* window_pool, int window)
-    : pool_(pool), window_pool_(window_pool), window_(window) {
+RadixCache::RadixCache(SlotPool* pool, SlotPool* window_pool, int window, SlotPool* cell_pool)
+    : pool_(pool), window_pool_(window_pool), window_(window), cell_pool_(cell_pool) {
   root_.lock = 1;  // the root is never evicted
 }
 
@@ -33,7 +33,8 @@ void RadixCache::touch(Node* node) {
   for (; node; node = node->parent) node->last_use = clock_;
 }
 
-// child's edge becomes child->tokens[0, at) in a new node, with the rest below it.
+// child's edge becomes child->tokens[0, at) in a new node, with the rest below it (and its
+// snapshot cell, which is the state after child's last token).
 RadixCache::Node* RadixCache::split(Node* child, size_t at) {
   Node* parent = child->parent;
   auto upper = std::make_unique<Node>();
@@ -70,23 +71,36 @@ RadixCache::Node* RadixCache::node_at(std::span<const int32_t> tokens, size_t n)
 }
 
 RadixCache::Match RadixCache::match_prefix(std::span<const int32_t> tokens) {
-  Match m{&root_, {}, {}};
+  Match m{&root_, 0, {}, {}, 0};
   const Node* node = &root_;
   size_t done = 0;
+  std::vector<std::pair<size_t, int32_t>> snapshots = {{0, 0}};  // (position, cell), the root's zero state
   while (done < tokens.size()) {
     auto it = node->children.find(tokens[done]);
     if (it == node->children.end()) break;
     const Node* child = it->second.get();
     const size_t n = common_prefix(child->tokens, tokens.subspan(done));
-    m.slots.insert(m.slots.end(), child->slots.begin(), child->slots.begin() + long(n));
+    if (pool_) m.slots.insert(m.slots.end(), child->slots.begin(), child->slots.begin() + long(n));
     if (window_pool_) m.window.insert(m.window.end(), child->window.begin(), child->window.begin() + long(n));
     done += n;
     if (n < child->tokens.size()) break;
     node = child;
+    if (node->cell >= 0) snapshots.emplace_back(done, node->cell);
   }
-  if (window_pool_) {
-    // Back off to the longest end whose window - 1 positions before it all have window slots:
-    // a request continuing there needs nothing at or after a missing one.
+  // Where a request can continue: the window - 1 positions before it have their window slots,
+  // and (recurrent layers) it is a snapshot's position.
+  auto window_held = [&](size_t at) {
+    for (size_t i = at >= size_t(window_) ? at - size_t(window_) + 1 : 0; i < at; i++)
+      if (m.window[i] < 0) return false;
+    return true;
+  };
+  if (cell_pool_) {
+    while (snapshots.size() > 1 && (snapshots.back().first > done || (window_pool_ && !window_held(snapshots.back().first))))
+      snapshots.pop_back();
+    done = snapshots.back().first;
+    m.cell = snapshots.back().second;
+  } else if (window_pool_) {
+    // Back off to the longest end whose window is held: past a missing slot nothing can be.
     for (size_t end = done;;) {
       const size_t from = end >= size_t(window_) ? end - size_t(window_) + 1 : 0;
       size_t missing = end;
@@ -99,7 +113,8 @@ RadixCache::Match RadixCache::match_prefix(std::span<const int32_t> tokens) {
       end = missing;
     }
   }
-  m.slots.resize(done);
+  m.n = done;
+  if (pool_) m.slots.resize(done);
   if (window_pool_) m.window.resize(done);
   m.node = node_at(tokens, done);
   touch(m.node);
@@ -107,8 +122,8 @@ RadixCache::Match RadixCache::match_prefix(std::span<const int32_t> tokens) {
 }
 
 RadixCache::Node* RadixCache::insert(std::span<const int32_t> tokens, std::vector<int32_t>& slots,
-                                     std::vector<int32_t>* window) {
-  if (slots.size() != tokens.size() || (window_pool_ && (!window || window->size() != tokens.size())))
+                                     std::vector<int32_t>* window, int32_t* cell) {
+  if ((pool_ && slots.size() != tokens.size()) || (window_pool_ && (!window || window->size() != tokens.size())))
     throw Error("prefix cache: " + std::to_string(slots.size()) + " slots for " + std::to_string(tokens.size()) + " tokens");
   Node* node = &root_;
   size_t done = 0;
@@ -117,7 +132,7 @@ RadixCache::Node* RadixCache::insert(std::span<const int32_t> tokens, std::vecto
     if (it == node->children.end()) {
       auto leaf = std::make_unique<Node>();
       leaf->tokens.assign(tokens.begin() + long(done), tokens.end());
-      leaf->slots.assign(slots.begin() + long(done), slots.end());
+      if (pool_) leaf->slots.assign(slots.begin() + long(done), slots.end());
       if (window_pool_) leaf->window.assign(window->begin() + long(done), window->end());
       leaf->parent = node;
       cached_ += int32_t(leaf->tokens.size());
@@ -130,10 +145,12 @@ RadixCache::Node* RadixCache::insert(std::span<const int32_t> tokens, std::vecto
     const size_t n = common_prefix(child->tokens, tokens.subspan(done));
     if (n < child->tokens.size()) child = split(child, n);
     for (size_t i = 0; i < n; i++) {  // already cached: keep the tree's copy
-      int32_t& mine = slots[done + i];
-      if (mine != child->slots[i]) {
-        pool_.free({&mine, 1});
-        mine = child->slots[i];
+      if (pool_) {
+        int32_t& mine = slots[done + i];
+        if (mine != child->slots[i]) {
+          pool_->free({&mine, 1});
+          mine = child->slots[i];
+        }
       }
       if (!window_pool_) continue;
       int32_t& my_window = (*window)[done + i];
@@ -149,6 +166,11 @@ RadixCache::Node* RadixCache::insert(std::span<const int32_t> tokens, std::vecto
     done += n;
     node = child;
   }
+  if (cell_pool_ && cell && *cell > 0 && node != &root_ && node->cell < 0) {  // the tree takes the snapshot
+    node->cell = *cell;
+    *cell = -1;
+    if (node->lock == 0) evictable_cells_++;
+  }
   touch(node);
   return node;
 }
@@ -156,8 +178,9 @@ RadixCache::Node* RadixCache::insert(std::span<const int32_t> tokens, std::vecto
 void RadixCache::lock(Node* node) {
   for (; node != &root_; node = node->parent)
     if (node->lock++ == 0) {
-      evictable_ -= int32_t(node->slots.size());
+      evictable_ -= int32_t(node->tokens.size());
       evictable_window_ -= present(node->window);
+      evictable_cells_ -= node->cell >= 0;
     }
 }
 
@@ -165,13 +188,14 @@ void RadixCache::unlock(Node* node) {
   for (; node != &root_; node = node->parent) {
     if (node->lock <= 0) throw Error("prefix cache: unlocking a node that is not locked");
     if (--node->lock == 0) {
-      evictable_ += int32_t(node->slots.size());
+      evictable_ += int32_t(node->tokens.size());
       evictable_window_ += present(node->window);
+      evictable_cells_ += node->cell >= 0;
     }
   }
 }
 
-int32_t RadixCache::evict(int32_t n, int32_t n_window) {
+int32_t RadixCache::evict(int32_t n, int32_t n_window, int32_t n_cells) {
   auto older = [](const Node* a, const Node* b) { return a->last_use > b->last_use; };
   std::priority_queue<Node*, std::vector<Node*>, decltype(older)> leaves(older);
   std::vector<Node*> stack{&root_};
@@ -181,15 +205,20 @@ int32_t RadixCache::evict(int32_t n, int32_t n_window) {
     for (auto& entry : node->children) stack.push_back(entry.second.get());
     if (node->children.empty() && node->lock == 0) leaves.push(node);
   }
-  int32_t freed = 0, freed_window = 0;
-  while ((freed < n || freed_window < n_window) && !leaves.empty()) {
+  int32_t freed = 0, freed_window = 0, freed_cells = 0;
+  while ((freed < n || freed_window < n_window || freed_cells < n_cells) && !leaves.empty()) {
     Node* leaf = leaves.top();
     leaves.pop();
     Node* parent = leaf->parent;
-    pool_.free(leaf->slots);
+    if (pool_) pool_->free(leaf->slots);
     for (int32_t s : leaf->window)
       if (s >= 0) window_pool_->free({&s, 1});
-    const int32_t size = int32_t(leaf->slots.size()), windows = present(leaf->window);
+    if (leaf->cell >= 0) {
+      cell_pool_->free({&leaf->cell, 1});
+      freed_cells++;
+      evictable_cells_--;
+    }
+    const int32_t size = int32_t(leaf->tokens.size()), windows = present(leaf->window);
     freed += size;
     freed_window += windows;
     cached_ -= size;

@@ -27,7 +27,7 @@ RadixCache::Node* insert_new(RadixCache& rc, SlotPool& pool, const Tokens& t, st
 
 struct Fixture : ::testing::Test {
   SlotPool pool{64};
-  RadixCache rc{pool};
+  RadixCache rc{&pool};
   // Invariant: every slot is free or owned by the tree (no request holds any between calls).
   void expect_no_leak() {
     EXPECT_EQ(tree_slots(rc.root()), rc.cached());
@@ -167,7 +167,7 @@ TEST_F(Fixture, RandomWorkloadNeverLeaksSlots) {
 // only if its sequence still held it.
 struct WindowFixture : ::testing::Test {
   SlotPool pool{64}, windows{64};
-  RadixCache rc{pool, &windows, 4};
+  RadixCache rc{&pool, &windows, 4};
   // Inserts t with FULL slots for all and WINDOW slots for the last `held` positions.
   RadixCache::Node* insert_held(const Tokens& t, size_t held) {
     std::vector<int32_t> slots, window(t.size() - held, -1);
@@ -217,6 +217,63 @@ TEST_F(WindowFixture, TheTreeTakesOverWindowSlotsItLacks) {
   rc.evict(0, 3);
   EXPECT_EQ(windows.n_free(), windows.size());
   expect_no_leak();
+}
+
+// Recurrent layers without any KV (RWKV): tokens own no slots, nodes may own state snapshots.
+struct CellFixture : ::testing::Test {
+  SlotPool cells{16};
+  RadixCache rc{nullptr, nullptr, 0, &cells};
+  CellFixture() {
+    std::vector<int32_t> zero;
+    cells.alloc(1, zero);  // cell 0: the zero state
+  }
+  int32_t snapshot(const Tokens& t) {
+    std::vector<int32_t> c, none;
+    EXPECT_TRUE(cells.alloc(1, c));
+    int32_t cell = c[0];
+    rc.insert(t, none, nullptr, &cell);
+    EXPECT_EQ(cell, -1);  // taken
+    return c[0];
+  }
+};
+
+TEST_F(CellFixture, MatchEndsAtTheDeepestSnapshot) {
+  const int32_t c4 = snapshot({1, 2, 3, 4});
+  const int32_t c8 = snapshot({1, 2, 3, 4, 5, 6, 7, 8});
+  auto m = rc.match_prefix(Tokens{1, 2, 3, 4, 5, 6, 7, 8, 9});
+  EXPECT_EQ(m.n, 8u);
+  EXPECT_EQ(m.cell, c8);
+  m = rc.match_prefix(Tokens{1, 2, 3, 4, 5, 6, 9});  // inside the second node: back to the first
+  EXPECT_EQ(m.n, 4u);
+  EXPECT_EQ(m.cell, c4);
+  m = rc.match_prefix(Tokens{1, 2, 3, 9});
+  EXPECT_EQ(m.n, 0u);
+  EXPECT_EQ(m.cell, 0);  // the zero state
+  EXPECT_EQ(m.node, &rc.root());
+}
+
+TEST_F(CellFixture, ASecondSnapshotOfTheSamePrefixStaysWithItsSequence) {
+  snapshot({1, 2, 3});
+  std::vector<int32_t> c, none;
+  ASSERT_TRUE(cells.alloc(1, c));
+  int32_t cell = c[0];
+  rc.insert(Tokens{1, 2, 3}, none, nullptr, &cell);
+  EXPECT_EQ(cell, c[0]);  // not taken: the node has one
+  EXPECT_EQ(rc.evictable_cells(), 1);
+}
+
+TEST_F(CellFixture, EvictionFreesSnapshotsAndLocksKeepThem) {
+  snapshot({1, 2});
+  snapshot({1, 2, 3, 4});
+  const auto m = rc.match_prefix(Tokens{1, 2, 3, 4, 5});
+  rc.lock(m.node);
+  EXPECT_EQ(rc.evictable_cells(), 0);
+  rc.evict(0, 0, 2);
+  EXPECT_EQ(cells.n_free(), 16 - 3);  // both locked (the path runs through the first)
+  rc.unlock(m.node);
+  EXPECT_EQ(rc.evictable_cells(), 2);
+  rc.evict(0, 0, 2);
+  EXPECT_EQ(cells.n_free(), 16 - 1);
 }
 
 TEST(SlotPool, RejectsDoubleFreeAndOverdraw) {

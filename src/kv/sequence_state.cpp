@@ -36,7 +36,10 @@ SequenceStore::SequenceStore(StateLayout layout, Capacity cap, Type kv_type)
     state_mem_.reset(new (std::nothrow) float[state_bytes_ / sizeof(float)]);
     if (!state_mem_) throw Error("cannot allocate " + std::to_string(state_bytes_ >> 20) + " MiB of recurrent state");
     std::memset(state_mem_.get(), 0, state_bytes_);
-    cells_ = std::make_unique<SlotPool>(int32_t(cap_.cells));
+    cells_ = std::make_unique<SlotPool>(int32_t(1 + cap_.cells));
+    std::vector<int32_t> zero;
+    cells_->alloc(1, zero);  // slot 0 first: the zero cell, never free
+
   }
   float* p = state_mem_.get();
   states_.resize(layout_.recurrent.size());
@@ -67,7 +70,7 @@ bool SequenceStore::reserve(SeqState& s, int n) {
   if (want_cell) {
     std::vector<int32_t> c;
     cells_->alloc(1, c);
-    s.cell = c[0] + 1;
+    s.cell = c[0];
   }
   return true;
 }
@@ -111,10 +114,7 @@ void SequenceStore::release(SeqState& s) {
   if (pools_[0] && int(s.full.size()) > s.n_shared)
     pools_[0]->free(std::span(s.full).subspan(size_t(s.n_shared)));
   if (pools_[1]) free_window_below(s, s.window_begin + int(s.window.size()));
-  if (cells_ && s.cell > 0) {
-    const int32_t slot = s.cell - 1;  // cell c is slot c - 1 of the cell pool
-    cells_->free(std::span(&slot, 1));
-  }
+  if (cells_ && s.cell > 0) cells_->free(std::span(&s.cell, 1));
   s = SeqState{};
 }
 

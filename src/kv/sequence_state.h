@@ -76,6 +76,7 @@ class SequenceStore {
   int64_t n_free(Pool p) const { return pools_[int(p)] ? pools_[int(p)]->n_free() : 0; }
   int64_t n_free_cells() const { return cells_ ? cells_->n_free() : 0; }
   SlotPool& pool(Pool p) { return *pools_[int(p)]; }
+  SlotPool& cell_pool() { return *cells_; }
   // The most a sequence of n positions, computed in steps of at most `chunk`, holds at once.
   Capacity need(int n, int chunk) const;
   size_t bytes() const { return kv_.bytes() + state_bytes_; }
@@ -91,7 +92,7 @@ class SequenceStore {
   size_t state_bytes_ = 0;
   std::vector<std::vector<Tensor*>> states_;
   std::unique_ptr<SlotPool> pools_[kPools];
-  std::unique_ptr<SlotPool> cells_;  // slot i is cell i + 1
+  std::unique_ptr<SlotPool> cells_;  // slot i is cell i; slot 0, the zero cell, is always taken
 };
 
 }  // namespace hart::kv

@@ -60,6 +60,15 @@ const Shape kShapes[] = {
     {"lfm2-350m", "lfm2", 65536, 1024, 16, 16, 8, 64, 4608, 128000, 1000000.0f, 1e-5f, true,
      {{"shortconv.l_cache", uint32_t(3)}, {"attention.head_count_kv", u32_array(lfm2_350m_kv_heads())}}},
     {"phi-3-mini", "phi3", 32064, 3072, 32, 32, 32, 96, 8192, 4096, 10000.0f, 1e-5f, false},
+    // RWKV7-World: heads of 64; the low-rank sizes RWKV-LM derives from n_embd.
+    {"rwkv7-0.1b", "rwkv7", 65536, 768, 12, 12, 12, 64, 3072, 1048576, 10000.0f, 1e-5f, false,
+     {{"wkv.head_size", uint32_t(64)}, {"attention.layer_norm_epsilon", 1e-5f}, {"token_shift_count", uint32_t(2)},
+      {"attention.decay_lora_rank", uint32_t(64)}, {"attention.iclr_lora_rank", uint32_t(64)},
+      {"attention.value_residual_mix_lora_rank", uint32_t(32)}, {"attention.gate_lora_rank", uint32_t(128)}}},
+    {"rwkv7-1.5b", "rwkv7", 65536, 2048, 24, 32, 32, 64, 8192, 1048576, 10000.0f, 1e-5f, false,
+     {{"wkv.head_size", uint32_t(64)}, {"attention.layer_norm_epsilon", 1e-5f}, {"token_shift_count", uint32_t(2)},
+      {"attention.decay_lora_rank", uint32_t(96)}, {"attention.iclr_lora_rank", uint32_t(96)},
+      {"attention.value_residual_mix_lora_rank", uint32_t(64)}, {"attention.gate_lora_rank", uint32_t(256)}}},
 };
 
 const Shape& find_shape(std::string_view name) {
@@ -139,7 +148,9 @@ struct Builder {
 
   // Random weights of std `scale`, stored in `type` (norm weights are ones).
   void tensor(const std::string& name, std::vector<int64_t> ne, Type type, float scale, bool ones = false) {
-    const int64_t n_row = ne[0], n_rows = ne.size() > 1 ? ne[1] : 1;
+    const int64_t n_row = ne[0];
+    int64_t n_rows = 1;
+    for (size_t d = 1; d < ne.size(); d++) n_rows *= ne[d];
     if (!planned.empty()) type = planned.at(n_tensors++);
     if (!ones && n_row % type_info(type).block_size != 0) type = Type::F16;
     if (dry) {

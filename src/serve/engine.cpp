@@ -10,11 +10,12 @@ namespace hart::serve {
 namespace {
 
 // kv_size FULL slots; for window and recurrent layers, room for as many sequences as the FULL
-// pool could hold at one chunk each (every running sequence holds at least that).
+// pool could hold at one chunk each (every running sequence holds at least that), and as many
+// state cells again for the prefix cache's snapshots.
 kv::Capacity capacity(const HParams& hp, const EngineOptions& opt, int n_ctx) {
   const int64_t full = opt.kv_size > 0 ? opt.kv_size : 2 * int64_t(n_ctx);
   const int64_t max_seqs = std::max<int64_t>(1, full / std::max(1, opt.chunk_size));
-  return {full, max_seqs * (hp.sliding_window - 1 + std::max(1, opt.chunk_size)), max_seqs};
+  return {full, max_seqs * (hp.sliding_window - 1 + std::max(1, opt.chunk_size)), 2 * max_seqs};
 }
 
 bool fits(const kv::Capacity& need, const kv::Capacity& available) {
@@ -73,10 +74,10 @@ Engine::Engine(const Model& model, const Tokenizer& tok, const EngineOptions& op
   const kv::StateLayout& layout = store_.layout();
   if (layout.uses(kv::Pool::FULL))
     n_ctx_ = int(std::min<int64_t>(n_ctx_, store_.capacity().full));  // one sequence never outgrows the pool
-  if (opt.prefix_cache && layout.uses(kv::Pool::FULL) && !layout.has_recurrent()) {
-    const bool window = layout.uses(kv::Pool::WINDOW);
-    radix_.emplace(store_.pool(kv::Pool::FULL), window ? &store_.pool(kv::Pool::WINDOW) : nullptr, layout.window);
-  }
+  if (opt.prefix_cache)
+    radix_.emplace(layout.uses(kv::Pool::FULL) ? &store_.pool(kv::Pool::FULL) : nullptr,
+                   layout.uses(kv::Pool::WINDOW) ? &store_.pool(kv::Pool::WINDOW) : nullptr, layout.window,
+                   layout.has_recurrent() ? &store_.cell_pool() : nullptr);
   publish_usage();
   thread_ = std::thread([this] { loop(); });
 }
@@ -158,7 +159,7 @@ void Engine::cancel_waiting(Seq& s) {
 void Engine::admit() {
   while (!waiting_.empty()) {
     Seq& s = *waiting_.front();
-    kv::RadixCache::Match m{nullptr, {}, {}};
+    kv::RadixCache::Match m{nullptr, 0, {}, {}, kv::SequenceStore::kZeroCell};
     if (radix_) {  // keep one prompt token to compute: its logits start the generation
       m = radix_->match_prefix(std::span(s.p.prompt).first(s.p.prompt.size() - 1));
       radix_->lock(m.node);
@@ -170,15 +171,16 @@ void Engine::admit() {
     const kv::Capacity available{
         store_.n_free(kv::Pool::FULL) + (radix_ ? radix_->evictable() : 0) - reserved_.full,
         store_.n_free(kv::Pool::WINDOW) + (radix_ ? radix_->evictable_window() : 0) - reserved_.window,
-        store_.n_free_cells() - reserved_.cells};
+        store_.n_free_cells() + (radix_ ? radix_->evictable_cells() : 0) - reserved_.cells};
     if (!fits(need, available)) {
       if (radix_) radix_->unlock(node);
       return;
     }
     s.node = node;
     s.state.full = matched;
-    const int n_matched = int(matched.size());
+    const int n_matched = int(m.n);
     s.state.n = s.state.n_shared = s.n_cached = n_matched;
+    s.state.cell_src = m.cell;  // the snapshot of the state there (tree-owned: read, never written)
     if (!m.window.empty()) {  // the window the next position attends, all of it held by the cache
       s.state.window_begin = std::max(0, n_matched - store_.layout().window + 1);
       s.state.window.assign(m.window.begin() + s.state.window_begin, m.window.end());
@@ -201,8 +203,10 @@ void Engine::reserve(Seq& s, int n) {
   const int64_t want_window = st.n + n - (st.window.empty() ? st.n : st.window_begin + int64_t(st.window.size()));
   const int64_t short_full = want_full - store_.n_free(kv::Pool::FULL);
   const int64_t short_window = store_.layout().uses(kv::Pool::WINDOW) ? want_window - store_.n_free(kv::Pool::WINDOW) : 0;
-  if (radix_ && (short_full > 0 || short_window > 0))
-    radix_->evict(int32_t(std::max<int64_t>(0, short_full)), int32_t(std::max<int64_t>(0, short_window)));
+  const bool short_cell = store_.layout().has_recurrent() && st.cell < 0 && store_.n_free_cells() == 0;
+  if (radix_ && (short_full > 0 || short_window > 0 || short_cell))
+    radix_->evict(int32_t(std::max<int64_t>(0, short_full)), int32_t(std::max<int64_t>(0, short_window)),
+                  short_cell ? 1 : 0);
   if (!store_.reserve(s.state, n)) throw Error("KV pool exhausted despite the reservation (a scheduler bug)");
   const kv::Capacity taken = difference(held(s.state), before);
   add(s.reserved, taken, -1);
@@ -221,17 +225,29 @@ void Engine::commit(Seq& s, int n) {
 
 // The prefix cache takes the first n positions' slots: every FULL one, and the WINDOW ones the
 // sequence still holds (where the cache has the same tokens already, the sequence uses the
-// cache's slots and its own go back to the pool).
-kv::RadixCache::Node* Engine::share(Seq& s, int n) {
+// cache's slots and its own go back to the pool). For recurrent layers, at n = the positions
+// computed, it also takes the state cell as a snapshot; a `continuing` sequence then goes on in a
+// new cell, so it hands its cell over only when another can be promised to it.
+kv::RadixCache::Node* Engine::share(Seq& s, int n, bool continuing) {
   kv::SeqState& st = s.state;
-  std::vector<int32_t> slots(st.full.begin(), st.full.begin() + n), window;
+  std::vector<int32_t> slots(st.full.begin(), st.full.begin() + (st.full.empty() ? 0 : n)), window;
   const int held_end = std::min(n, st.window_begin + int(st.window.size()));
   if (store_.layout().uses(kv::Pool::WINDOW)) {
     window.assign(size_t(n), -1);
     for (int p = st.window_begin; p < held_end; p++) window[size_t(p)] = st.window_slot(p);
   }
-  kv::RadixCache::Node* node =
-      radix_->insert(std::span(s.tokens).first(size_t(n)), slots, window.empty() ? nullptr : &window);
+  int32_t cell = st.cell;
+  const bool snapshot = store_.layout().has_recurrent() && n == st.n && cell > 0 &&
+                        (!continuing || store_.n_free_cells() + radix_->evictable_cells() - reserved_.cells >= 1);
+  kv::RadixCache::Node* node = radix_->insert(std::span(s.tokens).first(size_t(n)), slots,
+                                              window.empty() ? nullptr : &window, snapshot ? &cell : nullptr);
+  if (snapshot && cell < 0) {  // the cache took the cell (st.cell_src still reads it): write a new one
+    st.cell = -1;
+    if (continuing) {
+      s.reserved.cells++;
+      reserved_.cells++;
+    }
+  }
   std::copy(slots.begin(), slots.end(), st.full.begin());
   for (int p = st.window_begin; p < held_end; p++) st.window[size_t(p - st.window_begin)] = window[size_t(p)];
   st.n_shared = n;
@@ -273,8 +289,11 @@ void Engine::step() {
     const size_t n_vocab = size_t(model_.hp.n_vocab);
     for (Entry& e : entries) {
       Seq& s = *e.seq;
-      if (radix_ && !s.prefilling() && s.n_generated == 0) {  // the prompt is in: share it
-        kv::RadixCache::Node* node = share(s, int(s.p.prompt.size()));
+      // The prompt is in: share it. A recurrent model also shares each prompt chunk's end, where
+      // its state is a snapshot a request with the same beginning can start from.
+      const bool prompt_done = !s.prefilling() && s.n_generated == 0;
+      if (radix_ && (prompt_done || (s.prefilling() && store_.layout().has_recurrent()))) {
+        kv::RadixCache::Node* node = share(s, s.n_computed(), true);
         radix_->lock(node);
         radix_->unlock(s.node);
         s.node = node;
@@ -321,7 +340,7 @@ void Engine::emit(Seq& s, std::span<const float> logits) {
 void Engine::finish(Seq& s, const std::string& reason, const std::string& error) {
   if (!s.stream) return;
   if (radix_) {
-    share(s, s.n_computed());
+    share(s, s.n_computed(), false);
     radix_->unlock(s.node);
   }
   store_.release(s.state);  // what is not shared; slots taken for a step that failed hold nothing

@@ -4,9 +4,11 @@
 // gives every decoding sequence one token and fills the rest of --chunk-size with prompt chunks.
 // A sequence's state (kv::SequenceStore): FULL slots, one per position; sliding-window slots
 // (bounded: what the window and one chunk need); a recurrent state cell. The prefix cache shares
-// FULL slots and the window slots sequences still held when they handed over their tokens (at a
-// prompt's end and at a request's end); it is off for models with recurrent layers, whose state
-// at a cached prefix's end is overwritten once a sequence moves past it (docs/DESIGN.md).
+// FULL slots, the window slots sequences still held when they handed over their tokens (at a
+// prompt's end and at a request's end), and recurrent state cells as snapshots (handed over at
+// the end of each prompt chunk, of the prompt and of the request; docs/DESIGN.md). The pools:
+// --kv-size FULL slots; room for kv_size / chunk_size sequences in the window pool, and twice as
+// many state cells (the second half for snapshots).
 #pragma once
 
 #include <atomic>
@@ -65,7 +67,7 @@ class Engine {
   void step();
   void reserve(Seq& s, int n);
   void commit(Seq& s, int n);
-  kv::RadixCache::Node* share(Seq& s, int n);
+  kv::RadixCache::Node* share(Seq& s, int n, bool continuing);
   void emit(Seq& s, std::span<const float> logits);
   void finish(Seq& s, const std::string& reason, const std::string& error = {});
   void cancel_waiting(Seq& s);

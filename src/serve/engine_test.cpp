@@ -196,6 +196,36 @@ TEST(Engine, SlidingWindowModelReusesAFinishedSequence) {
   EXPECT_EQ(r3.tokens, alone(l, other));
 }
 
+// Recurrent layers (rwkv7: no KV at all; lfm2: short-conv state beside window attention): a
+// request continuing a finished one, or sharing the first prompt chunks of an earlier one,
+// starts from the prefix cache's state snapshot, with the output of one computed from scratch.
+void expect_snapshots_reused(const std::string& model) {
+  HART_REQUIRE_TESTDATA(path, model);
+  EngineOptions opt = with_ctx(512);
+  opt.chunk_size = 16;
+  Served sv(path, opt);
+  const Loaded& l = sv.l;
+  const GenParams first = greedy(*l.tok, kLongLead, 24);
+  const Result r1 = collect(*sv.engine.submit(first));
+  EXPECT_EQ(r1.tokens, alone(l, first));
+  GenParams next = first;  // the next turn: the first prompt, its reply, more text
+  next.prompt.insert(next.prompt.end(), r1.tokens.begin(), r1.tokens.end());
+  const std::vector<int32_t> more = l.tok->encode(" The next day, Lily and Tom", false, false);
+  next.prompt.insert(next.prompt.end(), more.begin(), more.end());
+  const Result r2 = collect(*sv.engine.submit(next));
+  EXPECT_EQ(r2.done.cached_tokens, int(first.prompt.size() + r1.tokens.size()) - 1);  // the last reply token was never fed
+  EXPECT_EQ(r2.tokens, alone(l, next));
+  GenParams other = first;  // the same beginning, then something else: the last whole chunk is shared
+  other.prompt.resize(first.prompt.size() - 5);
+  other.prompt.insert(other.prompt.end(), more.begin(), more.end());
+  const Result r3 = collect(*sv.engine.submit(other));
+  EXPECT_EQ(r3.done.cached_tokens, int(first.prompt.size() - 5) / 16 * 16);
+  EXPECT_EQ(r3.tokens, alone(l, other));
+}
+
+TEST(Engine, RwkvModelReusesStateSnapshots) { expect_snapshots_reused("archs/models/rwkv7-tiny-F32.gguf"); }
+TEST(Engine, ShortConvModelReusesStateSnapshots) { expect_snapshots_reused("archs/models/lfm2-tiny-F32.gguf"); }
+
 TEST(Engine, SharedPrefixIsReusedAndGivesTheSameOutput) {
   HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
   Served sv(path, with_ctx(256));

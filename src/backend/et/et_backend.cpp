@@ -47,10 +47,10 @@ EtBackend::EtBackend(std::unique_ptr<Device> device, EtOptions options)
     : device_(std::move(device)),
       options_(std::move(options)),
       memory_(*device_, options_.memory_budget ? options_.memory_budget : device_->properties().memory_bytes / 4 * 3) {
-  stream_ = device_->create_stream();
   const uint64_t all = device_->properties().all_shires_mask();
   mask_ = options_.shire_mask ? options_.shire_mask : all;
   if (mask_ & ~all) throw Error("ET backend: shire mask has shires the device lacks");
+  stream_ = device_->create_stream();
   for (const char* k : kernel_names) kernels_.push_back(device_->load_kernel(k));
   uber_ = kernels_[ET_KERNEL_ID_uberkernel];
   if (!options_.profile_dir.empty()) trace_.emplace(options_.profile_dir);

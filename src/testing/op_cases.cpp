@@ -86,7 +86,8 @@ std::vector<OpCase> op_cases() {
   }
   cases.push_back({Op::SCALE, "type=f32,ne=[40,7],scale=0.25", 1e-7,
                    [](RandomLeaves& l) { return scale(l.ctx, l.random(Type::F32, {40, 7}), 0.25f); }});
-  for (auto [u, name] : {std::pair{Unary::SILU, "SILU"}, std::pair{Unary::GELU, "GELU"}, std::pair{Unary::TANH, "TANH"}}) {
+  for (auto [u, name] :
+       {std::pair{Unary::SILU, "SILU"}, std::pair{Unary::GELU, "GELU"}, std::pair{Unary::TANH, "TANH"}}) {
     cases.push_back({Op::UNARY, std::string("op=") + name + ",type=f32,ne=[64,3]", 1e-6, [u](RandomLeaves& l) {
                        return unary(l.ctx, l.random(Type::F32, {64, 3}, -4.0f, 4.0f), u);
                      }});
@@ -131,10 +132,11 @@ std::vector<OpCase> op_cases() {
       cases.push_back({Op::CONCAT,
                        "type=f32,ne_a=[11,5,3,2],ne_b_d=4,dim=" + std::to_string(dim) + ",v=" + (v ? "1" : "0"), 0.0,
                        [dim, v](RandomLeaves& l) {
-                         int64_t nb[kMaxDims] = {11, 5, 3, 2};
-                         nb[dim] = 4;
-                         Tensor* b = v ? permute(l.ctx, l.random(Type::F32, {nb[0], nb[2], nb[1], nb[3]}), 0, 2, 1, 3)
-                                       : l.random(Type::F32, {nb[0], nb[1], nb[2], nb[3]});
+                         int64_t ne_b[kMaxDims] = {11, 5, 3, 2};
+                         ne_b[dim] = 4;
+                         Tensor* b = v ? permute(l.ctx, l.random(Type::F32, {ne_b[0], ne_b[2], ne_b[1], ne_b[3]}),
+                                                 0, 2, 1, 3)
+                                       : l.random(Type::F32, {ne_b[0], ne_b[1], ne_b[2], ne_b[3]});
                          return concat(l.ctx, l.random(Type::F32, {11, 5, 3, 2}), b, dim);
                        }});
     }

@@ -50,11 +50,12 @@ ET_KERNEL(rope) {
   et_require(env, p->mode == ET_ROPE_NORMAL || p->mode == ET_ROPE_NEOX, "rope: mode must be NORMAL or NEOX");
   et_require(env, p->n_dims > 0 && p->n_dims % 2 == 0 && p->n_dims <= p->src.ne[0], "rope: bad n_dims");
   for (int d = 0; d < 4; d++) et_require(env, p->src.ne[d] == p->dst.ne[d], "rope: shapes differ");
-  et_require(env, !p->has_freq_factors || (p->freq_factors.type == ET_TYPE_F32 && p->freq_factors.ne[0] >= p->n_dims / 2),
+  const et_tensor* ff = &p->freq_factors;
+  et_require(env, !p->has_freq_factors || (ff->type == ET_TYPE_F32 && ff->ne[0] >= p->n_dims / 2),
              "rope: freq_factors must be F32 with n_dims / 2 elements");
   const float theta_scale = et_pow(p->freq_base, -2.0f * et_recip((float)p->n_dims));
   const uint64_t n = (uint64_t)et_run_rows(env, p, ET_TENSORS(p), &p->dst, 0, rope_row, theta_scale);
   /* A factor costs a reciprocal (10 flops) and a read per rotated element. */
-  const uint64_t ff = p->has_freq_factors ? 1 : 0;
-  et_count(env, (40 + 10 * ff) * n, (8 + 4 * ff) * n, 4 * n);
+  const uint64_t with_ff = p->has_freq_factors ? 1 : 0;
+  et_count(env, (40 + 10 * with_ff) * n, (8 + 4 * with_ff) * n, 4 * n);
 }

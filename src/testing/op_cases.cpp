@@ -86,9 +86,11 @@ std::vector<OpCase> op_cases() {
   }
   cases.push_back({Op::SCALE, "type=f32,ne=[40,7],scale=0.25", 1e-7,
                    [](RandomLeaves& l) { return scale(l.ctx, l.random(Type::F32, {40, 7}), 0.25f); }});
-  for (Unary u : {Unary::SILU, Unary::GELU}) {
-    cases.push_back({Op::UNARY, std::string("op=") + (u == Unary::SILU ? "SILU" : "GELU") + ",type=f32,ne=[64,3]",
-                     1e-6, [u](RandomLeaves& l) { return unary(l.ctx, l.random(Type::F32, {64, 3}), u); }});
+  for (auto [u, name] :
+       {std::pair{Unary::SILU, "SILU"}, std::pair{Unary::GELU, "GELU"}, std::pair{Unary::TANH, "TANH"}}) {
+    cases.push_back({Op::UNARY, std::string("op=") + name + ",type=f32,ne=[64,3]", 1e-6, [u](RandomLeaves& l) {
+                       return unary(l.ctx, l.random(Type::F32, {64, 3}, -4.0f, 4.0f), u);
+                     }});
   }
   for (Glu g : {Glu::SWIGLU, Glu::GEGLU}) {
     cases.push_back({Op::GLU, std::string("op=") + (g == Glu::SWIGLU ? "SWIGLU" : "GEGLU") + ",type=f32,ne=[96,4]",
@@ -112,6 +114,39 @@ std::vector<OpCase> op_cases() {
                          Tensor* f = ff ? l.random(Type::F32, {32}, 1.0f, 4.0f) : nullptr;
                          return rope(l.ctx, l.random(Type::F32, {64, 4, 3}), l.random(Type::I32, {3}, 0, 512), f, mode,
                                      64, 10000.0f, 1.0f);
+                       }});
+    }
+  // ROPE's attn_factor (LongRoPE's mscale) and freq_scale, with factors, and on part of the dims.
+  for (RopeMode mode : {RopeMode::NORMAL, RopeMode::NEOX}) {
+    cases.push_back({Op::ROPE,
+                     "type=f32,ne=[64,4,3],mode=" + std::to_string(int(mode)) +
+                         ",n_dims=32,ff=1,freq_scale=0.25,attn_factor=1.19",
+                     1e-6, [mode](RandomLeaves& l) {
+                       return rope(l.ctx, l.random(Type::F32, {64, 4, 3}), l.random(Type::I32, {3}, 0, 512),
+                                   l.random(Type::F32, {16}, 1.0f, 4.0f), mode, 32, 10000.0f, 0.25f, 1.19f);
+                     }});
+  }
+  // CONCAT as ggml's test: a [11,5,3,2] and b with 4 along dim; v=1 makes b a permuted view.
+  for (int dim = 0; dim < kMaxDims; dim++)
+    for (bool v : {false, true}) {
+      cases.push_back({Op::CONCAT,
+                       "type=f32,ne_a=[11,5,3,2],ne_b_d=4,dim=" + std::to_string(dim) + ",v=" + (v ? "1" : "0"), 0.0,
+                       [dim, v](RandomLeaves& l) {
+                         int64_t ne_b[kMaxDims] = {11, 5, 3, 2};
+                         ne_b[dim] = 4;
+                         Tensor* b = v ? permute(l.ctx, l.random(Type::F32, {ne_b[0], ne_b[2], ne_b[1], ne_b[3]}),
+                                                 0, 2, 1, 3)
+                                       : l.random(Type::F32, {ne_b[0], ne_b[1], ne_b[2], ne_b[3]});
+                         return concat(l.ctx, l.random(Type::F32, {11, 5, 3, 2}), b, dim);
+                       }});
+    }
+  // SSM_CONV (LFM2's short conv, Mamba): sx [K-1+n_t, C, n_s], kernel [K, C]; decode and prefill.
+  for (int64_t k : {2, 4})
+    for (int64_t n_t : {1, 5}) {
+      const int64_t len = k - 1 + n_t;
+      cases.push_back({Op::SSM_CONV, "type=f32,ne_a=" + shape({len, 67, 2, 1}) + ",ne_b=" + shape({k, 67, 1, 1}),
+                       1e-7, [k, len](RandomLeaves& l) {
+                         return ssm_conv(l.ctx, l.random(Type::F32, {len, 67, 2}), l.random(Type::F32, {k, 67}));
                        }});
     }
   for (auto [a, b] : {std::pair{Type::F32, Type::F16}, std::pair{Type::F16, Type::F32}, std::pair{Type::F32, Type::F32}}) {

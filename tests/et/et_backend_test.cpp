@@ -273,6 +273,21 @@ TEST(EtBackend, PerfLogHasOneLinePerKernelCall) {
   EXPECT_TRUE(ids.contains("uberkernel"));
 }
 
+TEST(EtBackend, ShireMaskFromTheEnvironment) {
+  setenv("HART_ET_SHIRE_MASK", "0x3", 1);
+  EXPECT_EQ(EtOptions::from_env().shire_mask, 3u);
+  for (const char* bad : {"", "0", "3g"}) {
+    setenv("HART_ET_SHIRE_MASK", bad, 1);
+    EXPECT_THROW(EtOptions::from_env(), Error) << "'" << bad << "'";
+  }
+  unsetenv("HART_ET_SHIRE_MASK");
+  EXPECT_EQ(EtOptions::from_env().shire_mask, 0u);
+  TempDir dir;
+  EtOptions o;
+  o.shire_mask = 0x10;  // the small device has shires 0..3
+  EXPECT_THROW(EtBackend(emu::open_emulator(small_device(dir.path)), o), Error);
+}
+
 TEST(EtBackend, SecondProcessIsToldWhoHoldsTheDevice) {
   TempDir dir;
   int ready[2], release[2];

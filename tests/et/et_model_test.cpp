@@ -1,11 +1,15 @@
 // Real models on the ET backend: the same greedy tokens as the CPU, with every op of the decode
-// graph on the device (no CPU part), with and without the uberkernel.
+// graph on the device (no CPU part), with and without the uberkernel: the TinyStories models and
+// the tiny test files of the other architectures (Gemma 3's soft-capping TANH, Gemma 4's and
+// Phi-3's RoPE frequency factors, LFM2's CONCAT and SSM_CONV short convolution).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
+#include <tuple>
 
 #include "backend/cpu/kernels.h"
 #include "common/testdata.h"
@@ -48,20 +52,23 @@ Run greedy(const Model& m, std::vector<std::string> devices, int n) {
   return r;
 }
 
-void check_model(const std::string& path) {
+// n_tokens greedy steps; shire_mask (HART_ET_SHIRE_MASK) nullptr for the whole device.
+void check_model(const std::string& path, int n_tokens = 8, const char* shire_mask = nullptr) {
   PrivateLockDir lock_dir;
   auto model = Model::from_file(gguf::File::open(path, gguf::LoadMode::Memory));
   // The device multiplies quantized weights by F32 activations, as the CPU's reference kernels
   // do; the optimized CPU sets quantize activations to 8 bits, which may flip a close greedy step.
   cpu::select_kernels("ref");
-  const Run cpu = greedy(*model, {}, 8);
+  const Run cpu = greedy(*model, {}, n_tokens);
+  if (shire_mask) setenv("HART_ET_SHIRE_MASK", shire_mask, 1);
   for (const char* uber : {"0", "1"}) {
     setenv("HART_ET_UBERKERNEL", uber, 1);
-    const Run et = greedy(*model, {"et"}, 8);
+    const Run et = greedy(*model, {"et"}, n_tokens);
     EXPECT_EQ(et.tokens, cpu.tokens) << "uberkernel " << uber;
     EXPECT_EQ(et.cpu_nodes, 0u) << "uberkernel " << uber << ": ops fell back to the CPU";
   }
   unsetenv("HART_ET_UBERKERNEL");
+  unsetenv("HART_ET_SHIRE_MASK");
 }
 
 TEST(EtModel, Stories260K) {
@@ -78,6 +85,24 @@ TEST(EtModel, TinyStories656KQ4_0) {
   HART_REQUIRE_TESTDATA(path, "models/TinyStories-656K-requant-Q4_0.gguf");
   check_model(path);
 }
+
+// archs/models/<arch>-tiny-<type>.gguf. Four tokens (a prefill and three decode steps) on two
+// shires keep the suite's QEMU runs short: the emulator's cost is per hart and launch, and the
+// kernels' split over 32 shires is tested in et_kernels_test.
+class EtArchModel : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
+
+TEST_P(EtArchModel, GreedyTokensOnTheDeviceAlone) {
+  const auto [arch, type] = GetParam();
+  HART_REQUIRE_TESTDATA(path, std::string("archs/models/") + arch + "-tiny-" + type + ".gguf");
+  check_model(path, 4, "3");
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, EtArchModel,
+                         ::testing::Combine(::testing::Values("gemma3", "gemma4", "phi3", "smollm3", "granite", "lfm2"),
+                                            ::testing::Values("F32", "Q8_0")),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
+                         });
 
 }  // namespace
 }  // namespace hart

@@ -34,6 +34,12 @@ EtOptions EtOptions::from_env() {
   const char* uber = std::getenv("HART_ET_UBERKERNEL");
   o.uberkernel = uber && std::strcmp(uber, "0") != 0 && *uber;
   if (const char* dir = std::getenv("HART_ET_PROFILE")) o.profile_dir = dir;
+  if (const char* mask = std::getenv("HART_ET_SHIRE_MASK")) {
+    char* end = nullptr;
+    o.shire_mask = std::strtoull(mask, &end, 16);
+    if (end == mask || *end || o.shire_mask == 0)
+      throw Error(std::string("HART_ET_SHIRE_MASK: '") + mask + "' is not a non-zero hexadecimal shire mask");
+  }
   return o;
 }
 
@@ -41,8 +47,10 @@ EtBackend::EtBackend(std::unique_ptr<Device> device, EtOptions options)
     : device_(std::move(device)),
       options_(std::move(options)),
       memory_(*device_, options_.memory_budget ? options_.memory_budget : device_->properties().memory_bytes / 4 * 3) {
+  const uint64_t all = device_->properties().all_shires_mask();
+  mask_ = options_.shire_mask ? options_.shire_mask : all;
+  if (mask_ & ~all) throw Error("ET backend: shire mask has shires the device lacks");
   stream_ = device_->create_stream();
-  mask_ = options_.shire_mask ? options_.shire_mask : device_->properties().all_shires_mask();
   for (const char* k : kernel_names) kernels_.push_back(device_->load_kernel(k));
   uber_ = kernels_[ET_KERNEL_ID_uberkernel];
   if (!options_.profile_dir.empty()) trace_.emplace(options_.profile_dir);

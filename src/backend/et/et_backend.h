@@ -24,9 +24,9 @@ struct EtOptions {
   PerfLog* perf_log = nullptr;         // one ET_PERF line per kernel launch
   std::string profile_dir;             // HART_ET_PROFILE: trace files written at destruction
   uint64_t memory_budget = 0;          // resident weights + state; 0: 3/4 of the device memory
-  uint64_t shire_mask = 0;             // 0: every shire
+  uint64_t shire_mask = 0;             // HART_ET_SHIRE_MASK (hex); 0: every shire
 
-  // Fills uberkernel and profile_dir from the environment.
+  // Fills uberkernel, profile_dir and shire_mask from the environment.
   static EtOptions from_env();
 };
 

@@ -22,6 +22,20 @@ bool broadcasts_to(const Tensor& b, const Tensor& a) {
     if (b.ne[d] <= 0 || a.ne[d] % b.ne[d] != 0) return false;
   return true;
 }
+// The device's et_activation of a UNARY kind and the launch's label; act -1 for the kinds the
+// unary kernel does not compute.
+struct Activation {
+  int32_t act;
+  const char* label;
+};
+Activation device_activation(int32_t kind) {
+  switch (Unary(kind)) {
+    case Unary::SILU: return {ET_ACT_SILU, "unary_silu_f32"};
+    case Unary::GELU: return {ET_ACT_GELU, "unary_gelu_f32"};
+    case Unary::TANH: return {ET_ACT_TANH, "unary_tanh_f32"};
+    default: return {-1, ""};
+  }
+}
 bool same_shape(const Tensor& a, const Tensor& b) {
   for (int d = 0; d < kMaxDims; d++)
     if (a.ne[d] != b.ne[d]) return false;
@@ -64,12 +78,18 @@ bool supports(const Tensor& n) {
       return (device_float(a->type) || device_blocks(a->type)) && b->type == Type::I32;
     case Op::SET_ROWS:  // the destination is written line by line: it must be contiguous
       return device_float(a->type) && a->is_contiguous() && f32_rows(b);
-    case Op::ROPE:  // no frequency factors (Llama 3.1) on the device
-      return f32_rows(a) && !n.src[2];
+    case Op::ROPE: {  // frequency factors (Llama 3.1, LongRoPE, Gemma 4): F32, n_dims / 2 of them
+      const Tensor* ff = n.src[2];
+      return f32_rows(a) && (!ff || (ff->type == Type::F32 && ff->ne[0] >= n.params[1] / 2));
+    }
     case Op::SOFT_MAX:
       return f32_rows(a) && (!b || f32_rows(b)) && n.param_f32(1) == 0.0f;
     case Op::UNARY:
-      return (n.params[0] == int32_t(Unary::SILU) || n.params[0] == int32_t(Unary::GELU)) && a->type == Type::F32;
+      return device_activation(n.params[0]).act >= 0 && a->type == Type::F32;
+    case Op::CONCAT:
+      return a->type == Type::F32 && b->type == Type::F32;
+    case Op::SSM_CONV:
+      return a->type == Type::F32 && b->type == Type::F32;
     case Op::GLU:
       return a->type == Type::F32 && b->type == Type::F32;  // SwiGLU and GeGLU
     case Op::CPY:
@@ -235,9 +255,28 @@ KernelCall make_call(const EtOp& op, const AddressOf& address) {
       et_unary_params p{};
       p.src = P.tensor(*h.src[0]);
       p.dst = P.tensor(n);
-      const bool silu = h.params[0] == int32_t(Unary::SILU);
-      p.act = silu ? ET_ACT_SILU : ET_ACT_GELU;
-      set(ET_KERNEL_ID_unary, "unary", silu ? "unary_silu_f32" : "unary_gelu_f32", words(p));
+      const Activation a = device_activation(h.params[0]);
+      p.act = a.act;
+      set(ET_KERNEL_ID_unary, "unary", a.label, words(p));
+      break;
+    }
+    case Op::CONCAT: {
+      et_concat_params p{};
+      p.src0 = P.tensor(*h.src[0]);
+      p.src1 = P.tensor(*h.src[1]);
+      p.dst = P.tensor(n);
+      p.dim = h.params[0];
+      set(ET_KERNEL_ID_concat, "concat", "concat_f32", words(p));
+      c.perf_keys = "|dim=" + std::to_string(p.dim);
+      break;
+    }
+    case Op::SSM_CONV: {
+      et_ssm_conv_params p{};
+      p.sx = P.tensor(*h.src[0]);
+      p.kernel = P.tensor(*h.src[1]);
+      p.dst = P.tensor(n);
+      set(ET_KERNEL_ID_ssm_conv, "ssm_conv", "ssm_conv_f32", words(p));
+      c.perf_keys = "|d_conv=" + std::to_string(h.src[1]->ne[0]);
       break;
     }
     case Op::SCALE: {
@@ -275,10 +314,15 @@ KernelCall make_call(const EtOp& op, const AddressOf& address) {
       p.freq_base = h.param_f32(2);
       p.freq_scale = h.param_f32(3);
       p.attn_factor = h.param_f32(4);
+      if (h.src[2]) {
+        p.freq_factors = P.tensor(*h.src[2]);
+        p.has_freq_factors = 1;
+      }
       set(ET_KERNEL_ID_rope, "rope", "rope_f32", words(p));
       char keys[160];
-      std::snprintf(keys, sizeof keys, "|mode=0x%x|n_dims=%d|freq_base=%s|freq_scale=%s", unsigned(p.mode), p.n_dims,
-                    fmt_float(p.freq_base).c_str(), fmt_float(p.freq_scale).c_str());
+      std::snprintf(keys, sizeof keys, "|mode=0x%x|n_dims=%d|freq_base=%s|freq_scale=%s|attn_factor=%s|ff=%d",
+                    unsigned(p.mode), p.n_dims, fmt_float(p.freq_base).c_str(), fmt_float(p.freq_scale).c_str(),
+                    fmt_float(p.attn_factor).c_str(), p.has_freq_factors);
       c.perf_keys = keys;
       break;
     }

@@ -74,12 +74,15 @@ typedef struct et_set_rows_params {
 enum et_rope_mode { ET_ROPE_NORMAL = 0, ET_ROPE_NEOX = 2 };
 
 /* Rotary embedding of src (D, heads, tokens, b3) at positions pos (I32, tokens); the first n_dims
- * dimensions rotate, the rest copy. theta_i = freq_scale * pos * freq_base^(-2i / n_dims). */
+ * dimensions rotate, the rest copy. theta_i = freq_scale * pos * freq_base^(-2i / n_dims), divided
+ * by freq_factors[i] (F32, >= n_dims / 2 elements) when has_freq_factors; cos and sin are scaled
+ * by attn_factor. */
 typedef struct et_rope_params {
   et_tensor src, pos, dst;
+  et_tensor freq_factors;
   int32_t n_dims, mode;
   float freq_base, freq_scale, attn_factor;
-  int32_t reserved;
+  int32_t has_freq_factors;
 } et_rope_params;
 
 /* dst = softmax(src * scale + mask) per row; mask (F32 or F16) row i1 of plane (i2 % m2, i3 % m3). */
@@ -89,10 +92,11 @@ typedef struct et_soft_max_params {
   int32_t has_mask;
 } et_soft_max_params;
 
-/* The activations of UNARY and GLU: SiLU x / (1 + e^-x), and GELU in ggml's tanh approximation. */
-enum et_activation { ET_ACT_SILU = 0, ET_ACT_GELU = 1 };
+/* The activations of UNARY and GLU: SiLU x / (1 + e^-x), GELU in ggml's tanh approximation, and
+ * tanh itself (Gemma's logit soft-capping). */
+enum et_activation { ET_ACT_SILU = 0, ET_ACT_GELU = 1, ET_ACT_TANH = 2 };
 
-/* dst = act(src) (UNARY SILU / GELU). */
+/* dst = act(src) (UNARY SILU / GELU / TANH). */
 typedef struct et_unary_params {
   et_tensor src, dst;
   int32_t act;
@@ -110,6 +114,20 @@ typedef struct et_glu_params {
 typedef struct et_cpy_params {
   et_tensor src, dst;
 } et_cpy_params;
+
+/* CONCAT: dst = src0 and src1 (F32, any strides) joined along dim (0..3), as ggml: element i of
+ * dst is src0's where i[dim] < src0.ne[dim], else src1's at i[dim] - src0.ne[dim]. */
+typedef struct et_concat_params {
+  et_tensor src0, src1, dst;
+  int32_t dim;
+  int32_t reserved;
+} et_concat_params;
+
+/* SSM_CONV, ggml's causal depthwise convolution (Mamba, LFM2's short conv): sx (K - 1 + n_t, C,
+ * n_s) F32, kernel (K, C) F32, dst (C, n_t, n_s) = sum_k sx(t + k, c, s) * kernel(k, c). */
+typedef struct et_ssm_conv_params {
+  et_tensor sx, kernel, dst;
+} et_ssm_conv_params;
 
 /* Attention as ggml's FLASH_ATTN_EXT: q (Dk, n_q, H, b3) F32, k (Dk, n_kv, H_kv, b3) and
  * v (Dv, n_kv, H_kv, b3) F32 or F16, optional mask (n_kv, >= n_q, m2, m3) F16 or F32,

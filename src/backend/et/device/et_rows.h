@@ -181,10 +181,17 @@ static inline uint8_t* et_tensor_data(const et_env* env, const et_tensor* t) {
 
 /* The activation act (an et_activation) of x; 0 for an unknown one (kernels validate act first). */
 static inline float et_activate(int32_t act, float x) {
-  return act == ET_ACT_SILU ? et_silu(x) : act == ET_ACT_GELU ? et_gelu(x) : 0.0f;
+  switch (act) {
+    case ET_ACT_SILU: return et_silu(x);
+    case ET_ACT_GELU: return et_gelu(x);
+    case ET_ACT_TANH: return et_tanh(x);
+    default: return 0.0f;
+  }
 }
 
-static inline int et_is_activation(int32_t act) { return act == ET_ACT_SILU || act == ET_ACT_GELU; }
+static inline int et_is_activation(int32_t act) {
+  return act == ET_ACT_SILU || act == ET_ACT_GELU || act == ET_ACT_TANH;
+}
 
 static inline void et_require(const et_env* env, int ok, const char* message) {
   if (!ok) et_fail(env, message);

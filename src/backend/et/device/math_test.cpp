@@ -71,6 +71,16 @@ TEST(EtMath, PowSiluGelu) {
   });
 }
 
+// TANH is an op of its own (Gemma's soft-capping): relative accuracy near zero too.
+TEST(EtMath, Tanh) {
+  for (float r : {12.0f, 0.6f, 1e-4f}) {
+    sweep(-r, r, 20000, [](float x) { expect_close(et_tanh(x), std::tanh(double(x)), 3e-7, 1e-30, "tanh", x); });
+  }
+  EXPECT_EQ(et_tanh(0.0f), 0.0f);
+  EXPECT_EQ(et_tanh(100.0f), 1.0f);
+  EXPECT_EQ(et_tanh(-100.0f), -1.0f);
+}
+
 TEST(EtMath, SinCos) {
   sweep(-10000.0f, 10000.0f, 20000, [](float x) {
     float s, c;

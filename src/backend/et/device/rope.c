@@ -1,5 +1,6 @@
 /* ROPE (ggml modes NORMAL and NEOX, no YaRN ramp): rotate pairs of the first n_dims dimensions of
- * each row (head h, token t) by theta_k = freq_scale * pos[t] * freq_base^(-2k / n_dims), scaled by
+ * each row (head h, token t) by theta_k = freq_scale * pos[t] * freq_base^(-2k / n_dims) / ff_k,
+ * ff_k the optional frequency factor k (Llama 3.1's rope_freqs, LongRoPE, Gemma 4), scaled by
  * attn_factor; remaining dimensions are copied. NORMAL pairs (2k, 2k + 1), NEOX (k, k + n_dims/2). */
 #include "et_rows.h"
 
@@ -11,6 +12,7 @@ static void rope_row(const et_rows* job, int64_t row, const int64_t idx[3], int6
   const int64_t n_dims = p->n_dims, half = n_dims / 2;
   const float p0 = (float)((const int32_t*)et_rows_data(job, &p->pos))[idx[1]];
   const int neox = p->mode == ET_ROPE_NEOX;
+  const uint8_t* factors = p->has_freq_factors ? et_rows_data(job, &p->freq_factors) : 0;
   float* out = et_rows_out(job, row);
   /* theta_k = p0 * theta_scale^k by repeated multiplication (as ggml's CPU cache does); k rises
    * within each run, restarting once in NEOX mode. */
@@ -29,8 +31,10 @@ static void rope_row(const et_rows* job, int64_t row, const int64_t idx[3], int6
       theta = p0;
     }
     for (; cur_k < k; cur_k++) theta *= job->aux;
+    /* ggml divides by the factor before scaling; the device has no divide, so 1 / ff_k. */
+    const float extrap = factors ? theta * et_recip(*(const float*)(factors + k * p->freq_factors.nb[0])) : theta;
     float s, co;
-    et_sincos(theta * p->freq_scale, &s, &co);
+    et_sincos(p->freq_scale * extrap, &s, &co);
     s *= p->attn_factor;
     co *= p->attn_factor;
     const float a = *(const float*)(x + first * nb0);
@@ -46,7 +50,12 @@ ET_KERNEL(rope) {
   et_require(env, p->mode == ET_ROPE_NORMAL || p->mode == ET_ROPE_NEOX, "rope: mode must be NORMAL or NEOX");
   et_require(env, p->n_dims > 0 && p->n_dims % 2 == 0 && p->n_dims <= p->src.ne[0], "rope: bad n_dims");
   for (int d = 0; d < 4; d++) et_require(env, p->src.ne[d] == p->dst.ne[d], "rope: shapes differ");
+  const et_tensor* ff = &p->freq_factors;
+  et_require(env, !p->has_freq_factors || (ff->type == ET_TYPE_F32 && ff->ne[0] >= p->n_dims / 2),
+             "rope: freq_factors must be F32 with n_dims / 2 elements");
   const float theta_scale = et_pow(p->freq_base, -2.0f * et_recip((float)p->n_dims));
   const uint64_t n = (uint64_t)et_run_rows(env, p, ET_TENSORS(p), &p->dst, 0, rope_row, theta_scale);
-  et_count(env, 40 * n, 8 * n, 4 * n);
+  /* A factor costs a reciprocal (10 flops) and a read per rotated element. */
+  const uint64_t with_ff = p->has_freq_factors ? 1 : 0;
+  et_count(env, (40 + 10 * with_ff) * n, (8 + 4 * with_ff) * n, 4 * n);
 }

@@ -1,4 +1,4 @@
-/* UNARY SILU and GELU (tanh form): dst = act(src) (F32). src may be a view; dst is contiguous
+/* UNARY SILU, GELU (tanh form) and TANH: dst = act(src) (F32). src may be a view; dst is contiguous
  * with its shape. */
 #include "et_rows.h"
 

@@ -26,6 +26,8 @@ constexpr size_t params_struct_bytes(uint32_t id) {
     case ET_KERNEL_ID_uberkernel: return sizeof(et_uber_params);
     case ET_KERNEL_ID_paged_attn: return sizeof(et_paged_attn_params);
     case ET_KERNEL_ID_unary: return sizeof(et_unary_params);
+    case ET_KERNEL_ID_concat: return sizeof(et_concat_params);
+    case ET_KERNEL_ID_ssm_conv: return sizeof(et_ssm_conv_params);
     default: return 0;
   }
 }

@@ -60,6 +60,30 @@ TEST(LaunchParams, KnowsQ4_KWeightsAndTheUnaryKernel) {
   EXPECT_NE(rejection(ET_KERNEL_ID_unary, &u, sizeof u - 8).find("expected at least"), std::string::npos);
 }
 
+TEST(LaunchParams, KnowsConcatSsmConvAndRopeFrequencyFactors) {
+  et_concat_params c{};
+  c.src0 = c.src1 = f32(0x8000000000, 8);
+  c.dst = f32(0x8000000040, 16);
+  EXPECT_EQ(rejection(ET_KERNEL_ID_concat, &c, sizeof c), "");
+  EXPECT_NE(rejection(ET_KERNEL_ID_concat, &c, sizeof c - 8).find("expected at least"), std::string::npos);
+  et_ssm_conv_params s{};
+  s.sx = s.kernel = s.dst = f32(0x8000000000, 4);
+  EXPECT_EQ(rejection(ET_KERNEL_ID_ssm_conv, &s, sizeof s), "");
+  s.kernel.nb[1] = 6;
+  EXPECT_NE(rejection(ET_KERNEL_ID_ssm_conv, &s, sizeof s).find("tensor 1 has stride nb[1] = 6"), std::string::npos);
+  // The factors are the rope block's fourth descriptor, checked like the others; unused, all zero.
+  et_rope_params r{};
+  r.src = r.dst = f32(0x8000000000, 16);
+  r.pos = f32(0x8000000100, 1);
+  r.pos.type = ET_TYPE_I32;
+  EXPECT_EQ(rejection(ET_KERNEL_ID_rope, &r, sizeof r), "");
+  r.freq_factors = f32(0x8000000200, 8);
+  r.has_freq_factors = 1;
+  EXPECT_EQ(rejection(ET_KERNEL_ID_rope, &r, sizeof r), "");
+  r.freq_factors.addr += 1;
+  EXPECT_NE(rejection(ET_KERNEL_ID_rope, &r, sizeof r).find("tensor 3 address"), std::string::npos);
+}
+
 TEST(LaunchParams, RejectsShortBlocks) {
   et_scale_params s{};
   s.src = s.dst = f32(0x8000000000, 8);

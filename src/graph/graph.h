@@ -53,18 +53,28 @@ Tensor* concat(Context& c, Tensor* a, Tensor* b, int dim);
 Tensor* add(Context& c, Tensor* a, Tensor* b);
 Tensor* sub(Context& c, Tensor* a, Tensor* b);
 Tensor* mul(Context& c, Tensor* a, Tensor* b);
+Tensor* div(Context& c, Tensor* a, Tensor* b);
 Tensor* scale(Context& c, Tensor* a, float s);
 Tensor* unary(Context& c, Tensor* a, Unary kind);
+Tensor* clamp(Context& c, Tensor* a, float min, float max);  // element-wise min(max(x, min), max)
 Tensor* glu(Context& c, Tensor* gate, Tensor* up, Glu kind);
 Tensor* rms_norm(Context& c, Tensor* a, float eps);
 Tensor* norm(Context& c, Tensor* a, float eps);     // per row: (x - mean) / sqrt(var + eps)
 Tensor* l2_norm(Context& c, Tensor* a, float eps);  // per row: x / max(sqrt(sum x^2), eps)
 Tensor* sum_rows(Context& c, Tensor* a);            // [n, ...] -> [1, ...]
+// Per row of a (F32 [n, ...]) the indices of its k largest values, largest first -> I32 [k, ...]
+// (ggml_argsort_top_k: the first k of a descending argsort; ties keep the lower index first).
+Tensor* top_k(Context& c, Tensor* a, int k);
 Tensor* soft_max(Context& c, Tensor* a, Tensor* mask, float scale, float max_bias);
 // attn_factor multiplies cos and sin (ggml's mscale: LongRoPE's attention factor).
 Tensor* rope(Context& c, Tensor* a, Tensor* pos, Tensor* freq_factors, RopeMode mode,
              int n_dims, float freq_base, float freq_scale, float attn_factor = 1.0f);
 Tensor* mul_mat(Context& c, Tensor* w, Tensor* x);
+// The experts' matrix products of a mixture of experts (ggml_mul_mat_id): experts [k, n, n_expert]
+// (weights, any MUL_MAT type), x F32 [k, n_b, T] with n_b 1 (every expert of a token reads the
+// same row) or n_used, ids I32 [n_used, T] (any strides: a top_k view) ->
+// y F32 [n, n_used, T] with y(:, i, t) = experts(:, :, ids(i, t)) @ x(:, i % n_b, t).
+Tensor* mul_mat_id(Context& c, Tensor* experts, Tensor* x, Tensor* ids);
 Tensor* flash_attn_ext(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale);
 // Attention of tokens from many sequences over one pool of KV slots (k, v [d, n_head_kv, n_slots]).
 // index I32 [>= 2*n_tok]: token t attends, with softmax(q·kᵀ·scale), the slots listed at

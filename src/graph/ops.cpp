@@ -118,6 +118,7 @@ Tensor* concat(Context& c, Tensor* a, Tensor* b, int dim) {
 Tensor* add(Context& c, Tensor* a, Tensor* b) { return binary(c, Op::ADD, a, b); }
 Tensor* sub(Context& c, Tensor* a, Tensor* b) { return binary(c, Op::SUB, a, b); }
 Tensor* mul(Context& c, Tensor* a, Tensor* b) { return binary(c, Op::MUL, a, b); }
+Tensor* div(Context& c, Tensor* a, Tensor* b) { return binary(c, Op::DIV, a, b); }
 
 Tensor* scale(Context& c, Tensor* a, float s) {
   check_f32_rows(a, Op::SCALE, "src0");
@@ -132,6 +133,15 @@ Tensor* unary(Context& c, Tensor* a, Unary kind) {
   check_f32_rows(a, Op::UNARY, "src0");
   Tensor* t = detail::new_node(c, Op::UNARY, Type::F32, shape_of(a), {a});
   t->params[0] = int32_t(kind);
+  return t;
+}
+
+Tensor* clamp(Context& c, Tensor* a, float min, float max) {
+  check_f32_rows(a, Op::CLAMP, "src0");
+  if (!(min <= max)) fail(Op::CLAMP, "min " + std::to_string(min) + " is above max " + std::to_string(max));
+  Tensor* t = detail::new_node(c, Op::CLAMP, Type::F32, shape_of(a), {a});
+  t->set_param_f32(0, min);
+  t->set_param_f32(1, max);
   return t;
 }
 
@@ -167,6 +177,13 @@ Tensor* sum_rows(Context& c, Tensor* a) {
   check_f32_rows(a, Op::SUM_ROWS, "src0");
   const int64_t ne[kMaxDims] = {1, a->ne[1], a->ne[2], a->ne[3]};
   return detail::new_node(c, Op::SUM_ROWS, Type::F32, ne, {a});
+}
+
+Tensor* top_k(Context& c, Tensor* a, int k) {
+  check_f32_rows(a, Op::TOP_K, "src0");
+  if (!(k >= 1 && k <= a->ne[0])) fail(Op::TOP_K, "k = " + std::to_string(k) + " for rows of " + describe(a));
+  const int64_t ne[kMaxDims] = {k, a->ne[1], a->ne[2], a->ne[3]};
+  return detail::new_node(c, Op::TOP_K, Type::I32, ne, {a});
 }
 
 Tensor* soft_max(Context& c, Tensor* a, Tensor* mask, float scale, float max_bias) {
@@ -256,6 +273,21 @@ Tensor* mul_mat(Context& c, Tensor* w, Tensor* x) {
     fail(op, describe(w) + " does not broadcast over the batch dims of " + describe(x));
   const int64_t ne[kMaxDims] = {w->ne[1], x->ne[1], x->ne[2], x->ne[3]};
   return detail::new_node(c, op, Type::F32, ne, {w, x});
+}
+
+Tensor* mul_mat_id(Context& c, Tensor* experts, Tensor* x, Tensor* ids) {
+  // experts [k, n, E] x X F32 [k, 1 | n_used, T] by ids I32 [n_used, T] -> F32 [n, n_used, T]
+  const Op op = Op::MUL_MAT_ID;
+  check_type(x, Type::F32, op, "src1 (activations)");
+  check_type(ids, Type::I32, op, "ids");
+  check_rows_contiguous(experts, op, "src0 (experts)");
+  const int64_t n_used = ids->ne[0], T = ids->ne[1];
+  if (experts->ne[0] != x->ne[0]) fail(op, "inner sizes differ: " + describe(experts) + " vs " + describe(x));
+  if (!(experts->ne[3] == 1 && x->ne[3] == 1 && ids->ne[2] == 1 && ids->ne[3] == 1 && x->ne[2] == T &&
+        (x->ne[1] == 1 || x->ne[1] == n_used)))
+    fail(op, "x " + describe(x) + " and ids " + describe(ids) + " do not fit experts " + describe(experts));
+  const int64_t ne[kMaxDims] = {experts->ne[1], n_used, T, 1};
+  return detail::new_node(c, op, Type::F32, ne, {experts, x, ids});
 }
 
 namespace {

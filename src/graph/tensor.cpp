@@ -20,6 +20,8 @@ const char* op_name(Op op) {
     case Op::ADD: return "ADD";
     case Op::SUB: return "SUB";
     case Op::MUL: return "MUL";
+    case Op::DIV: return "DIV";
+    case Op::CLAMP: return "CLAMP";
     case Op::SCALE: return "SCALE";
     case Op::UNARY: return "UNARY";
     case Op::GLU: return "GLU";
@@ -27,9 +29,11 @@ const char* op_name(Op op) {
     case Op::RMS_NORM: return "RMS_NORM";
     case Op::L2_NORM: return "L2_NORM";
     case Op::SUM_ROWS: return "SUM_ROWS";
+    case Op::TOP_K: return "TOP_K";
     case Op::SOFT_MAX: return "SOFT_MAX";
     case Op::ROPE: return "ROPE";
     case Op::MUL_MAT: return "MUL_MAT";
+    case Op::MUL_MAT_ID: return "MUL_MAT_ID";
     case Op::FLASH_ATTN_EXT: return "FLASH_ATTN_EXT";
     case Op::PAGED_ATTN: return "PAGED_ATTN";
     case Op::SSM_CONV: return "SSM_CONV";

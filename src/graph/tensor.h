@@ -27,7 +27,8 @@ enum class Op : uint8_t {
   CONCAT,          // src0 and src1 joined along dim params[0] (their other dims equal) -> F32
   RESHAPE, VIEW, PERMUTE, TRANSPOSE,  // no computation: metadata only
   // element-wise (src1 broadcasts over src0 along every dim where it has size 1)
-  ADD, SUB, MUL, SCALE,
+  ADD, SUB, MUL, DIV, SCALE,
+  CLAMP,           // min(max(x, params[0]), params[1]) (f32 bounds)
   UNARY,           // params[0] = Unary
   GLU,             // params[0] = Glu; src0 gate [n, ...], src1 up [n, ...] -> [n, ...]
   // row-wise
@@ -35,10 +36,14 @@ enum class Op : uint8_t {
   RMS_NORM,        // params: f32 eps
   L2_NORM,         // x / max(|x|, eps); params: f32 eps
   SUM_ROWS,        // [n, ...] -> [1, ...]
+  TOP_K,           // F32 [n, ...] -> I32 [k, ...]: per row the indices of its k largest values, largest
+                   // first (ties: the lower index first); a sorted ggml_top_k / ggml_argsort_top_k
   SOFT_MAX,        // src1 optional mask F32 [ne0, ne1]; params: f32 scale, f32 max_bias
   ROPE,            // src1 I32 positions [ne2]; src2 optional F32 freq factors [n_dims/2]
   // matrix
   MUL_MAT,         // src0 W [k, n, b2, b3] (weights, any supported type), src1 X F32 [k, m, b2', b3'] -> F32 [n, m, ...]
+  MUL_MAT_ID,      // src0 experts [k, n, n_expert], src1 X F32 [k, 1 | n_used, T], src2 ids I32 [n_used, T]
+                   // -> F32 [n, n_used, T] (see mul_mat_id())
   FLASH_ATTN_EXT,  // q [d, n_head, n_tok], k [d, n_head_kv, n_kv], v [d, n_head_kv, n_kv], mask F32 [n_kv, n_tok] -> F32 [d, n_head, n_tok]
   PAGED_ATTN,      // q [d, n_head, n_tok], k/v [d, n_head_kv, n_slots] (a slot pool), index I32 -> F32 [d, n_head, n_tok]
                    // (not a ggml op: many sequences attend their own slots of one pool; see paged_attn())
@@ -52,7 +57,7 @@ enum class Op : uint8_t {
 //   SOFT_MAX [0] f32 scale, [1] f32 max_bias (must be 0)           PERMUTE [0..3] axes
 //   ROPE [0] RopeMode, [1] n_dims, [2] f32 freq_base, [3] f32 freq_scale, [4] f32 attn_factor
 //   FLASH_ATTN_EXT [0] f32 scale                                     PAGED_ATTN [0] f32 scale
-//   CONCAT [0] dim
+//   CONCAT [0] dim                                                   CLAMP [0] f32 min, [1] f32 max
 const char* op_name(Op op);
 
 enum class Unary : int32_t { SILU, GELU, RELU, NEG, EXP, TANH, SIGMOID };

@@ -75,6 +75,13 @@ struct Kernels {
   void (*add)(int64_t n, const float* a, const float* b, float* y) = nullptr;
   void (*mul)(int64_t n, const float* a, const float* b, float* y) = nullptr;
   void (*sub)(int64_t n, const float* a, const float* b, float* y) = nullptr;
+  void (*div)(int64_t n, const float* a, const float* b, float* y) = nullptr;
+  void (*clamp)(int64_t n, const float* x, float lo, float hi, float* y) = nullptr;  // min(max(x, lo), hi)
+  // idx[0 .. k) = the indices of x's k largest values, largest first; equal values keep the
+  // lower index first. Values are ordered as float_order_key() orders them (a total order: -0
+  // below +0, NaNs at the ends by sign), so any input gives one answer. O(n^2 / lanes): for rows
+  // of expert scores (n up to a few hundred).
+  void (*top_k)(int64_t n, const float* x, int k, int32_t* idx) = nullptr;
   // gelu is ggml's tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
   void (*gelu)(int64_t n, const float* x, float* y) = nullptr;
   void (*tanh)(int64_t n, const float* x, float* y) = nullptr;  // within 1e-6 of std::tanh
@@ -91,6 +98,14 @@ struct Kernels {
   // (x0 cos[i] - x1 sin[i], x0 sin[i] + x1 cos[i]); nothing past the pairs is written. y may be x.
   void (*rope)(int64_t half, bool neox, const float* cos, const float* sin, const float* x, float* y) = nullptr;
 };
+
+// An int32 whose signed order is the float order of x (IEEE 754 totalOrder): the bits of a
+// non-negative float as they are, those of a negative one with the magnitude bits flipped.
+inline int32_t float_order_key(float x) {
+  int32_t b;
+  __builtin_memcpy(&b, &x, 4);
+  return b ^ ((b >> 31) & 0x7fffffff);
+}
 
 // What an arch folder (arch/x86, arch/riscv) contributes: named sets, each a copy of the
 // reference with some entries overridden. CMake compiles exactly one arch's arch_kernel_sets()

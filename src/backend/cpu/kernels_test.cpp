@@ -46,7 +46,8 @@ TEST_P(KernelSet, RowPrimitives) {
       {"silu", k().silu}, {"gelu", k().gelu}, {"exp", k().exp}, {"tanh", k().tanh}, {"sigmoid", k().sigmoid}};
   const std::pair<const char*, Unary> ref_unaries[] = {
       {"silu", ref().silu}, {"gelu", ref().gelu}, {"exp", ref().exp}, {"tanh", ref().tanh}, {"sigmoid", ref().sigmoid}};
-  const std::pair<Binary, Binary> binaries[] = {{k().add, ref().add}, {k().sub, ref().sub}, {k().mul, ref().mul},
+  const std::pair<Binary, Binary> binaries[] = {{k().add, ref().add},       {k().sub, ref().sub},
+                                                {k().mul, ref().mul},       {k().div, ref().div},
                                                 {k().swiglu, ref().swiglu}, {k().geglu, ref().geglu}};
   for (int64_t n : kSizes) {
     const std::vector<float> a = random_row(n, rng, -8.0f, 8.0f), b = random_row(n, rng);
@@ -61,6 +62,9 @@ TEST_P(KernelSet, RowPrimitives) {
       g(n, a.data(), b.data(), r.data());
       expect_close(y, r, 1e-5f, "binary");
     }
+    k().clamp(n, a.data(), -1.5f, 3.25f, y.data());
+    ref().clamp(n, a.data(), -1.5f, 3.25f, r.data());
+    ASSERT_EQ(y, r) << "clamp n=" << n;
     k().scale(n, a.data(), 0.37f, y.data());
     ref().scale(n, a.data(), 0.37f, r.data());
     expect_close(y, r, 1e-6f, "scale");
@@ -115,6 +119,34 @@ TEST_P(KernelSet, RowPrimitives) {
   std::vector<float> masked(9, -INFINITY);
   k().softmax(9, masked.data());
   for (float x : masked) EXPECT_EQ(x, 0.0f);
+}
+
+// top_k against the reference's partial sort: random rows, rows of few distinct values (ties),
+// signed zeros, infinities and NaNs, every k.
+TEST_P(KernelSet, TopKMatchesReference) {
+  std::uniform_int_distribution<int> level(-3, 3);
+  for (int64_t n : {1, 2, 7, 8, 9, 16, 33, 64, 128, 257}) {
+    for (int trial = 0; trial < 3; trial++) {
+      std::vector<float> x = random_row(n, rng);
+      if (trial == 1)
+        for (float& v : x) v = float(level(rng)) * 0.5f;  // many ties
+      if (trial == 2) {
+        const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN};
+        for (int64_t i = 0; i < n; i += 3) x[size_t(i)] = specials[size_t(i / 3) % std::size(specials)];
+      }
+      for (int kk : {1, 2, 8, int(n)}) {
+        if (kk > n) continue;
+        std::vector<int32_t> got(size_t(kk), -1), want(size_t(kk), -2);
+        k().top_k(n, x.data(), kk, got.data());
+        ref().top_k(n, x.data(), kk, want.data());
+        ASSERT_EQ(got, want) << "top_k n=" << n << " k=" << kk << " trial " << trial;
+      }
+    }
+  }
+  const std::vector<float> x = {1.0f, 3.0f, 3.0f, -0.0f, 0.0f, 2.0f};  // the documented order
+  std::vector<int32_t> idx(6);
+  k().top_k(6, x.data(), 6, idx.data());
+  EXPECT_EQ(idx, (std::vector<int32_t>{1, 2, 5, 0, 4, 3}));
 }
 
 // n elements of type t from random floats (types that cannot be quantized are skipped).
@@ -246,7 +278,7 @@ TEST(KernelSelection, RefIsAlwaysAvailableAndComplete) {
   EXPECT_EQ(sets.front()->name, "ref");
   const Kernels& r = ref_kernels();
   EXPECT_TRUE(r.dot_f32 && r.rms_norm && r.softmax && r.silu && r.gelu && r.swiglu && r.geglu && r.add &&
-              r.sub && r.mul && r.scale && r.axpy && r.rope && r.exp && r.tanh && r.sigmoid && r.norm &&
+              r.sub && r.mul && r.div && r.clamp && r.top_k && r.scale && r.axpy && r.rope && r.exp && r.tanh && r.sigmoid && r.norm &&
               r.wkv7_row);
   for (Type t : {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0}) {
     EXPECT_TRUE(r.dot[size_t(t)].vec_dot) << type_name(t);

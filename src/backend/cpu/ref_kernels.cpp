@@ -1,7 +1,11 @@
 // The scalar reference kernel set: plain loops, sums of many terms accumulated in double, weight
 // rows dequantized block by block through src/quant. Every ISA set is tested against this.
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <numeric>
 #include <utility>
+#include <vector>
 
 #include "backend/cpu/kernels.h"
 #include "quant/quant.h"
@@ -115,6 +119,21 @@ void zip(int64_t n, const float* a, const float* b, float* y, F f) {
 void ref_add(int64_t n, const float* a, const float* b, float* y) { zip(n, a, b, y, std::plus<float>()); }
 void ref_sub(int64_t n, const float* a, const float* b, float* y) { zip(n, a, b, y, std::minus<float>()); }
 void ref_mul(int64_t n, const float* a, const float* b, float* y) { zip(n, a, b, y, std::multiplies<float>()); }
+void ref_div(int64_t n, const float* a, const float* b, float* y) { zip(n, a, b, y, std::divides<float>()); }
+void ref_clamp(int64_t n, const float* x, float lo, float hi, float* y) {
+  for (int64_t i = 0; i < n; i++) y[i] = std::min(std::max(x[i], lo), hi);
+}
+
+// A partial sort of the indices by (value descending, index ascending).
+void ref_top_k(int64_t n, const float* x, int k, int32_t* idx) {
+  std::vector<int32_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  std::partial_sort(order.begin(), order.begin() + k, order.end(), [x](int32_t a, int32_t b) {
+    const int32_t ka = float_order_key(x[a]), kb = float_order_key(x[b]);
+    return ka != kb ? ka > kb : a < b;
+  });
+  std::copy(order.begin(), order.begin() + k, idx);
+}
 void ref_swiglu(int64_t n, const float* g, const float* u, float* y) {
   zip(n, g, u, y, [](float a, float b) { return silu(a) * b; });
 }
@@ -172,6 +191,9 @@ Kernels make_ref() {
   k.add = ref_add;
   k.sub = ref_sub;
   k.mul = ref_mul;
+  k.div = ref_div;
+  k.clamp = ref_clamp;
+  k.top_k = ref_top_k;
   k.scale = ref_scale;
   k.axpy = ref_axpy;
   k.rope = ref_rope;

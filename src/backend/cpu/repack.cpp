@@ -36,11 +36,11 @@ void pack_interleaved(int64_t n, int rows, const void* w, size_t w_stride, void*
   }
 }
 
-// A plain weight matrix a panel layout can hold (see the list in repack.h).
+// A plain weight matrix, or a stack of them (MoE experts), that a panel layout can hold (see the
+// list in repack.h). A stack's matrices are packed one after another: no panel spans two.
 bool packable(const Tensor& w, const PanelKernel& pk) {
   return (w.flags & kFlagWeight) && w.op == Op::NONE && !w.is_view() && w.data && pk.rows > 0 && pk.pack &&
-         pk.gemm && kMaxPanelRows % pk.rows == 0 && w.ne[2] == 1 && w.ne[3] == 1 && w.ne[1] % pk.rows == 0 &&
-         w.is_contiguous();
+         pk.gemm && kMaxPanelRows % pk.rows == 0 && w.ne[3] == 1 && w.ne[1] % pk.rows == 0 && w.is_contiguous();
 }
 
 }  // namespace
@@ -155,7 +155,7 @@ bool WeightPacks::matches(const Entry& e, const Tensor& w, const Kernels& k) con
 void WeightPacks::prepare(const Graph& g, const Kernels& k, ThreadPool& pool) {
   if (!repack_enabled()) return;
   for (const Tensor* node : g.nodes) {
-    if (node->op != Op::MUL_MAT) continue;
+    if (node->op != Op::MUL_MAT && node->op != Op::MUL_MAT_ID) continue;
     const Tensor& w = *node->src[0];
     const PanelKernel& pk = k.panel[size_t(w.type)];
     if (!packable(w, pk)) continue;
@@ -167,7 +167,7 @@ void WeightPacks::prepare(const Graph& g, const Kernels& k, ThreadPool& pool) {
       packs_.erase(it);
     }
     const size_t panel_stride = w.nb[1] * size_t(pk.rows);
-    const int64_t n_panels = w.ne[1] / pk.rows;
+    const int64_t n_panels = w.ne[1] * w.ne[2] / pk.rows;
     const size_t size = panel_stride * size_t(n_panels);
     auto* mem = static_cast<std::byte*>(std::aligned_alloc(64, (size + 63) / 64 * 64));
     if (!mem) throw std::bad_alloc();

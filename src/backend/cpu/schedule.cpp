@@ -11,6 +11,8 @@ double node_cost(const Tensor& node) {
   switch (node.op) {
     case Op::MUL_MAT:  // W (k, n) @ X (k, m): 2 k n m
       return 2.0 * double(s0->ne[0]) * double(s0->ne[1]) * double(node.src[1]->nrows());
+    case Op::MUL_MAT_ID:  // each of the n_used * T output rows: a row of an expert (k, n) times X
+      return 2.0 * double(s0->ne[0]) * double(s0->ne[1]) * double(node.ne[1] * node.ne[2]);
     case Op::FLASH_ATTN_EXT:  // q (d, heads, tokens) against the keys and values
       return 4.0 * double(s0->nelements()) * double(node.src[1]->ne[2]);
     case Op::PAGED_ATTN:  // each head of each token against its slot list (the index, ~ sum of lists)

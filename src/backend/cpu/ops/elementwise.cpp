@@ -1,4 +1,4 @@
-// ADD, SUB, MUL (src1 broadcast over src0), SCALE, UNARY and GLU: row by row over F32 rows.
+// ADD, SUB, MUL, DIV (src1 broadcast over src0), SCALE, CLAMP, UNARY and GLU: row by row over F32 rows.
 #include <algorithm>
 #include <cmath>
 
@@ -13,7 +13,10 @@ void compute_binary(const Tensor& node, const OpContext& ctx) {
   // a [n0, n1, n2, n3] op b [m0, m1, m2, m3] with n_i % m_i == 0 -> [n0, n1, n2, n3]
   const Tensor& a = *node.src[0];
   const Tensor& b = *node.src[1];
-  const BinaryFn fn = node.op == Op::ADD ? ctx.k.add : node.op == Op::SUB ? ctx.k.sub : ctx.k.mul;
+  const BinaryFn fn = node.op == Op::ADD ? ctx.k.add
+                      : node.op == Op::SUB ? ctx.k.sub
+                      : node.op == Op::MUL ? ctx.k.mul
+                                           : ctx.k.div;
   const int64_t repeats = a.ne[0] / b.ne[0];
   for_my_rows(node, ctx, [&](float* y, RowIndex r) {
     const float* x = frow(a, r);
@@ -25,6 +28,11 @@ void compute_binary(const Tensor& node, const OpContext& ctx) {
 void compute_scale(const Tensor& node, const OpContext& ctx) {
   const float s = node.param_f32(0);
   for_my_rows(node, ctx, [&](float* y, RowIndex r) { ctx.k.scale(node.ne[0], frow(*node.src[0], r), s, y); });
+}
+
+void compute_clamp(const Tensor& node, const OpContext& ctx) {
+  const float lo = node.param_f32(0), hi = node.param_f32(1);
+  for_my_rows(node, ctx, [&](float* y, RowIndex r) { ctx.k.clamp(node.ne[0], frow(*node.src[0], r), lo, hi, y); });
 }
 
 template <float (*F)(float)>
@@ -62,6 +70,7 @@ void compute_glu(const Tensor& node, const OpContext& ctx) {
 
 OpImpl impl_binary() { return {compute_binary, nullptr, nullptr}; }
 OpImpl impl_scale() { return {compute_scale, nullptr, nullptr}; }
+OpImpl impl_clamp() { return {compute_clamp, nullptr, nullptr}; }
 OpImpl impl_unary() { return {compute_unary, nullptr, nullptr}; }
 OpImpl impl_glu() { return {compute_glu, nullptr, nullptr}; }
 

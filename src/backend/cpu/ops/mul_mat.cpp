@@ -8,21 +8,14 @@
 // which reuses each weight block it loads across several X rows (prefill); tiles are handed
 // out dynamically so a thread slowed down by other processes does not hold the others up.
 // A weight the backend repacked (repack.h) is read from its panels with the set's panel GEMM;
-// W tiles are whole panels since every panel height divides kTileWMin.
-#include <algorithm>
+// W tiles are whole panels since every panel height divides kTileWMin. The tile sizes and the
+// tile itself are mat_tiles.h's, shared with MUL_MAT_ID.
 #include <cstring>
 
-#include "backend/cpu/ops/ops.h"
-#include "backend/cpu/repack.h"
+#include "backend/cpu/ops/mat_tiles.h"
 
 namespace hart::cpu {
 namespace {
-
-constexpr int64_t kPrivateRows = 8;   // up to this many X rows, each thread converts all of them
-constexpr int64_t kTileX = 64;        // X rows per tile: their converted blocks stay in L2
-constexpr int64_t kTileWMin = 32;     // W rows per tile: at least this many,
-constexpr int64_t kTilesPerThread = 8;  // and about this many tiles per thread for balance
-static_assert(kTileWMin % kMaxPanelRows == 0);
 
 struct Plan {
   Type act;
@@ -46,7 +39,6 @@ Plan plan(const Tensor& node, const Kernels& k, int nth) {
   return p;
 }
 
-size_t gather_bytes(int64_t k) { return align_up(size_t(k) * sizeof(float)); }
 bool gather_tmp(const Plan& p) { return p.gather && p.act != Type::F32; }
 
 // Layout: the converted rows (nth copies when converted privately), then one gather row per thread.
@@ -68,30 +60,8 @@ void convert_rows(const Tensor& x, const Plan& p, const OpContext& ctx, std::byt
   float* tmp = gather_tmp(p) ? reinterpret_cast<float*>(ctx.work + p.rows_bytes * copies +
                                                         size_t(ctx.ith) * gather_bytes(k))
                              : nullptr;
-  for (int64_t r = begin; r < end; r++) {
-    std::byte* out = rows + size_t(r) * p.act_row;
-    const char* src = row_ptr(x, row_index(x, r));
-    const float* row = reinterpret_cast<const float*>(src);
-    if (p.gather) {
-      float* g = p.act == Type::F32 ? reinterpret_cast<float*>(out) : tmp;
-      for (int64_t i = 0; i < k; i++) g[i] = *reinterpret_cast<const float*>(src + i * x.nb[0]);
-      row = g;
-    }
-    if (p.act != Type::F32) ctx.k.from_f32[size_t(p.act)](row, out, k);
-  }
-}
-
-// Calls the set's `gemm` for several X rows, else vec_dot per (W row, X row): for a lone X row
-// (decode) nothing is reused and the row-at-a-time dot streams the weights fastest (measured:
-// gemm/q8_0/avx512_vnni/1 takes twice the CPU time of gemv/q8_0/avx512_vnni in bench/).
-void tile(const DotKernel& d, int64_t k, int64_t nw, int64_t nx, const char* w, size_t w_stride, const std::byte* x,
-          size_t x_stride, float* y, size_t y_stride) {
-  if (d.gemm && nx > 1) {
-    d.gemm(k, nw, nx, w, w_stride, x, x_stride, y, y_stride);
-    return;
-  }
-  for (int64_t j = 0; j < nx; j++)
-    for (int64_t i = 0; i < nw; i++) d.vec_dot(k, y + size_t(j) * y_stride + i, w + size_t(i) * w_stride, x + size_t(j) * x_stride);
+  for (int64_t r = begin; r < end; r++)
+    convert_row(ctx.k, p.act, k, row_ptr(x, row_index(x, r)), x.nb[0], tmp, rows + size_t(r) * p.act_row);
 }
 
 void compute_mul_mat(const Tensor& node, const OpContext& ctx) {
@@ -105,9 +75,7 @@ void compute_mul_mat(const Tensor& node, const OpContext& ctx) {
   const int64_t tile_x = std::min(m, kTileX);
   const int64_t tiles_x = (m + tile_x - 1) / tile_x;
   const int64_t planes = x.ne[2] * x.ne[3];
-  // W rows per tile: enough tiles for balance, in multiples of kTileWMin.
-  const int64_t want_w = std::max<int64_t>(1, ctx.nth * kTilesPerThread / (tiles_x * planes));
-  const int64_t tile_w = std::max(kTileWMin, ((n + want_w - 1) / want_w + kTileWMin - 1) / kTileWMin * kTileWMin);
+  const int64_t tile_w = tile_rows_w(n, ctx.nth, tiles_x * planes);
   const int64_t tiles_w = (n + tile_w - 1) / tile_w;
   const int64_t tiles_per_plane = tiles_w * tiles_x;
   const int64_t n_tiles = tiles_per_plane * planes;
@@ -135,20 +103,12 @@ void compute_mul_mat(const Tensor& node, const OpContext& ctx) {
                                       : reinterpret_cast<const std::byte*>(row_ptr(x, x0, i2, i3));
     const size_t x_stride = p.convert ? p.act_row : x.nb[1];
     float* y = reinterpret_cast<float*>(row_ptr(node, x0, i2, i3)) + w0;
-    if (packed) {
-      const int rows = packed->kernel->rows;
-      packed->kernel->gemm(k, nw / rows, nx, packed->data + size_t(w0 / rows) * packed->panel_stride,
-                           packed->panel_stride, xrow, x_stride, y, y_stride);
-    } else {
-      tile(d, k, nw, nx, row_ptr(w, w0, i2 / r2, i3 / r3), w.nb[1], xrow, x_stride, y, y_stride);
-    }
+    mat_tile(d, packed, k, n, i2 / r2 + (i3 / r3) * w.ne[2], w0, nw, nx, row_ptr(w, w0, i2 / r2, i3 / r3), w.nb[1],
+             xrow, x_stride, y, y_stride);
   }
 }
 
-bool mul_mat_supported(const Tensor& node, const Kernels& k) {
-  const DotKernel& d = k.dot[size_t(node.src[0]->type)];
-  return d.vec_dot && (d.act_type == Type::F32 || k.from_f32[size_t(d.act_type)]);
-}
+bool mul_mat_supported(const Tensor& node, const Kernels& k) { return mat_supported(*node.src[0], k); }
 
 }  // namespace
 

@@ -1,4 +1,4 @@
-// RMS_NORM, NORM, L2_NORM, SUM_ROWS and SOFT_MAX: one F32 row at a time through the row kernels.
+// RMS_NORM, NORM, L2_NORM, SUM_ROWS, SOFT_MAX and TOP_K: one F32 row at a time through the row kernels.
 #include <algorithm>
 #include <cmath>
 
@@ -49,8 +49,18 @@ void compute_soft_max(const Tensor& node, const OpContext& ctx) {
   });
 }
 
+void compute_top_k(const Tensor& node, const OpContext& ctx) {
+  const Tensor& a = *node.src[0];
+  const auto [begin, end] = ctx.range(node.nrows());
+  for (int64_t r = begin; r < end; r++) {
+    const RowIndex ri = row_index(node, r);
+    ctx.k.top_k(a.ne[0], frow(a, ri), int(node.ne[0]), reinterpret_cast<int32_t*>(row_ptr(node, ri)));
+  }
+}
+
 }  // namespace
 
+OpImpl impl_top_k() { return {compute_top_k, nullptr, nullptr}; }
 OpImpl impl_rms_norm() { return {compute_rms_norm, nullptr, nullptr}; }
 OpImpl impl_norm() { return {compute_norm, nullptr, nullptr}; }
 OpImpl impl_l2_norm() { return {compute_l2_norm, nullptr, nullptr}; }

@@ -54,7 +54,7 @@ struct OpContext {
   const NodeThreads& pool;      // barrier() between the phases of one node
   std::atomic<int64_t>& chunk;  // this node's work counter for dynamic scheduling, starts at 0
   ErrorSink& errors;
-  const WeightPacks* packs = nullptr;  // the backend's repacked weights (MUL_MAT)
+  const WeightPacks* packs = nullptr;  // the backend's repacked weights (MUL_MAT, MUL_MAT_ID)
 
   // This thread's share [begin, end) of n items, in contiguous ranges.
   std::pair<int64_t, int64_t> range(int64_t n) const {
@@ -108,14 +108,16 @@ OpImpl impl_get_rows();
 OpImpl impl_set_rows();
 OpImpl impl_copy();  // CPY and CONT
 OpImpl impl_concat();
-OpImpl impl_binary();  // ADD, SUB, MUL
+OpImpl impl_binary();  // ADD, SUB, MUL, DIV
 OpImpl impl_scale();
+OpImpl impl_clamp();
 OpImpl impl_unary();
 OpImpl impl_glu();
 OpImpl impl_rms_norm();
 OpImpl impl_soft_max();
 OpImpl impl_rope();
 OpImpl impl_mul_mat();
+OpImpl impl_mul_mat_id();
 OpImpl impl_flash_attn_ext();
 OpImpl impl_paged_attn();
 OpImpl impl_ssm_conv();
@@ -123,5 +125,6 @@ OpImpl impl_wkv7();
 OpImpl impl_norm();
 OpImpl impl_l2_norm();
 OpImpl impl_sum_rows();
+OpImpl impl_top_k();
 
 }  // namespace hart::cpu

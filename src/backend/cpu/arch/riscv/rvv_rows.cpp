@@ -86,6 +86,39 @@ void binary(int64_t n, const float* a, const float* b, float* y) {
 vfloat32m8_t vadd(vfloat32m8_t a, vfloat32m8_t b, size_t vl) { return __riscv_vfadd_vv_f32m8(a, b, vl); }
 vfloat32m8_t vsub(vfloat32m8_t a, vfloat32m8_t b, size_t vl) { return __riscv_vfsub_vv_f32m8(a, b, vl); }
 vfloat32m8_t vmul(vfloat32m8_t a, vfloat32m8_t b, size_t vl) { return __riscv_vfmul_vv_f32m8(a, b, vl); }
+vfloat32m8_t vdiv(vfloat32m8_t a, vfloat32m8_t b, size_t vl) { return __riscv_vfdiv_vv_f32m8(a, b, vl); }
+
+void clamp(int64_t n, const float* x, float lo, float hi, float* y) {
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e32m8(size_t(n) - i);
+    const vfloat32m8_t v = __riscv_vfmax_vf_f32m8(__riscv_vle32_v_f32m8(x + i, vl), lo, vl);
+    __riscv_vse32_v_f32m8(y + i, __riscv_vfmin_vf_f32m8(v, hi, vl), vl);
+  }
+}
+
+// float_order_key() of each loaded float.
+vint32m4_t order_keys(const float* p, size_t vl) {
+  const vint32m4_t b = __riscv_vle32_v_i32m4(reinterpret_cast<const int32_t*>(p), vl);
+  return __riscv_vxor_vv_i32m4(b, __riscv_vand_vx_i32m4(__riscv_vsra_vx_i32m4(b, 31, vl), 0x7fffffff, vl), vl);
+}
+
+// top_k by rank: element i lands at position #{j < i: key_j >= key_i} + #{j > i: key_j > key_i}
+// (the order of (value desc, index asc), so ranks are distinct).
+void top_k(int64_t n, const float* x, int k, int32_t* idx) {
+  for (int64_t i = 0; i < n; i++) {
+    const int32_t ki = float_order_key(x[i]);
+    size_t rank = 0;
+    for (size_t j = 0, vl; j < size_t(i) && rank < size_t(k); j += vl) {
+      vl = __riscv_vsetvl_e32m4(size_t(i) - j);
+      rank += __riscv_vcpop_m_b8(__riscv_vmsge_vx_i32m4_b8(order_keys(x + j, vl), ki, vl), vl);
+    }
+    for (size_t j = size_t(i) + 1, vl; j < size_t(n) && rank < size_t(k); j += vl) {
+      vl = __riscv_vsetvl_e32m4(size_t(n) - j);
+      rank += __riscv_vcpop_m_b8(__riscv_vmsgt_vx_i32m4_b8(order_keys(x + j, vl), ki, vl), vl);
+    }
+    if (rank < size_t(k)) idx[rank] = int32_t(i);
+  }
+}
 
 // y += a * x
 void axpy(int64_t n, float a, const float* x, float* y) {
@@ -180,6 +213,9 @@ void fill_rvv_rows(Kernels& k) {
   k.add = binary<vadd>;
   k.sub = binary<vsub>;
   k.mul = binary<vmul>;
+  k.div = binary<vdiv>;
+  k.clamp = clamp;
+  k.top_k = top_k;
   k.scale = scale;
   k.axpy = axpy;
 }

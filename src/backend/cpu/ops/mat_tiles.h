@@ -1,0 +1,69 @@
+// What MUL_MAT and MUL_MAT_ID share: converting activation rows to the weight type's activation
+// type, the tile sizes, and one tile of W rows x X rows through the set's kernels (rows or panels).
+#pragma once
+
+#include <algorithm>
+
+#include "backend/cpu/ops/ops.h"
+#include "backend/cpu/repack.h"
+
+namespace hart::cpu {
+
+constexpr int64_t kPrivateRows = 8;     // up to this many X rows, each thread converts all of them
+constexpr int64_t kTileX = 64;          // X rows per tile: their converted blocks stay in L2
+constexpr int64_t kTileWMin = 32;       // W rows per tile: at least this many,
+constexpr int64_t kTilesPerThread = 8;  // and about this many tiles per thread for balance
+static_assert(kTileWMin % kMaxPanelRows == 0);
+
+// W rows per tile for n W rows when x_tiles tiles of X rows share them: enough tiles for
+// balance, in multiples of kTileWMin (so tiles are whole panels).
+inline int64_t tile_rows_w(int64_t n, int nth, int64_t x_tiles) {
+  const int64_t want_w = std::max<int64_t>(1, nth * kTilesPerThread / std::max<int64_t>(1, x_tiles));
+  return std::max(kTileWMin, ((n + want_w - 1) / want_w + kTileWMin - 1) / kTileWMin * kTileWMin);
+}
+
+inline size_t gather_bytes(int64_t k) { return align_up(size_t(k) * sizeof(float)); }
+
+// X row `src` (k floats, elements `stride` bytes apart) as a row of `act` at out; a strided row
+// bound for a quantized type is gathered into tmp (k floats) first.
+inline void convert_row(const Kernels& kern, Type act, int64_t k, const char* src, size_t stride, float* tmp,
+                        std::byte* out) {
+  const float* row = reinterpret_cast<const float*>(src);
+  if (stride != sizeof(float)) {
+    float* g = act == Type::F32 ? reinterpret_cast<float*>(out) : tmp;
+    for (int64_t i = 0; i < k; i++) g[i] = *reinterpret_cast<const float*>(src + i * stride);
+    row = g;
+  }
+  if (act != Type::F32) kern.from_f32[size_t(act)](row, out, k);
+  else if (row != reinterpret_cast<const float*>(out)) std::copy(row, row + k, reinterpret_cast<float*>(out));
+}
+
+// y[j * y_stride + i] = dot(W row w0 + i, X row j) for i < nw, j < nx, with W rows from
+// `matrix` (w_rows: the first of its rows, w_stride bytes apart) or, when it was repacked, from
+// `packed`, whose panels of matrix `plane` start plane * n / rows panels in. The set's GEMM for
+// several X rows, else vec_dot per (W row, X row): for a lone X row (decode) nothing is reused
+// and the row-at-a-time dot streams the weights fastest (measured: gemm/q8_0/avx512_vnni/1
+// takes twice the CPU time of gemv/q8_0/avx512_vnni in bench/).
+inline void mat_tile(const DotKernel& d, const PackedWeight* packed, int64_t k, int64_t n, int64_t plane, int64_t w0,
+                     int64_t nw, int64_t nx, const char* w_rows, size_t w_stride, const std::byte* x, size_t x_stride,
+                     float* y, size_t y_stride) {
+  if (packed) {
+    const int rows = packed->kernel->rows;
+    packed->kernel->gemm(k, nw / rows, nx, packed->data + size_t((plane * n + w0) / rows) * packed->panel_stride,
+                         packed->panel_stride, x, x_stride, y, y_stride);
+  } else if (d.gemm && nx > 1) {
+    d.gemm(k, nw, nx, w_rows, w_stride, x, x_stride, y, y_stride);
+  } else {
+    for (int64_t j = 0; j < nx; j++)
+      for (int64_t i = 0; i < nw; i++)
+        d.vec_dot(k, y + size_t(j) * y_stride + i, w_rows + size_t(i) * w_stride, x + size_t(j) * x_stride);
+  }
+}
+
+// Whether the set can multiply by weights of w's type: a dot kernel and its activation converter.
+inline bool mat_supported(const Tensor& w, const Kernels& k) {
+  const DotKernel& d = k.dot[size_t(w.type)];
+  return d.vec_dot && (d.act_type == Type::F32 || k.from_f32[size_t(d.act_type)]);
+}
+
+}  // namespace hart::cpu

@@ -25,6 +25,12 @@ Tensor* pool_view(Context& c, Tensor* written, int64_t head_dim) {
 }
 
 Tensor* scaled(Context& c, Tensor* x, Tensor* s) { return s ? mul(c, x, s) : x; }
+
+// The Q or K norm: per head (w (head_dim,)), or over each token's whole row (w (heads * head_dim,)).
+Tensor* qk_norm(Forward& f, Tensor* x, Tensor* w) {
+  if (w->ne[0] == x->ne[0]) return norm(f, x, w);
+  return reshape(f.c, norm(f, flatten_heads(f.c, x), w), {x->ne[0], x->ne[1], x->ne[2]});
+}
 Tensor* biased(Context& c, Tensor* x, Tensor* b) { return b ? add(c, x, b) : x; }
 
 }  // namespace
@@ -96,18 +102,52 @@ Tensor* rope_factors(Forward& f) {
 Tensor* attention(Forward& f, int il, Tensor* h, Tensor* freq_factors, float kq_scale) {
   const LayerWeights& L = weights(f, il);
   auto [q, k, v] = qkv(f, il, h);
-  if (L.q_norm) q = norm(f, q, L.q_norm);  // per head
-  if (L.k_norm) k = norm(f, k, L.k_norm);
+  if (L.q_norm) q = qk_norm(f, q, L.q_norm);
+  if (L.k_norm) k = qk_norm(f, k, L.k_norm);
   q = rope(f, il, q, freq_factors);
   k = rope(f, il, k, freq_factors);
   return linear(f, L.o, attend(f, il, q, k, v, kq_scale));
 }
 
+Tensor* glu_ffn(Forward& f, const Linear& gate, const Linear& up, const Linear& down, Tensor* h, Glu act,
+                bool with_scales) {
+  Tensor* u = ffn_linear(f, up, h, with_scales);
+  Tensor* g = ffn_linear(f, gate, h, with_scales);
+  return ffn_linear(f, down, glu(f.c, g, u, act), with_scales);
+}
+
 Tensor* ffn(Forward& f, int il, Tensor* h, Glu act, bool with_scales) {
   const LayerWeights& L = weights(f, il);
-  Tensor* up = ffn_linear(f, L.up, h, with_scales);
-  Tensor* gate = ffn_linear(f, L.gate, h, with_scales);
-  return ffn_linear(f, L.down, glu(f.c, gate, up, act), with_scales);
+  return glu_ffn(f, L.gate, L.up, L.down, h, act, with_scales);
+}
+
+Tensor* moe_ffn(Forward& f, int il, Tensor* h, const Moe& o) {
+  const LayerWeights& L = weights(f, il);
+  const int64_t d = h->ne[0], n = h->ne[1], E = f.hp.n_expert, used = config(f, il).n_expert_used;
+  Tensor* probs = soft_max(f.c, mul_mat(f.c, L.gate_inp.w, h), nullptr, 1.0f, 0.0f);  // (E, n)
+  Tensor* ids = top_k(f.c, probs, int(used));                                           // (used, n)
+  Tensor* w = get_rows(f.c, reshape(f.c, probs, {1, E, n}), ids);                       // (1, used, n)
+  if (o.norm_weights) {
+    Tensor* w2 = reshape(f.c, w, {used, n});
+    // The sum clamped to the smallest normal f16 (llama.cpp's guard against dividing by 0).
+    Tensor* sum = clamp(f.c, sum_rows(f.c, w2), 6.103515625e-5f, INFINITY);  // (1, n)
+    w = reshape(f.c, div(f.c, w2, sum), {1, used, n});
+  }
+  // Each chosen expert's projection of x: (k, 1 | used, n) -> (rows, used, n), times its scale.
+  const auto experts = [&](const Linear& l, Tensor* x) {
+    Tensor* y = mul_mat_id(f.c, l.w, x, ids);
+    if (!o.scales || !l.s) return y;
+    Tensor* s = get_rows(f.c, reshape(f.c, l.s, {1, E}), reshape(f.c, ids, {used * n}));  // (1, used n)
+    return mul(f.c, y, reshape(f.c, s, {1, used, n}));
+  };
+  Tensor* x = reshape(f.c, h, {d, 1, n});
+  Tensor* up = experts(L.up_exps, x);
+  Tensor* act = L.gate_exps ? glu(f.c, experts(L.gate_exps, x), up, Glu::SWIGLU) : unary(f.c, up, Unary::SILU);
+  Tensor* y = mul(f.c, experts(L.down_exps, act), w);  // (d, used, n)
+  // The sum over the chosen experts: views (d, n) of y, one per slot.
+  Tensor* out = view(f.c, y, {d, n}, {y->nb[2]}, 0);
+  for (int64_t i = 1; i < used; i++) out = add(f.c, out, view(f.c, y, {d, n}, {y->nb[2]}, size_t(i) * y->nb[1]));
+  return used == 1 ? cont(f.c, out) : out;
 }
 
 Tensor* prenorm_layer(Forward& f, int il, Tensor* x, const PrenormLayer& o) {

@@ -40,14 +40,28 @@ Tensor* attend(Forward& f, int il, Tensor* q, Tensor* k, Tensor* v, float kq_sca
 // factors when a sequence may outgrow the training context, else the short ones (or none).
 Tensor* rope_factors(Forward& f);
 
-// The usual self-attention block: qkv, per-head Q/K norms where the layer has them, RoPE,
-// attention, output projection.
+// The usual self-attention block: qkv, Q/K RMS norms where the layer has them (per head, or
+// over all heads at once when the norm weights are that long: OLMoE), RoPE, attention, output
+// projection.
 Tensor* attention(Forward& f, int il, Tensor* h, Tensor* freq_factors, float kq_scale);
 
 // Gated feed-forward: down(act(gate h) * up h). Each projection adds its bias, then its scale
 // (llama.cpp's build_ffn order); `with_scales` false for architectures whose graph ignores the
 // scales their files carry.
 Tensor* ffn(Forward& f, int il, Tensor* h, Glu act, bool with_scales = true);
+// The same block with other weights (a shared expert's).
+Tensor* glu_ffn(Forward& f, const Linear& gate, const Linear& up, const Linear& down, Tensor* h, Glu act,
+                bool with_scales);
+
+struct Moe {
+  bool norm_weights = false;  // the chosen experts' probabilities renormalized to sum 1
+  bool scales = false;        // the experts' per-expert scales multiplied into their outputs
+};
+// Mixture-of-experts feed-forward (llama.cpp's build_moe_ffn with softmax gating and SwiGLU
+// experts): the router's softmax over the HParams::n_expert experts picks each token's
+// n_expert_used most likely (top_k); their outputs, weighted by those probabilities, are summed.
+// h (n_embd, n) -> (n_embd, n).
+Tensor* moe_ffn(Forward& f, int il, Tensor* h, const Moe& o);
 
 // Part `part` of layer il's recurrent state, as the sequences of run r read it: (floats, n_seq).
 Tensor* state_read(Forward& f, int il, int part, const SeqRun& r);

@@ -95,6 +95,25 @@ void read_swa_pattern(const KeyReader& k, HParams& hp, int n_pattern, bool dense
   }
 }
 
+void read_moe(const KeyReader& k, HParams& hp, const char* expert_ff_key) {
+  const std::string a = hp.arch_name + ".";
+  const auto n_expert = k.opt_int("expert_count");
+  const auto used = k.per_layer("expert_used_count", hp.n_layer);
+  if (!n_expert || !used) throw Error("missing key " + a + (n_expert ? "expert_used_count" : "expert_count"));
+  hp.n_expert = checked(a + "expert_count", *n_expert);
+  const auto ff = expert_ff_key ? k.per_layer(expert_ff_key, hp.n_layer) : std::nullopt;
+  for (int il = 0; il < hp.n_layer; il++) {
+    LayerConfig& l = hp.layers[size_t(il)];
+    l.ffn = FfnKind::MOE;
+    l.n_expert_used = checked(a + "expert_used_count", (*used)[size_t(il)]);
+    if (l.n_expert_used > hp.n_expert)
+      throw Error(a + "expert_used_count " + std::to_string(l.n_expert_used) + " is above expert_count " +
+                  std::to_string(hp.n_expert));
+    if (ff) l.n_ff = checked(a + expert_ff_key, (*ff)[size_t(il)]);
+    else if (expert_ff_key) l.n_ff = checked(a + "feed_forward_length / expert_used_count", l.n_ff / l.n_expert_used);
+  }
+}
+
 HParams read_hparams(const gguf::File& f) {
   HParams hp;
   hp.arch_name = f.require_string("general.architecture");

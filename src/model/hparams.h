@@ -23,7 +23,10 @@ enum class AttnKind : uint8_t {
   FULL,     // every earlier position of the sequence
   SLIDING,  // the last HParams::sliding_window positions, itself included
 };
-enum class FfnKind : uint8_t { DENSE };
+enum class FfnKind : uint8_t {
+  DENSE,  // every token through the one feed-forward block
+  MOE,    // a router picks n_expert_used of HParams::n_expert experts per token
+};
 enum class RecurrentKind : uint8_t {
   NONE,
   SHORT_CONV,  // LFM2: gated causal convolution over the last shortconv_l_cache positions
@@ -42,7 +45,8 @@ struct LayerConfig {
   float rope_base = 10000.0f;
   float rope_freq_scale = 1.0f;
   int kv_layer = 0;  // the layer whose K/V cache this one attends: itself, or an earlier one
-  int n_ff = 0;
+  int n_ff = 0;          // feed-forward size; MOE: each expert's
+  int n_expert_used = 0; // MOE: experts per token
   std::vector<int64_t> state;  // recurrent: floats per sequence of each part of its state
 
   int n_embd_q() const { return n_head * head_dim; }
@@ -74,6 +78,8 @@ struct HParams {
   int n_embd_per_layer = 0;     // gemma4: per-layer embedding inputs
   int shortconv_l_cache = 0;    // lfm2: convolution width (state = width - 1 positions)
   float norm_eps = 1e-5f;       // layer norms (attention.layer_norm_epsilon)
+  int n_expert = 0;             // MoE: experts in each MOE layer
+  int n_ff_shexp = 0;           // MoE: the shared expert's feed-forward size (granitemoe); 0: none
   int wkv_head_size = 0;        // RWKV-7
   int lora_decay = 0, lora_iclr = 0, lora_value = 0, lora_gate = 0;  // RWKV-7 low-rank sizes
 
@@ -108,6 +114,13 @@ class KeyReader {
 // layer but the last of each period (or, dense_first, but the first) slides. Sliding layers take
 // rope.freq_base_swa (default 10000) and no frequency scaling when `swa_rope` is set.
 void read_swa_pattern(const KeyReader& k, HParams& hp, int n_pattern, bool dense_first, bool swa_rope);
+
+// Makes every layer a mixture of expert_count experts, expert_used_count (per layer or one for
+// all) of them per token, each with a feed-forward of `expert_ff_key` (per layer or one; when
+// absent, feed_forward_length / expert_used_count as llama.cpp's qwen3moe falls back; nullptr:
+// the experts are feed_forward_length wide). Both counts must be positive, as llama.cpp's MoE
+// architectures require.
+void read_moe(const KeyReader& k, HParams& hp, const char* expert_ff_key);
 
 // Reads the keys every architecture shares (block count, sizes, heads, RoPE), fills one
 // LayerConfig per layer with them, then lets the file's architecture read its own and adjust the

@@ -54,6 +54,25 @@ void ffn_tensors(TensorList& list, const HParams& hp, int il, LayerWeights& L, c
   if (s.post_norm) list.add(blk(il, "post_ffw_norm.weight"), {d}, TensorRole::NORM, &L.ffn_post_norm);
 }
 
+void moe_tensors(TensorList& list, const HParams& hp, int il, LayerWeights& L, const MoeSpec& s) {
+  const LayerConfig& c = hp.layers[size_t(il)];
+  const int64_t d = hp.n_embd, ff = c.n_ff, E = hp.n_expert;
+  const LinearSpec exps{.scale_used = s.scale_used};
+  list.add(blk(il, "ffn_norm.weight"), {d}, TensorRole::NORM, &L.ffn_norm);
+  list.linear(blk(il, "ffn_gate_inp"), d, E, L.gate_inp, {.scale_used = false});
+  list.experts(blk(il, "ffn_gate_exps"), d, ff, E, L.gate_exps,
+               {.need = s.gate_optional ? TensorNeed::OPTIONAL : TensorNeed::REQUIRED, .scale_used = s.scale_used,
+                .synthetic = Synthetic::YES});
+  list.experts(blk(il, "ffn_up_exps"), d, ff, E, L.up_exps, exps);
+  list.experts(blk(il, "ffn_down_exps"), ff, d, E, L.down_exps, exps);
+  if (hp.n_ff_shexp > 0) {
+    const int64_t sh = hp.n_ff_shexp;
+    list.linear(blk(il, "ffn_gate_shexp"), d, sh, L.gate_shexp, {.scale_used = false});
+    list.linear(blk(il, "ffn_up_shexp"), d, sh, L.up_shexp, {.scale_used = false});
+    list.linear(blk(il, "ffn_down_shexp"), sh, d, L.down_shexp, {.scale_used = false});
+  }
+}
+
 void decoder_tensors(TensorList& list, const HParams& hp, Weights& w, const AttnSpec& attn, const FfnSpec& ffn) {
   for (int il = 0; il < hp.n_layer; il++) {
     attention_tensors(list, hp, il, w.layers[size_t(il)], attn);

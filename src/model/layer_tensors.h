@@ -34,6 +34,14 @@ struct FfnSpec {
 // ffn_norm, ffn_gate, ffn_up, ffn_down, and what `s` adds.
 void ffn_tensors(TensorList& list, const HParams& hp, int il, LayerWeights& L, const FfnSpec& s);
 
+struct MoeSpec {
+  bool scale_used = false;     // the experts' per-expert scales are multiplied in (qwen3moe)
+  bool gate_optional = false;  // granitemoe: without ffn_gate_exps the experts are silu(up)
+};
+// ffn_norm, the router ffn_gate_inp, ffn_gate/up/down_exps, and the shared expert's
+// ffn_gate/up/down_shexp when HParams::n_ff_shexp is set.
+void moe_tensors(TensorList& list, const HParams& hp, int il, LayerWeights& L, const MoeSpec& s);
+
 // Every layer's attention_tensors and ffn_tensors (a layer of the pre-norm decoder).
 void decoder_tensors(TensorList& list, const HParams& hp, Weights& w, const AttnSpec& attn, const FfnSpec& ffn);
 

@@ -37,19 +37,30 @@ void TensorList::ignore(std::string name, std::initializer_list<int64_t> ne, Ten
 }
 
 void TensorList::linear(const std::string& base, int64_t k, int64_t n, Linear& lin, const LinearSpec& spec) {
+  matrix(base, {k, n}, n, 1, lin, spec);
+}
+
+void TensorList::experts(const std::string& base, int64_t k, int64_t n, int64_t n_expert, Linear& lin,
+                         const LinearSpec& spec) {
+  matrix(base, {k, n, n_expert}, n, n_expert, lin, {.need = spec.need, .scale_used = spec.scale_used,
+                                                     .synthetic = spec.synthetic});
+}
+
+void TensorList::matrix(const std::string& base, std::initializer_list<int64_t> ne, int64_t n_out, int64_t scales,
+                        Linear& lin, const LinearSpec& spec) {
   const bool synthetic = spec.synthetic == Synthetic::IF_REQUIRED ? spec.need == TensorNeed::REQUIRED
                                                                   : spec.synthetic == Synthetic::YES;
-  add(base + ".weight", {k, n}, TensorRole::MATRIX, &lin.w, spec.need);
+  add(base + ".weight", ne, TensorRole::MATRIX, &lin.w, spec.need);
   specs_.back().synthetic = synthetic;
   if (spec.bias != Bias::NONE) {
-    add(base + ".bias", {n}, TensorRole::BIAS, &lin.b, TensorNeed::OPTIONAL);
+    add(base + ".bias", {n_out}, TensorRole::BIAS, &lin.b, TensorNeed::OPTIONAL);
     specs_.back().synthetic = synthetic && spec.bias == Bias::TYPICAL;
   }
   if (spec.scale_used)
-    add(base + ".scale", {1}, TensorRole::SCALE, &lin.s, TensorNeed::OPTIONAL);
+    add(base + ".scale", {scales}, TensorRole::SCALE, &lin.s, TensorNeed::OPTIONAL);
   else
-    ignore(base + ".scale", {1}, TensorRole::SCALE);
-  ignore(base + ".input_scale", {1}, TensorRole::SCALE);
+    ignore(base + ".scale", {scales}, TensorRole::SCALE);
+  ignore(base + ".input_scale", {scales}, TensorRole::SCALE);
 }
 
 void TensorList::one_of(std::vector<std::string> a, std::vector<std::string> b) {

@@ -61,6 +61,10 @@ class TensorList {
            TensorNeed need = TensorNeed::REQUIRED);
   // A matrix `<base>.weight` (k inputs, n outputs) with its bias, scale and input scale.
   void linear(const std::string& base, int64_t k, int64_t n, Linear& lin, const LinearSpec& spec = {});
+  // n_expert such matrices stacked, `<base>.weight` (k, n, n_expert), with one scale and one
+  // input scale per expert (no bias: none of hart's MoE architectures has one).
+  void experts(const std::string& base, int64_t k, int64_t n, int64_t n_expert, Linear& lin,
+               const LinearSpec& spec = {});
   // A tensor llama.cpp accepts and does not use; `synthetic`: synthetic models hold it anyway
   // (llama.cpp requires it).
   void ignore(std::string name, std::initializer_list<int64_t> ne, TensorRole role, bool synthetic = false);
@@ -75,6 +79,9 @@ class TensorList {
   }
 
  private:
+  // A weight of shape ne with `scales` scales and input scales; a bias (n_out,) where spec has one.
+  void matrix(const std::string& base, std::initializer_list<int64_t> ne, int64_t n_out, int64_t scales, Linear& lin,
+              const LinearSpec& spec);
   std::vector<TensorSpec> specs_;
   std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> alternatives_;
 };

@@ -48,6 +48,12 @@ struct LayerWeights {
   Linear gate, up, down;             // up alone (n_embd, 2 n_ff): phi3's fused gate+up
   Tensor* ffn_post_norm = nullptr;   // (n_embd,) gemma
 
+  // Mixture of experts: the router (n_embd, n_expert) and the experts' projections stacked,
+  // (n_embd, n_ff, n_expert) and (n_ff, n_embd, n_expert), each Linear::s then (n_expert,);
+  // a shared expert every token takes (granitemoe) as a dense SwiGLU block.
+  Linear gate_inp, gate_exps, up_exps, down_exps;
+  Linear gate_shexp, up_shexp, down_shexp;
+
   // LFM2 short convolution: in_proj (n_embd, 3 n_embd) -> B, C, x; conv (width, n_embd).
   Linear conv_in, conv_out;
   Tensor* conv = nullptr;

@@ -24,6 +24,11 @@ struct Model {
   static std::unique_ptr<Model> from_file(std::unique_ptr<gguf::File> file);
 };
 
+// Weight bytes one decode step reads: every matrix once; of an embedding table only a row,
+// unless it doubles as the output matrix; of a MoE layer's experts only the n_expert_used a
+// token picks.
+size_t decode_weight_bytes(const Model& m);
+
 // How a file compares with what its architecture's loader expects (hart info): the
 // architecture, why its hyper-parameters cannot be read (else empty), and the tensor check.
 struct FileCheck {

@@ -1,7 +1,8 @@
 // hart bench: prompt-processing (pp) and token-generation (tg) speed, the llama-bench of hart.
 // Each test runs -r times after a warm-up; we report the median and the spread (min..max), the
 // peak RSS, and tg as a fraction of the memory-bandwidth roofline (weight bytes read per token
-// over the read bandwidth this tool measures, or --bandwidth).
+// over the read bandwidth this tool measures, or --bandwidth). "size" is all weights, as in
+// llama-bench; a token reads less of a mixture of experts (its chosen experts only).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -71,15 +72,6 @@ long peak_rss_mib() {
   return ru.ru_maxrss / 1024;
 }
 
-// Weight bytes one decode step reads: every matrix once; of an embedding table only a row,
-// unless it doubles as the output matrix.
-size_t weight_bytes_per_token(const Model& m) {
-  size_t bytes = m.weight_bytes;
-  for (const Tensor* table : {m.w.tok_embd, m.w.per_layer_tok_embd})
-    if (table && table != m.w.output.w) bytes -= table->nbytes() - table->row_bytes();
-  return bytes;
-}
-
 std::vector<int32_t> random_tokens(int n, int n_vocab, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int32_t> dist(0, n_vocab - 1);
@@ -122,7 +114,7 @@ int cmd_bench(int argc, char** argv) {
 
   LoadedModel lm = load_model(mo);
   const Model& m = *lm.model;
-  const size_t wbytes = weight_bytes_per_token(m);
+  const size_t wbytes = decode_weight_bytes(m);
   nlohmann::json results = nlohmann::json::array();
   if (!json)
     std::printf("| %-28s | %9s | %7s | %6s | %16s | %8s |\n", "model", "size MiB", "threads", "test",
@@ -151,7 +143,8 @@ int cmd_bench(int argc, char** argv) {
       const double frac = kind[0] == 't' ? s.median / roofline_tps : 0;
       results.push_back({{"model", mo.model}, {"test", test}, {"threads", threads},
                          {"tokens_per_s", s.median}, {"min", s.min}, {"max", s.max},
-                         {"repetitions", reps}, {"weight_bytes", wbytes},
+                         {"repetitions", reps}, {"weight_bytes", m.weight_bytes},
+                         {"bytes_per_token", wbytes},
                          {"bandwidth_gbs", bw}, {"roofline_tokens_per_s", roofline_tps},
                          {"roofline_fraction", frac}, {"peak_rss_mib", peak_rss_mib()},
                          {"repacked_bytes", cpu::repacked_bytes()},
@@ -161,7 +154,7 @@ int cmd_bench(int argc, char** argv) {
         std::snprintf(tpsbuf, sizeof tpsbuf, "%.2f (%.1f..%.1f)", s.median, s.min, s.max);
         if (frac > 0) std::snprintf(roof, sizeof roof, "%.0f%%", frac * 100);
         std::printf("| %-28s | %9.1f | %7d | %6s | %16s | %8s |\n", mo.model.substr(mo.model.find_last_of('/') + 1).c_str(),
-                    double(wbytes) / (1 << 20), threads, test.c_str(), tpsbuf, roof);
+                    double(m.weight_bytes) / (1 << 20), threads, test.c_str(), tpsbuf, roof);
         std::fflush(stdout);
       }
     };
@@ -169,8 +162,10 @@ int cmd_bench(int argc, char** argv) {
     if (n_gen > 0) run_test("tg", n_gen);
     // Repacked weights are copies the CPU backend made in its own layout (in the peak RSS too).
     if (!json)
-      std::printf("  (threads %d: read bandwidth %.1f GB/s, tg roofline %.1f t/s, peak RSS %ld MiB, repacked weights %.1f MiB)\n",
-                  threads, bw, roofline_tps, peak_rss_mib(), double(cpu::repacked_bytes()) / (1 << 20));
+      std::printf("  (threads %d: read bandwidth %.1f GB/s, tg roofline %.1f t/s at %.1f MiB read per token, peak RSS "
+                  "%ld MiB, repacked weights %.1f MiB)\n",
+                  threads, bw, roofline_tps, double(wbytes) / (1 << 20), peak_rss_mib(),
+                  double(cpu::repacked_bytes()) / (1 << 20));
   }
   if (json) std::printf("%s\n", results.dump(2).c_str());
   return 0;

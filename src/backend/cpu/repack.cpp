@@ -1,11 +1,14 @@
 #include "backend/cpu/repack.h"
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <vector>
 
+#include "common/memory_budget.h"
 #include "quant/blocks.h"
 
 namespace hart::cpu {
@@ -169,6 +172,17 @@ void WeightPacks::prepare(const Graph& g, const Kernels& k, ThreadPool& pool) {
     const size_t panel_stride = w.nb[1] * size_t(pk.rows);
     const int64_t n_panels = w.ne[1] * w.ne[2] / pk.rows;
     const size_t size = panel_stride * size_t(n_panels);
+    // A copy the machine cannot hold beside everything else (a model that fills RAM once, its
+    // mixture of experts above all) is not made: the row-major path gives the same results.
+    // The reserve leaves room for what later steps allocate (longer batches, the server's slots).
+    constexpr size_t kReserve = size_t(512) << 20;
+    if (size + kReserve > available_memory_bytes()) {
+      static std::once_flag told;
+      std::call_once(told, [] {
+        std::fprintf(stderr, "hart: too little free memory to repack the weights for this CPU; using them as stored (slower)\n");
+      });
+      continue;
+    }
     auto* mem = static_cast<std::byte*>(std::aligned_alloc(64, (size + 63) / 64 * 64));
     if (!mem) throw std::bad_alloc();
     pool.run([&](int ith, int nth) {

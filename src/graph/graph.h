@@ -94,6 +94,16 @@ Tensor* ssm_conv(Context& c, Tensor* sx, Tensor* kernel);
 // columns) and each sequence's final state (then S columns per sequence).
 Tensor* rwkv_wkv7(Context& c, Tensor* r, Tensor* w, Tensor* k, Tensor* v, Tensor* a, Tensor* b, Tensor* state);
 
+// The gated delta rule (ggml_gated_delta_net with scalar gates) for n_s sequences of T / n_s
+// tokens each, H value heads of S channels, H_k key heads (H a multiple of H_k; value head h
+// reads key head h % H_k): per head a state S (S x S, row i for value channel i) starting from
+// `state` and, token by token,
+//   S *= exp(g);  S += (beta (v - S k)) k^T;  y = S q / sqrt(S).
+// q, k F32 [S, H_k, T], v F32 [S, H, T] (rows contiguous, any strides), g and beta F32
+// [H, T] contiguous, state F32 [S*S*H, n_s]. The result F32 [S*H, T + S*n_s] holds y (the first
+// T columns) and each sequence's final state (then S columns per sequence).
+Tensor* gated_delta_net(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* g, Tensor* beta, Tensor* state);
+
 // ---- graph -----------------------------------------------------------------------------------
 // The nodes that compute `outputs`, in an order where every source comes before its users.
 // Leafs (Op::NONE) are listed separately. Outputs are flagged kFlagOutput.

@@ -128,7 +128,7 @@ Tensor* scale(Context& c, Tensor* a, float s) {
 }
 
 Tensor* unary(Context& c, Tensor* a, Unary kind) {
-  if (!(int32_t(kind) >= 0 && int32_t(kind) <= int32_t(Unary::SIGMOID)))
+  if (!(int32_t(kind) >= 0 && int32_t(kind) <= int32_t(Unary::SOFTPLUS)))
     fail(Op::UNARY, "unknown kind " + std::to_string(int32_t(kind)));
   check_f32_rows(a, Op::UNARY, "src0");
   Tensor* t = detail::new_node(c, Op::UNARY, Type::F32, shape_of(a), {a});
@@ -260,6 +260,32 @@ Tensor* rwkv_wkv7(Context& c, Tensor* r, Tensor* w, Tensor* k, Tensor* v, Tensor
   t->src[4] = a;
   t->src[5] = b;
   t->src[6] = state;
+  return t;
+}
+
+Tensor* gated_delta_net(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* g, Tensor* beta, Tensor* state) {
+  const Op op = Op::GATED_DELTA_NET;
+  const int64_t S = v->ne[0], H = v->ne[1], T = v->ne[2];
+  check_f32_rows(v, op, "v");
+  for (Tensor* x : {q, k}) {
+    check_f32_rows(x, op, "q/k");
+    if (!(x->ne[0] == S && x->ne[1] >= 1 && H % x->ne[1] == 0 && x->ne[1] == q->ne[1] && x->ne[2] == T &&
+          x->ne[3] == 1 && v->ne[3] == 1))
+      fail(op, "q " + describe(q) + " and k " + describe(k) + " do not fit v " + describe(v));
+  }
+  for (Tensor* x : {g, beta}) {
+    check_type(x, Type::F32, op, "g/beta");
+    if (!(x->is_contiguous() && x->nelements() == H * T && x->ne[x->ne[0] == 1 ? 1 : 0] == H))
+      fail(op, "g/beta " + describe(x) + " must hold one value per head and token of v " + describe(v));
+  }
+  check_type(state, Type::F32, op, "state");
+  const int64_t n_s = state->ne[1];
+  if (!(state->is_contiguous() && state->ne[0] == S * S * H && state->ne[2] == 1 && n_s >= 1 && T % n_s == 0))
+    fail(op, "state " + describe(state) + " must be [S*S*H, n_seqs] with T a multiple of n_seqs");
+  const int64_t ne[kMaxDims] = {S * H, T + S * n_s, 1, 1};
+  Tensor* t = detail::new_node(c, op, Type::F32, ne, {q, k, v, g});
+  t->src[4] = beta;
+  t->src[5] = state;
   return t;
 }
 

@@ -38,6 +38,7 @@ const char* op_name(Op op) {
     case Op::PAGED_ATTN: return "PAGED_ATTN";
     case Op::SSM_CONV: return "SSM_CONV";
     case Op::RWKV_WKV7: return "RWKV_WKV7";
+    case Op::GATED_DELTA_NET: return "GATED_DELTA_NET";
     case Op::COUNT: break;
   }
   return "?";

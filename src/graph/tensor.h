@@ -50,6 +50,8 @@ enum class Op : uint8_t {
   // recurrent
   SSM_CONV,        // sx F32 [K-1+n_t, C, n_s], kernel F32 [K, C] -> F32 [C, n_t, n_s]: causal depthwise conv
   RWKV_WKV7,       // r, w, k, v, a, b F32 [S, H, T], state F32 [S*S*H, n_s] -> F32 [S*H, T + S*n_s] (see rwkv_wkv7())
+  GATED_DELTA_NET, // q, k F32 [S, H_k, T], v [S, H, T], g, beta F32 [H, T], state F32 [S*S*H, n_s]
+                   // -> F32 [S*H, T + S*n_s] (see gated_delta_net())
   COUNT
 };
 // params layout (32-bit words; "f32" words hold a float's bits, see param_f32):
@@ -60,7 +62,7 @@ enum class Op : uint8_t {
 //   CONCAT [0] dim                                                   CLAMP [0] f32 min, [1] f32 max
 const char* op_name(Op op);
 
-enum class Unary : int32_t { SILU, GELU, RELU, NEG, EXP, TANH, SIGMOID };
+enum class Unary : int32_t { SILU, GELU, RELU, NEG, EXP, TANH, SIGMOID, SOFTPLUS };
 enum class Glu : int32_t { SWIGLU, GEGLU };
 // ROPE modes as in ggml: NORMAL rotates pairs (2i, 2i+1), NEOX rotates (i, i + n_dims/2).
 enum class RopeMode : int32_t { NORMAL = 0, NEOX = 2 };

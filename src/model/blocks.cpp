@@ -141,8 +141,16 @@ Tensor* moe_ffn(Forward& f, int il, Tensor* h, const Moe& o) {
     return mul(f.c, y, reshape(f.c, s, {1, used, n}));
   };
   Tensor* x = reshape(f.c, h, {d, 1, n});
-  Tensor* up = experts(L.up_exps, x);
-  Tensor* act = L.gate_exps ? glu(f.c, experts(L.gate_exps, x), up, Glu::SWIGLU) : unary(f.c, up, Unary::SILU);
+  Tensor* act;
+  if (L.gate_up_exps) {  // gate and up fused: the two halves of each output row
+    Tensor* gu = experts(L.gate_up_exps, x);  // (2 n_ff, used, n)
+    const int64_t ff = gu->ne[0] / 2;
+    const auto half = [&](int i) { return view(f.c, gu, {ff, used, n}, {gu->nb[1], gu->nb[2]}, size_t(i * ff) * sizeof(float)); };
+    act = glu(f.c, half(0), half(1), Glu::SWIGLU);
+  } else {
+    Tensor* up = experts(L.up_exps, x);
+    act = L.gate_exps ? glu(f.c, experts(L.gate_exps, x), up, Glu::SWIGLU) : unary(f.c, up, Unary::SILU);
+  }
   Tensor* y = mul(f.c, experts(L.down_exps, act), w);  // (d, used, n)
   // The sum over the chosen experts: views (d, n) of y, one per slot.
   Tensor* out = view(f.c, y, {d, n}, {y->nb[2]}, 0);
@@ -164,6 +172,16 @@ void state_write(Forward& f, int il, int part, const SeqRun& r, Tensor* value, T
   Tensor* state = f.store.state(il, part);
   Tensor* v = reshape(f.c, value->is_contiguous() ? value : cont(f.c, value), {state->ne[0], r.n_seq});
   f.writes.push_back(set_rows(f.c, state, v, r.write, read));
+}
+
+Tensor* causal_conv(Forward& f, int il, int part, const SeqRun& r, Tensor* x, Tensor* kernel) {
+  const int64_t C = x->ne[0], past = kernel->ne[0] - 1;
+  Tensor* read = state_read(f, il, part, r);                            // (past * C, n_seq)
+  Tensor* sx = concat(f.c, reshape(f.c, read, {past, C, r.n_seq}),
+                      cont(f.c, transpose(f.c, x)), 0);                 // (past + n_tok, C, n_seq)
+  state_write(f, il, part, r, view(f.c, sx, {past, C, r.n_seq}, {sx->nb[1], sx->nb[2]}, size_t(r.n_tok) * sizeof(float)),
+              read);
+  return ssm_conv(f.c, sx, kernel);
 }
 
 Tensor* join_runs(Forward& f, const std::vector<Tensor*>& outs) {

@@ -68,6 +68,10 @@ Tensor* state_read(Forward& f, int il, int part, const SeqRun& r);
 // Stores `value` (any shape of floats * n_seq elements) as that state after this step, once
 // `read` (that part's state_read) has read the state before it.
 void state_write(Forward& f, int il, int part, const SeqRun& r, Tensor* value, Tensor* read);
+// The causal depthwise convolution (ssm_conv) of run r's inputs x (C, n_tok, n_seq) with kernel
+// (K, C), over the K - 1 inputs before them, which state part `part` of layer il carries between
+// steps -> (C, n_tok, n_seq).
+Tensor* causal_conv(Forward& f, int il, int part, const SeqRun& r, Tensor* x, Tensor* kernel);
 // The per-run outputs (d, n_tok * n_seq), in run order, as one (d, n).
 Tensor* join_runs(Forward& f, const std::vector<Tensor*>& outs);
 

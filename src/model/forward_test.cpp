@@ -92,6 +92,7 @@ INSTANTIATE_TEST_SUITE_P(ArchModels, Splits,
                          ::testing::Values("gemma3-tiny-F32", "gemma4-tiny-F32", "lfm2-tiny-F32", "phi3-tiny-F32",
                                            "granite-tiny-F32", "smollm3-tiny-F32", "rwkv7-tiny-F32", "arwkv7-tiny-F32",
                                            "olmoe-tiny-F32", "qwen3moe-tiny-F32", "granitemoe-tiny-F32",
+                                           "qwen35-tiny-F32", "qwen35moe-tiny-F32",
                                            "gemma3-tiny-Q8_0", "lfm2-tiny-Q8_0", "rwkv7-tiny-Q4_0", "qwen3moe-tiny-Q4_0"),
                          [](const auto& info) {
                            std::string n = info.param;

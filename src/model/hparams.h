@@ -31,6 +31,7 @@ enum class RecurrentKind : uint8_t {
   NONE,
   SHORT_CONV,  // LFM2: gated causal convolution over the last shortconv_l_cache positions
   RWKV7,       // RWKV-7 time mixing: token shift and the WKV state (wkv_head_size^2 per head)
+  DELTA_NET,   // Qwen 3.5's Gated DeltaNet: the convolution's past inputs and the delta-rule state
 };
 enum class RopeScaling : uint8_t { NONE, LINEAR, YARN, LONGROPE };
 
@@ -80,6 +81,9 @@ struct HParams {
   float norm_eps = 1e-5f;       // layer norms (attention.layer_norm_epsilon)
   int n_expert = 0;             // MoE: experts in each MOE layer
   int n_ff_shexp = 0;           // MoE: the shared expert's feed-forward size (granitemoe); 0: none
+  // Gated DeltaNet (qwen35): convolution width, key heads (ssm.group_count) and value heads
+  // (ssm.time_step_rank), each of ssm.state_size channels.
+  int ssm_d_conv = 0, ssm_d_state = 0, ssm_n_k_heads = 0, ssm_n_v_heads = 0;
   int wkv_head_size = 0;        // RWKV-7
   int lora_decay = 0, lora_iclr = 0, lora_value = 0, lora_gate = 0;  // RWKV-7 low-rank sizes
 

@@ -21,7 +21,7 @@ void rope_factor_tensors(TensorList& list, const HParams& hp, Weights& w) {
 
 void attention_tensors(TensorList& list, const HParams& hp, int il, LayerWeights& L, const AttnSpec& s) {
   const LayerConfig& c = hp.layers[size_t(il)];
-  const int64_t d = hp.n_embd, q = c.n_embd_q(), kv = c.n_embd_kv();
+  const int64_t d = hp.n_embd, q = c.n_embd_q() * (s.q_gate ? 2 : 1), kv = c.n_embd_kv();
   list.add(blk(il, "attn_norm.weight"), {d}, TensorRole::NORM, &L.attn_norm);
   list.linear(blk(il, "attn_qkv"), d, q + 2 * kv, L.qkv,
               {.need = TensorNeed::OPTIONAL, .bias = Bias::OPTIONAL, .synthetic = s.fused_typical ? Synthetic::YES : Synthetic::NO});
@@ -31,7 +31,7 @@ void attention_tensors(TensorList& list, const HParams& hp, int il, LayerWeights
   list.linear(blk(il, "attn_k"), d, kv, L.k, sep);
   list.linear(blk(il, "attn_v"), d, kv, L.v, sep);
   list.one_of({blk(il, "attn_qkv.weight")}, {blk(il, "attn_q.weight"), blk(il, "attn_k.weight"), blk(il, "attn_v.weight")});
-  list.linear(blk(il, "attn_output"), q, d, L.o, {.bias = s.o_bias});
+  list.linear(blk(il, "attn_output"), c.n_embd_q(), d, L.o, {.bias = s.o_bias});
   if (s.qk_norm) {
     list.add(blk(il, "attn_q_norm.weight"), {c.head_dim}, TensorRole::NORM, &L.q_norm);
     list.add(blk(il, "attn_k_norm.weight"), {c.head_dim}, TensorRole::NORM, &L.k_norm);
@@ -43,7 +43,7 @@ void ffn_tensors(TensorList& list, const HParams& hp, int il, LayerWeights& L, c
   const LayerConfig& c = hp.layers[size_t(il)];
   const int64_t d = hp.n_embd, ff = c.n_ff;
   const LinearSpec lin{.bias = s.bias, .scale_used = s.scale_used};
-  list.add(blk(il, "ffn_norm.weight"), {d}, TensorRole::NORM, &L.ffn_norm);
+  if (s.pre_norm) list.add(blk(il, "ffn_norm.weight"), {d}, TensorRole::NORM, &L.ffn_norm);
   if (s.fused_up) {
     list.linear(blk(il, "ffn_up"), d, 2 * ff, L.up, lin);
   } else {
@@ -58,18 +58,27 @@ void moe_tensors(TensorList& list, const HParams& hp, int il, LayerWeights& L, c
   const LayerConfig& c = hp.layers[size_t(il)];
   const int64_t d = hp.n_embd, ff = c.n_ff, E = hp.n_expert;
   const LinearSpec exps{.scale_used = s.scale_used};
-  list.add(blk(il, "ffn_norm.weight"), {d}, TensorRole::NORM, &L.ffn_norm);
+  if (s.pre_norm) list.add(blk(il, "ffn_norm.weight"), {d}, TensorRole::NORM, &L.ffn_norm);
   list.linear(blk(il, "ffn_gate_inp"), d, E, L.gate_inp, {.scale_used = false});
+  const TensorNeed gate_need = s.gate_optional || s.gate_up ? TensorNeed::OPTIONAL : TensorNeed::REQUIRED;
+  if (s.gate_up) {  // llama.cpp's create_tensor_gate_up_exps; the fused matrix's scale goes unused
+    list.experts(blk(il, "ffn_gate_up_exps"), d, 2 * ff, E, L.gate_up_exps,
+                 {.need = TensorNeed::OPTIONAL, .scale_used = false, .synthetic = Synthetic::NO});
+    list.one_of({blk(il, "ffn_gate_up_exps.weight")}, {blk(il, "ffn_gate_exps.weight"), blk(il, "ffn_up_exps.weight")});
+  }
   list.experts(blk(il, "ffn_gate_exps"), d, ff, E, L.gate_exps,
-               {.need = s.gate_optional ? TensorNeed::OPTIONAL : TensorNeed::REQUIRED, .scale_used = s.scale_used,
+               {.need = gate_need, .scale_used = s.scale_used, .synthetic = Synthetic::YES});
+  list.experts(blk(il, "ffn_up_exps"), d, ff, E, L.up_exps,
+               {.need = s.gate_up ? TensorNeed::OPTIONAL : TensorNeed::REQUIRED, .scale_used = s.scale_used,
                 .synthetic = Synthetic::YES});
-  list.experts(blk(il, "ffn_up_exps"), d, ff, E, L.up_exps, exps);
   list.experts(blk(il, "ffn_down_exps"), ff, d, E, L.down_exps, exps);
   if (hp.n_ff_shexp > 0) {
     const int64_t sh = hp.n_ff_shexp;
-    list.linear(blk(il, "ffn_gate_shexp"), d, sh, L.gate_shexp, {.scale_used = false});
-    list.linear(blk(il, "ffn_up_shexp"), d, sh, L.up_shexp, {.scale_used = false});
-    list.linear(blk(il, "ffn_down_shexp"), sh, d, L.down_shexp, {.scale_used = false});
+    const LinearSpec shexp{.scale_used = s.shexp_scales};
+    list.linear(blk(il, "ffn_gate_shexp"), d, sh, L.gate_shexp, shexp);
+    list.linear(blk(il, "ffn_up_shexp"), d, sh, L.up_shexp, shexp);
+    list.linear(blk(il, "ffn_down_shexp"), sh, d, L.down_shexp, shexp);
+    if (s.shexp_gate) list.add(blk(il, "ffn_gate_inp_shexp.weight"), {d}, TensorRole::MATRIX, &L.gate_inp_shexp);
   }
 }
 

@@ -21,6 +21,7 @@ struct AttnSpec {
   bool fused_typical = false;      // real checkpoints hold attn_qkv (so do synthetic ones)
   bool qk_norm = false;            // per-head attn_q_norm / attn_k_norm
   bool post_norm = false;          // post_attention_norm
+  bool q_gate = false;             // qwen35: attn_q holds each head's query and then its output gate
 };
 // attn_norm, attn_qkv or attn_q/k/v, attn_output, and what `s` adds.
 void attention_tensors(TensorList& list, const HParams& hp, int il, LayerWeights& L, const AttnSpec& s);
@@ -30,6 +31,7 @@ struct FfnSpec {
   bool scale_used = true;  // false: the architecture's graph ignores the scales it loads
   bool fused_up = false;   // phi3: ffn_up (n_embd, 2 n_ff) holds gate and up, no ffn_gate
   bool post_norm = false;  // post_ffw_norm
+  bool pre_norm = true;    // ffn_norm (qwen35 norms the feed-forward's input with post_attention_norm)
 };
 // ffn_norm, ffn_gate, ffn_up, ffn_down, and what `s` adds.
 void ffn_tensors(TensorList& list, const HParams& hp, int il, LayerWeights& L, const FfnSpec& s);
@@ -37,6 +39,10 @@ void ffn_tensors(TensorList& list, const HParams& hp, int il, LayerWeights& L, c
 struct MoeSpec {
   bool scale_used = false;     // the experts' per-expert scales are multiplied in (qwen3moe)
   bool gate_optional = false;  // granitemoe: without ffn_gate_exps the experts are silu(up)
+  bool gate_up = false;        // ffn_gate_up_exps (fused) or ffn_gate_exps and ffn_up_exps
+  bool pre_norm = true;        // ffn_norm (qwen35moe norms with post_attention_norm)
+  bool shexp_scales = false;   // the shared expert's scales are multiplied in
+  bool shexp_gate = false;     // ffn_gate_inp_shexp: the shared expert's sigmoid gate
 };
 // ffn_norm, the router ffn_gate_inp, ffn_gate/up/down_exps, and the shared expert's
 // ffn_gate/up/down_shexp when HParams::n_ff_shexp is set.

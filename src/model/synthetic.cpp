@@ -65,6 +65,12 @@ const Shape kShapes[] = {
      {{"wkv.head_size", uint32_t(64)}, {"attention.layer_norm_epsilon", 1e-5f}, {"token_shift_count", uint32_t(2)},
       {"attention.decay_lora_rank", uint32_t(64)}, {"attention.iclr_lora_rank", uint32_t(64)},
       {"attention.value_residual_mix_lora_rank", uint32_t(32)}, {"attention.gate_lora_rank", uint32_t(128)}}},
+    // Qwen 3.5 0.8B: DeltaNet layers (16 key and value heads of 128) and every 4th a gated
+    // attention layer (8 heads of 256, 2 KV heads, a quarter of each head rotated).
+    {"qwen3.5-0.8b", "qwen35", 248320, 1024, 24, 8, 2, 256, 3584, 262144, 10000000.0f, 1e-6f, true,
+     {{"rope.dimension_count", uint32_t(64)}, {"rope.dimension_sections", u32_array({11, 11, 10, 0})},
+      {"full_attention_interval", uint32_t(4)}, {"ssm.conv_kernel", uint32_t(4)}, {"ssm.state_size", uint32_t(128)},
+      {"ssm.group_count", uint32_t(16)}, {"ssm.time_step_rank", uint32_t(16)}, {"ssm.inner_size", uint32_t(2048)}}},
     // Mixtures of experts (n_ff: each expert's).
     {"olmoe-1b-7b", "olmoe", 50304, 2048, 16, 16, 16, 128, 1024, 4096, 10000.0f, 1e-5f, false,
      {{"expert_count", uint32_t(64)}, {"expert_used_count", uint32_t(8)}}},

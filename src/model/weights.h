@@ -36,6 +36,15 @@ struct RwkvChannelMix {
   Tensor *key = nullptr, *value = nullptr;  // (n_embd, n_ff), (n_ff, n_embd)
 };
 
+// Qwen 3.5's Gated DeltaNet (linear attention): qkv (n_embd, 2 key_dim + value_dim) into the
+// causal convolution conv (d_conv, that width), the output gate (n_embd, value_dim), beta and
+// alpha (n_embd, n_v_heads), the decay's dt bias and a = -exp(A_log) (n_v_heads,), the gated
+// norm's weights (state_size,) and out (value_dim, n_embd).
+struct DeltaNet {
+  Linear qkv, gate, beta, alpha, out;
+  Tensor *conv = nullptr, *dt_bias = nullptr, *a = nullptr, *norm = nullptr;
+};
+
 struct LayerWeights {
   Tensor* attn_norm = nullptr;       // (n_embd,)
   Tensor* attn_norm_b = nullptr;     // layer-norm bias (RWKV-7)
@@ -49,10 +58,12 @@ struct LayerWeights {
   Tensor* ffn_post_norm = nullptr;   // (n_embd,) gemma
 
   // Mixture of experts: the router (n_embd, n_expert) and the experts' projections stacked,
-  // (n_embd, n_ff, n_expert) and (n_ff, n_embd, n_expert), each Linear::s then (n_expert,);
-  // a shared expert every token takes (granitemoe) as a dense SwiGLU block.
-  Linear gate_inp, gate_exps, up_exps, down_exps;
+  // (n_embd, n_ff, n_expert) and (n_ff, n_embd, n_expert), each Linear::s then (n_expert,), or
+  // gate and up fused (n_embd, 2 n_ff, n_expert); a shared expert every token takes (granitemoe,
+  // qwen35moe) as a dense SwiGLU block, with a sigmoid gate (n_embd,) in qwen35moe.
+  Linear gate_inp, gate_exps, up_exps, gate_up_exps, down_exps;
   Linear gate_shexp, up_shexp, down_shexp;
+  Tensor* gate_inp_shexp = nullptr;
 
   // LFM2 short convolution: in_proj (n_embd, 3 n_embd) -> B, C, x; conv (width, n_embd).
   Linear conv_in, conv_out;
@@ -63,6 +74,7 @@ struct LayerWeights {
   Tensor* ple_post_norm = nullptr;
   Tensor* out_scale = nullptr;       // (1,) gemma4 layer output scalar
 
+  DeltaNet delta_net;
   RwkvTimeMix time_mix;
   RwkvChannelMix channel_mix;
   Tensor *attn_norm_2 = nullptr, *attn_norm_2_b = nullptr;  // RWKV-7: the layer norm before channel mixing

@@ -94,6 +94,9 @@ struct Kernels {
   // key channels), returning dot(s, r) for the new s.
   float (*wkv7_row)(int64_t n, float* s, const float* w, const float* k, const float* b, const float* r, float v,
                     float sa) = nullptr;
+  // One row of the gated delta rule's state update: s = s * decay + d * k (element-wise over the
+  // n key channels), returning dot(s, q) for the new s.
+  float (*delta_row)(int64_t n, float* s, float decay, const float* k, float d, const float* q) = nullptr;
   // RoPE on one row: pair i < half, (x[2i], x[2i+1]) or with `neox` (x[i], x[i + half]), becomes
   // (x0 cos[i] - x1 sin[i], x0 sin[i] + x1 cos[i]); nothing past the pairs is written. y may be x.
   void (*rope)(int64_t half, bool neox, const float* cos, const float* sin, const float* x, float* y) = nullptr;

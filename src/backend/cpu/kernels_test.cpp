@@ -88,6 +88,14 @@ TEST_P(KernelSet, RowPrimitives) {
       expect_close(s1, s2, 1e-6f, "wkv7_row state");
       ASSERT_NEAR(y1, y2, 1e-5f * float(n) * 4.0f) << "wkv7_row n=" << n;
     }
+    {  // one gated-delta-rule state row: the update in place and the dot with q
+      const std::vector<float> kk = random_row(n, rng), qq = random_row(n, rng);
+      std::vector<float> s1 = random_row(n, rng), s2 = s1;
+      const float y1 = k().delta_row(n, s1.data(), 0.83f, kk.data(), -0.6f, qq.data());
+      const float y2 = ref().delta_row(n, s2.data(), 0.83f, kk.data(), -0.6f, qq.data());
+      expect_close(s1, s2, 1e-6f, "delta_row state");
+      ASSERT_NEAR(y1, y2, 1e-5f * float(n) * 4.0f) << "delta_row n=" << n;
+    }
     y = a;
     r = a;
     if (n > 3) y[2] = r[2] = -INFINITY;  // masked entries
@@ -279,7 +287,7 @@ TEST(KernelSelection, RefIsAlwaysAvailableAndComplete) {
   const Kernels& r = ref_kernels();
   EXPECT_TRUE(r.dot_f32 && r.rms_norm && r.softmax && r.silu && r.gelu && r.swiglu && r.geglu && r.add &&
               r.sub && r.mul && r.div && r.clamp && r.top_k && r.scale && r.axpy && r.rope && r.exp && r.tanh && r.sigmoid && r.norm &&
-              r.wkv7_row);
+              r.wkv7_row && r.delta_row);
   for (Type t : {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0}) {
     EXPECT_TRUE(r.dot[size_t(t)].vec_dot) << type_name(t);
     EXPECT_EQ(r.dot[size_t(t)].act_type, Type::F32);

@@ -167,15 +167,16 @@ TEST_P(Ops, RowOpsOnStridedViews) {
   const Dense dx = read(*x), dg = read(*g);
   Tensor* sc = scale(b.ctx, x, -0.75f);
   Tensor* norm = rms_norm(b.ctx, x, 1e-5f);
-  Tensor* un[7];
-  const Unary kinds[] = {Unary::SILU, Unary::GELU, Unary::RELU, Unary::NEG, Unary::EXP, Unary::TANH, Unary::SIGMOID};
-  for (int i = 0; i < 7; i++) un[i] = unary(b.ctx, x, kinds[i]);
+  Tensor* un[8];
+  const Unary kinds[] = {Unary::SILU, Unary::GELU, Unary::RELU,    Unary::NEG,
+                         Unary::EXP,  Unary::TANH, Unary::SIGMOID, Unary::SOFTPLUS};
+  for (int i = 0; i < 8; i++) un[i] = unary(b.ctx, x, kinds[i]);
   Tensor* sw = glu(b.ctx, x, g, Glu::SWIGLU);
   Tensor* ge = glu(b.ctx, x, g, Glu::GEGLU);
   Tensor* ln = hart::norm(b.ctx, x, 1e-5f);
   Tensor* l2 = l2_norm(b.ctx, x, 1e-12f);
   Tensor* sums = sum_rows(b.ctx, x);
-  b.run({sc, norm, un[0], un[1], un[2], un[3], un[4], un[5], un[6], sw, ge, ln, l2, sums}, threads());
+  b.run({sc, norm, un[0], un[1], un[2], un[3], un[4], un[5], un[6], un[7], sw, ge, ln, l2, sums}, threads());
 
   expect_near(read(*sc), tabulate(sc, [&](int64_t i, int64_t r, int64_t, int64_t) { return -0.75 * dx.at(i, r); }), 1e-6);
   expect_near(read(*norm), tabulate(norm, [&](int64_t i, int64_t r, int64_t, int64_t) {
@@ -186,8 +187,9 @@ TEST_P(Ops, RowOpsOnStridedViews) {
   double (*const refs[])(double) = {silu, gelu, [](double v) { return std::max(v, 0.0); },
                                     [](double v) { return -v; }, [](double v) { return std::exp(v); },
                                     [](double v) { return std::tanh(v); },
-                                    [](double v) { return 1.0 / (1.0 + std::exp(-v)); }};
-  for (int k = 0; k < 7; k++)
+                                    [](double v) { return 1.0 / (1.0 + std::exp(-v)); },
+                                    [](double v) { return std::log1p(std::exp(v)); }};
+  for (int k = 0; k < 8; k++)
     expect_near(read(*un[k]), tabulate(un[k], [&](int64_t i, int64_t r, int64_t, int64_t) { return refs[k](dx.at(i, r)); }),
                 1e-5, 1e-5);
   auto row_sum = [&](int64_t r, auto f) {
@@ -303,6 +305,48 @@ TEST_P(Ops, SsmConvIsACausalDepthwiseConvolution) {
                 }), 1e-5);
   }
   EXPECT_THROW(ssm_conv(b.ctx, b.random(Type::F32, {3, 8, 1}), b.random(Type::F32, {4, 8})), Error);
+}
+
+// The gated delta rule against its formula, token by token from the given states, with fewer key
+// heads than value heads and q, k, v as strided views (as the model takes them from one row).
+TEST_P(Ops, GatedDeltaNetFollowsTheRule) {
+  const int64_t S = 19, H = 4, H_k = 2, n_s = 2, per_seq = 3, T = n_s * per_seq, row = 2 * S * H_k + S * H + 5;
+  Tensor* mixed = b.random(Type::F32, {row, T}, -1.0f, 1.0f);
+  const size_t e = sizeof(float);
+  Tensor* q = view(b.ctx, mixed, {S, H_k, T}, {S * e, mixed->nb[1]}, 0);
+  Tensor* k = view(b.ctx, mixed, {S, H_k, T}, {S * e, mixed->nb[1]}, S * H_k * e);
+  Tensor* v = view(b.ctx, mixed, {S, H, T}, {S * e, mixed->nb[1]}, 2 * S * H_k * e);
+  Tensor* g = b.random(Type::F32, {H, T}, -2.0f, 0.0f);  // log-decays
+  Tensor* beta = b.random(Type::F32, {1, H, T}, 0.0f, 1.0f);
+  Tensor* state = b.random(Type::F32, {S * S * H, n_s});
+  Tensor* y = gated_delta_net(b.ctx, q, k, v, g, beta, state);
+  ASSERT_EQ(shape(y), (Shape{S * H, T + S * n_s, 1, 1}));
+  b.run({y}, threads());
+  const Dense dq = read(*q), dk = read(*k), dv = read(*v), dg = read(*g), db = read(*beta), st0 = read(*state),
+              got = read(*y);
+  for (int64_t seq = 0; seq < n_s; seq++)
+    for (int64_t h = 0; h < H; h++) {
+      std::vector<double> s(size_t(S * S));
+      for (int64_t i = 0; i < S * S; i++) s[size_t(i)] = st0.at(h * S * S + i, seq);
+      for (int64_t t = seq * per_seq; t < (seq + 1) * per_seq; t++) {
+        const double decay = std::exp(dg.at(h, t)), bt = db.at(0, h, t);
+        for (double& x : s) x *= decay;
+        for (int64_t i = 0; i < S; i++) {
+          double sk = 0.0, out = 0.0;
+          for (int64_t j = 0; j < S; j++) sk += s[size_t(i * S + j)] * dk.at(j, h % H_k, t);
+          const double d = bt * (dv.at(i, h, t) - sk);
+          for (int64_t j = 0; j < S; j++) {
+            s[size_t(i * S + j)] += d * dk.at(j, h % H_k, t);
+            out += s[size_t(i * S + j)] * dq.at(j, h % H_k, t);
+          }
+          out /= std::sqrt(double(S));
+          ASSERT_NEAR(got.at(h * S + i, t), out, 1e-4 * (1 + std::fabs(out))) << "token " << t << " head " << h;
+        }
+      }
+      for (int64_t i = 0; i < S * S; i++)  // the final state, after the output columns
+        ASSERT_NEAR(got.at((h * S * S + i) % (S * H), T + seq * S + (h * S * S + i) / (S * H)), s[size_t(i)], 1e-4);
+    }
+  EXPECT_THROW(gated_delta_net(b.ctx, q, k, b.random(Type::F32, {S, 3, T}), g, beta, state), Error);  // 3 % 2 heads
 }
 
 // RWKV-7's WKV recurrence against the formula, token by token from the given states, for

@@ -97,6 +97,15 @@ float ref_wkv7_row(int64_t n, float* s, const float* w, const float* k, const fl
   return y;
 }
 
+float ref_delta_row(int64_t n, float* s, float decay, const float* k, float d, const float* q) {
+  float y = 0.0f;
+  for (int64_t j = 0; j < n; j++) {
+    s[j] = s[j] * decay + d * k[j];
+    y += s[j] * q[j];
+  }
+  return y;
+}
+
 float silu(float x) { return x / (1.0f + std::exp(-x)); }
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 float expf_(float x) { return std::exp(x); }
@@ -186,6 +195,7 @@ Kernels make_ref() {
   k.tanh = ref_map<tanhf_>;
   k.sigmoid = ref_map<sigmoid>;
   k.wkv7_row = ref_wkv7_row;
+  k.delta_row = ref_delta_row;
   k.swiglu = ref_swiglu;
   k.geglu = ref_geglu;
   k.add = ref_add;

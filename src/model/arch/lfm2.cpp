@@ -51,7 +51,7 @@ void tensors(const HParams& hp, Weights& w, TensorList& list) {
 // gates its output: out_proj(C * conv(B * x)).
 Tensor* short_conv(Forward& f, int il, Tensor* h) {
   const LayerWeights& L = f.w.layers[size_t(il)];
-  const int64_t d = f.hp.n_embd, d_conv = f.hp.shortconv_l_cache - 1;
+  const int64_t d = f.hp.n_embd;
   Tensor* bcx = mul_mat(f.c, L.conv_in.w, h);  // (3 n_embd, n)
   const size_t col = bcx->nb[1];
   std::vector<Tensor*> outs;
@@ -60,12 +60,7 @@ Tensor* short_conv(Forward& f, int il, Tensor* h) {
       return view(f.c, bcx, {d, r.n_tok, r.n_seq}, {col, col * size_t(r.n_tok)},
                   size_t(r.first) * col + size_t(i * d) * sizeof(float));
     };
-    Tensor* bx = cont(f.c, transpose(f.c, mul(f.c, part(0), part(2))));  // (n_tok, n_embd, n_seq)
-    Tensor* read = state_read(f, il, 0, r);
-    Tensor* sx = concat(f.c, reshape(f.c, read, {d_conv, d, r.n_seq}), bx, 0);  // (d_conv + n_tok, n_embd, n_seq)
-    state_write(f, il, 0, r, view(f.c, sx, {d_conv, d, r.n_seq}, {sx->nb[1], sx->nb[2]}, size_t(r.n_tok) * sizeof(float)),
-                read);
-    Tensor* y = mul(f.c, part(1), ssm_conv(f.c, sx, L.conv));  // (n_embd, n_tok, n_seq)
+    Tensor* y = mul(f.c, part(1), causal_conv(f, il, 0, r, mul(f.c, part(0), part(2)), L.conv));  // (n_embd, n_tok, n_seq)
     outs.push_back(reshape(f.c, y, {d, r.n_tok * r.n_seq}));
   }
   return mul_mat(f.c, L.conv_out.w, join_runs(f, outs));

@@ -42,6 +42,7 @@ void map(int64_t n, const float* x, float* y) {
 float relu(float x) { return std::max(x, 0.0f); }
 float neg(float x) { return -x; }
 float exp(float x) { return std::exp(x); }
+float softplus(float x) { return x > 20.0f ? x : std::log(1.0f + std::exp(x)); }  // as ggml: x above 20
 
 void compute_unary(const Tensor& node, const OpContext& ctx) {
   using UnaryFn = void (*)(int64_t, const float*, float*);
@@ -54,6 +55,7 @@ void compute_unary(const Tensor& node, const OpContext& ctx) {
     case Unary::EXP: fn = map<exp>; break;
     case Unary::TANH: fn = ctx.k.tanh; break;
     case Unary::SIGMOID: fn = ctx.k.sigmoid; break;
+    case Unary::SOFTPLUS: fn = map<softplus>; break;
   }
   for_my_rows(node, ctx, [&](float* y, RowIndex r) { fn(node.ne[0], frow(*node.src[0], r), y); });
 }

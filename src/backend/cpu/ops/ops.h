@@ -122,6 +122,7 @@ OpImpl impl_flash_attn_ext();
 OpImpl impl_paged_attn();
 OpImpl impl_ssm_conv();
 OpImpl impl_wkv7();
+OpImpl impl_gated_delta_net();
 OpImpl impl_norm();
 OpImpl impl_l2_norm();
 OpImpl impl_sum_rows();

@@ -1,7 +1,9 @@
 // The ops of recurrent layers. SSM_CONV: the causal depthwise convolution of Mamba and LFM2's
 // short-conv blocks, y(c, t, s) = sum_k sx(t + k, c, s) * w(k, c), split over channels (a
 // channel's inputs are one contiguous row of sx). RWKV_WKV7: RWKV-7's state recurrence, split
-// over (sequence, head) pairs, each running through its tokens in order.
+// over (sequence, head) pairs, each running through its tokens in order. GATED_DELTA_NET: the
+// gated delta rule of Qwen 3.5's linear-attention layers, split the same way.
+#include <cmath>
 #include <cstring>
 
 #include "backend/cpu/ops/ops.h"
@@ -54,8 +56,40 @@ void compute_wkv7(const Tensor& node, const OpContext& ctx) {
   }
 }
 
+void compute_gated_delta_net(const Tensor& node, const OpContext& ctx) {
+  const Tensor &q = *node.src[0], &k = *node.src[1], &v = *node.src[2];
+  const float* g = static_cast<const float*>(node.src[3]->data);     // [H, T]
+  const float* beta = static_cast<const float*>(node.src[4]->data);  // [H, T]
+  const Tensor& state_in = *node.src[5];
+  const int64_t S = v.ne[0], H = v.ne[1], T = v.ne[2], H_k = q.ne[1];
+  const int64_t n_seqs = state_in.ne[1], per_seq = T / n_seqs, head = S * S;
+  const float out_scale = 1.0f / std::sqrt(float(S));
+  float* y = static_cast<float*>(node.data);
+  float* state_out = y + S * H * T;  // after the T output columns: S*S*H per sequence
+  const auto [begin, end] = ctx.range(n_seqs * H);
+  for (int64_t item = begin; item < end; item++) {
+    const int64_t seq = item / H, h = item % H;
+    float* st = state_out + seq * head * H + h * head;  // row i: value channel i over the key channels
+    std::memcpy(st, frow(state_in, {seq, 0, 0}) + h * head, size_t(head) * sizeof(float));
+    for (int64_t t = seq * per_seq; t < (seq + 1) * per_seq; t++) {
+      const float* qt = frow(q, {h % H_k, t, 0});
+      const float* kt = frow(k, {h % H_k, t, 0});
+      const float* vt = frow(v, {h, t, 0});
+      const float decay = std::exp(g[t * H + h]), b = beta[t * H + h];
+      float* yt = y + t * S * H + h * S;
+      for (int64_t i = 0; i < S; i++) {
+        float* row = st + i * S;
+        // (S k)_i after the decay, then the row's update by the delta beta (v_i - (S k)_i).
+        const float d = b * (vt[i] - decay * ctx.k.dot_f32(S, row, kt));
+        yt[i] = ctx.k.delta_row(S, row, decay, kt, d, qt) * out_scale;
+      }
+    }
+  }
+}
+
 }  // namespace
 
+OpImpl impl_gated_delta_net() { return {compute_gated_delta_net, nullptr, nullptr}; }
 OpImpl impl_wkv7() { return {compute_wkv7, nullptr, nullptr}; }
 OpImpl impl_ssm_conv() { return {compute_ssm_conv, nullptr, nullptr}; }
 

@@ -34,6 +34,7 @@ const OpImpl& op_impl(Op op) {
     t[size_t(Op::PAGED_ATTN)] = impl_paged_attn();
     t[size_t(Op::SSM_CONV)] = impl_ssm_conv();
     t[size_t(Op::RWKV_WKV7)] = impl_wkv7();
+    t[size_t(Op::GATED_DELTA_NET)] = impl_gated_delta_net();
     t[size_t(Op::NORM)] = impl_norm();
     t[size_t(Op::L2_NORM)] = impl_l2_norm();
     t[size_t(Op::SUM_ROWS)] = impl_sum_rows();

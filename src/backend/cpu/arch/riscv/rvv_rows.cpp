@@ -68,6 +68,19 @@ float wkv7_row(int64_t n, float* s, const float* w, const float* k, const float*
   return sum_lanes(acc);
 }
 
+// s = s * decay + d * k, returning dot(s, q).
+float delta_row(int64_t n, float* s, float decay, const float* k, float d, const float* q) {
+  vfloat32m4_t acc = zero_lanes();
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e32m4(size_t(n) - i);
+    vfloat32m4_t ns = __riscv_vfmul_vf_f32m4(__riscv_vle32_v_f32m4(k + i, vl), d, vl);
+    ns = __riscv_vfmacc_vf_f32m4(ns, decay, __riscv_vle32_v_f32m4(s + i, vl), vl);
+    __riscv_vse32_v_f32m4(s + i, ns, vl);
+    acc = __riscv_vfmacc_vv_f32m4_tu(acc, ns, __riscv_vle32_v_f32m4(q + i, vl), vl);
+  }
+  return sum_lanes(acc);
+}
+
 // tanh(x) = 2 / (1 + e^-2x) - 1 (saturating to +-1).
 vfloat32m2_t tanh_v(vfloat32m2_t x, size_t vl) {
   const vfloat32m2_t e = exp_f32m2(__riscv_vfmul_vf_f32m2(x, -2.0f, vl), vl);
@@ -202,6 +215,7 @@ void fill_rvv_rows(Kernels& k) {
   k.rms_norm = rms_norm;
   k.norm = norm;
   k.wkv7_row = wkv7_row;
+  k.delta_row = delta_row;
   k.softmax = softmax;
   k.silu = unary<silu_v>;
   k.gelu = unary<gelu_v>;

@@ -1,0 +1,111 @@
+// qwen35, qwen35moe: Qwen 3.5 dense and mixture of experts (llama.cpp src/models/qwen35.cpp,
+// qwen35moe.cpp: the same graph but for the feed-forward). A hybrid: Gated DeltaNet layers
+// (src/model/delta_net.h) and, every full_attention_interval-th layer, gated attention (each
+// head's query projection also yields an output gate, sigmoid(gate) * attention; per-head Q/K
+// RMS norms; partial RoPE). Each layer's feed-forward reads post_attention_norm(x); qwen35moe's
+// is routed experts (renormalized, scaled) plus a shared expert behind a sigmoid gate.
+// The file's RoPE is multi-section (IMROPE); for text every section takes the token's position,
+// except the fourth, which takes 0: equal to NEOX RoPE as long as no rotated pair falls in the
+// fourth section, which read() checks.
+#include "model/arch.h"
+#include "model/blocks.h"
+#include "model/delta_net.h"
+#include "model/layer_tensors.h"
+
+#include "common/error.h"
+
+namespace hart {
+namespace {
+
+// llama.cpp's interleaved M-RoPE sector rule (ggml_mrope_cache_init): rotated pair p takes the
+// fourth position (0 for text) unless p % sum(sections) lands in one of the first three.
+void check_rope_sections(const KeyReader& k, const HParams& hp) {
+  const auto s = k.opt_array("rope.dimension_sections");
+  if (!s || s->size() != 4) throw Error(hp.arch_name + ".rope.dimension_sections must hold 4 numbers");
+  const int64_t sum = (*s)[0] + (*s)[1] + (*s)[2] + (*s)[3];
+  if (sum <= 0) throw Error(hp.arch_name + ".rope.dimension_sections must not all be 0");
+  for (int64_t p = 0; p < hp.n_rot / 2; p++) {
+    const int64_t sector = p % sum;
+    const bool text = (sector % 3 == 1 && sector < 3 * (*s)[1]) || (sector % 3 == 2 && sector < 3 * (*s)[2]) ||
+                      (sector % 3 == 0 && sector < 3 * (*s)[0]);
+    if (!text)
+      throw Error(hp.arch_name + ".rope.dimension_sections: rotated pair " + std::to_string(p) +
+                  " takes the fourth (vision) position, which is not supported");
+  }
+}
+
+void read(const KeyReader& k, HParams& hp) {
+  hp.rms_eps = k.req_float("attention.layer_norm_rms_epsilon");
+  if (k.opt_int("nextn_predict_layers").value_or(0) > 0)
+    throw Error(hp.arch_name + ".nextn_predict_layers: multi-token-prediction layers are not supported");
+  check_rope_sections(k, hp);
+  read_delta_net(k, hp);
+  if (hp.arch_name == "qwen35moe") {
+    hp.n_ff_shexp = int(k.opt_int("expert_shared_feed_forward_length").value_or(hp.layers[0].n_ff));
+    read_moe(k, hp, "expert_feed_forward_length");
+  }
+}
+
+void tensors(const HParams& hp, Weights& w, TensorList& list) {
+  head_tensors(list, hp, w);
+  for (int il = 0; il < hp.n_layer; il++) {
+    LayerWeights& L = w.layers[size_t(il)];
+    if (hp.layers[size_t(il)].recurrent == RecurrentKind::DELTA_NET) {
+      list.add(blk(il, "attn_norm.weight"), {hp.n_embd}, TensorRole::NORM, &L.attn_norm);
+      list.add(blk(il, "post_attention_norm.weight"), {hp.n_embd}, TensorRole::NORM, &L.attn_post_norm);
+      delta_net_tensors(list, hp, il, L.delta_net);
+    } else {
+      attention_tensors(list, hp, il, L, {.qk_norm = true, .post_norm = true, .q_gate = true});
+    }
+    if (hp.layers[size_t(il)].ffn == FfnKind::MOE)
+      moe_tensors(list, hp, il, L,
+                  {.scale_used = true, .gate_up = true, .pre_norm = false, .shexp_scales = true, .shexp_gate = true});
+    else
+      ffn_tensors(list, hp, il, L, {.pre_norm = false});
+  }
+}
+
+// Attention whose query projection holds, per head, the query and then an output gate.
+Tensor* gated_attention(Forward& f, int il, Tensor* h) {
+  const LayerConfig& c = f.hp.layers[size_t(il)];
+  const LayerWeights& L = f.w.layers[size_t(il)];
+  const int64_t hd = c.head_dim, nh = c.n_head, n = h->ne[1];
+  const size_t e = sizeof(float);
+  Tensor* qg = linear(f, L.q, h);  // (2 hd nh, n)
+  Tensor* q = view(f.c, qg, {hd, nh, n}, {2 * hd * e, qg->nb[1]}, 0);
+  Tensor* gate = view(f.c, qg, {hd, nh, n}, {2 * hd * e, qg->nb[1]}, hd * e);
+  Tensor* k = reshape(f.c, linear(f, L.k, h), {hd, c.n_head_kv, n});
+  Tensor* v = reshape(f.c, linear(f, L.v, h), {hd, c.n_head_kv, n});
+  q = rope(f, il, norm(f, q, L.q_norm), nullptr);
+  k = rope(f, il, norm(f, k, L.k_norm), nullptr);
+  Tensor* attn = attend(f, il, q, k, v, f.hp.kq_scale(il));  // (hd nh, n)
+  attn = mul(f.c, attn, reshape(f.c, unary(f.c, gate, Unary::SIGMOID), {hd * nh, n}));
+  return linear(f, L.o, attn);
+}
+
+// The feed-forward of layer il: dense, or the routed experts plus the gated shared expert.
+Tensor* feed_forward(Forward& f, int il, Tensor* h) {
+  if (f.hp.layers[size_t(il)].ffn == FfnKind::DENSE) return ffn(f, il, h, Glu::SWIGLU);
+  const LayerWeights& L = f.w.layers[size_t(il)];
+  Tensor* shared = glu_ffn(f, L.gate_shexp, L.up_shexp, L.down_shexp, h, Glu::SWIGLU, true);
+  Tensor* gate = unary(f.c, mul_mat(f.c, L.gate_inp_shexp, h), Unary::SIGMOID);  // (1, n)
+  return add(f.c, moe_ffn(f, il, h, {.norm_weights = true, .scales = true}), mul(f.c, shared, gate));
+}
+
+Tensor* build(Forward& f) {
+  Tensor* x = embed(f, 1.0f);
+  for (int il = 0; il < f.hp.n_layer; il++) {
+    const LayerWeights& L = f.w.layers[size_t(il)];
+    Tensor* h = norm(f, x, L.attn_norm);
+    const bool recurrent = f.hp.layers[size_t(il)].recurrent == RecurrentKind::DELTA_NET;
+    x = add(f.c, recurrent ? delta_net(f, il, h) : gated_attention(f, il, h), x);
+    x = add(f.c, feed_forward(f, il, norm(f, x, L.attn_post_norm)), x);
+  }
+  return lm_head(f, x);
+}
+
+}  // namespace
+
+extern const Arch arch_qwen35{{"qwen35", "qwen35moe"}, RopeMode::NEOX, read, tensors, build};
+
+}  // namespace hart

@@ -49,11 +49,27 @@ std::vector<OpCase> op_cases() {
   cases.push_back({Op::MUL_MAT, "type_a=q8_0,type_b=f32,m=3,n=16,k=64,bs=[2,1],nr=[2,1]", 5e-4, [](RandomLeaves& l) {
                      return mul_mat(l.ctx, l.random(Type::Q8_0, {64, 16, 2}), l.random(Type::F32, {64, 3, 4}));
                    }});
+  // MUL_MAT_ID as ggml's test names it: n_mats experts, n_used per token, b = 1 for per-slot
+  // activations (the down projection), n tokens; ids a strided view as top_k's callers make them.
+  for (Type w : {Type::F32, Type::F16, Type::Q8_0, Type::Q4_0, Type::Q4_K})
+    for (int64_t b : {0, 1}) {
+      cases.push_back({Op::MUL_MAT_ID,
+                       "type_a=" + tn(w) + ",type_b=f32,n_mats=4,n_used=2,b=" + std::to_string(b) + ",m=32,n=3,k=256",
+                       type_info(w).quantized ? 5e-4 : 5e-6, [=](RandomLeaves& l) {
+                         Tensor* ids = l.random(Type::I32, {4, 3}, 0, 4);
+                         return mul_mat_id(l.ctx, l.random(w, {256, 32, 4}), l.random(Type::F32, {256, b ? 2 : 1, 3}),
+                                           view(l.ctx, ids, {2, 3}, {ids->nb[1]}, 0));
+                       }});
+    }
   for (Type t : {Type::F32, Type::F16, Type::Q8_0, Type::Q4_0, Type::Q4_K}) {
     cases.push_back({Op::GET_ROWS, "type=" + tn(t) + ",n=256,rows=10,m=5", 1e-7, [=](RandomLeaves& l) {
                        return get_rows(l.ctx, l.random(t, {256, 10}), l.random(Type::I32, {5}, 0, 10));
                      }});
   }
+  // The MoE router's chosen probabilities: one row per expert of each token's plane.
+  cases.push_back({Op::GET_ROWS, "type=f32,ne=[1,8,5],m=2", 1e-7, [](RandomLeaves& l) {
+                     return get_rows(l.ctx, l.random(Type::F32, {1, 8, 5}), l.random(Type::I32, {2, 5}, 0, 8));
+                   }});
   for (Type d : {Type::F32, Type::F16})
     for (Type ids : {Type::I64, Type::I32}) {
       cases.push_back({Op::SET_ROWS, "type=" + tn(d) + ",type_idx=" + tn(ids) + ",ne=[64,8],m=3", 1e-7, [=](RandomLeaves& l) {
@@ -72,11 +88,24 @@ std::vector<OpCase> op_cases() {
                        return rms_norm(l.ctx, l.random(Type::F32, {v[0], v[1], v.size() > 2 ? v[2] : 1}), 1e-6f);
                      }});
   }
+  // NORM (LayerNorm without weights) and L2_NORM (RWKV-7's kk) per row, as ggml's test shapes.
+  using NormFn = Tensor* (*)(Context&, Tensor*, float);
+  for (auto [op, fn] : {std::pair<Op, NormFn>{Op::NORM, norm}, std::pair<Op, NormFn>{Op::L2_NORM, l2_norm}}) {
+    const float eps = op == Op::NORM ? 1e-5f : 1e-12f;
+    cases.push_back({op, std::string("type=f32,ne=[67,5,4,1],eps=") + (op == Op::NORM ? "1e-05" : "1e-12"), 1e-7,
+                     [fn, eps](RandomLeaves& l) { return fn(l.ctx, l.random(Type::F32, {67, 5, 4}), eps); }});
+  }
+  cases.push_back({Op::SUM_ROWS, "type=f32,ne=[33,5,4,1]", 1e-7,
+                   [](RandomLeaves& l) { return sum_rows(l.ctx, l.random(Type::F32, {33, 5, 4})); }});
+  for (int k : {3, 8}) {
+    cases.push_back({Op::TOP_K, "type=f32,ne=[60,10,3,1],k=" + std::to_string(k), 0.0,
+                     [k](RandomLeaves& l) { return top_k(l.ctx, l.random(Type::F32, {60, 10, 3}), k); }});
+  }
   struct Bin {
     Op op;
     Tensor* (*fn)(Context&, Tensor*, Tensor*);
   };
-  for (Bin b : {Bin{Op::ADD, add}, Bin{Op::SUB, sub}, Bin{Op::MUL, mul}}) {
+  for (Bin b : {Bin{Op::ADD, add}, Bin{Op::SUB, sub}, Bin{Op::MUL, mul}, Bin{Op::DIV, div}}) {
     cases.push_back({b.op, "type=f32,ne=[32,10,1,1],nr=[1,1,1,1]", 1e-7, [b](RandomLeaves& l) {
                        return b.fn(l.ctx, l.random(Type::F32, {32, 10}), l.random(Type::F32, {32, 10}));
                      }});
@@ -86,8 +115,12 @@ std::vector<OpCase> op_cases() {
   }
   cases.push_back({Op::SCALE, "type=f32,ne=[40,7],scale=0.25", 1e-7,
                    [](RandomLeaves& l) { return scale(l.ctx, l.random(Type::F32, {40, 7}), 0.25f); }});
-  for (auto [u, name] :
-       {std::pair{Unary::SILU, "SILU"}, std::pair{Unary::GELU, "GELU"}, std::pair{Unary::TANH, "TANH"}}) {
+  cases.push_back({Op::CLAMP, "type=f32,ne=[10,5,4,3],min=-0.5,max=0.5", 0.0, [](RandomLeaves& l) {
+                     return clamp(l.ctx, l.random(Type::F32, {10, 5, 4, 3}), -0.5f, 0.5f);
+                   }});
+  for (auto [u, name] : {std::pair{Unary::SILU, "SILU"}, std::pair{Unary::GELU, "GELU"}, std::pair{Unary::TANH, "TANH"},
+                         std::pair{Unary::SIGMOID, "SIGMOID"}, std::pair{Unary::EXP, "EXP"},
+                         std::pair{Unary::NEG, "NEG"}, std::pair{Unary::RELU, "RELU"}}) {
     cases.push_back({Op::UNARY, std::string("op=") + name + ",type=f32,ne=[64,3]", 1e-6, [u](RandomLeaves& l) {
                        return unary(l.ctx, l.random(Type::F32, {64, 3}, -4.0f, 4.0f), u);
                      }});
@@ -149,6 +182,24 @@ std::vector<OpCase> op_cases() {
                          return ssm_conv(l.ctx, l.random(Type::F32, {len, 67, 2}), l.random(Type::F32, {k, 67}));
                        }});
     }
+  // RWKV_WKV7 as ggml's test names it: H heads of S, n_t tokens of each of n_s sequences; decays
+  // w in (0.5, 1) as RWKV-7 makes them.
+  for (auto [n_t, n_s] : {std::pair{int64_t(1), int64_t(1)}, std::pair{int64_t(4), int64_t(2)}}) {
+    const int64_t S = 64, H = 3, T = n_t * n_s;
+    cases.push_back({Op::RWKV_WKV7,
+                     "type=f32,head_count=" + std::to_string(H) + ",head_size=" + std::to_string(S) +
+                         ",n_seq_tokens=" + std::to_string(n_t) + ",n_seqs=" + std::to_string(n_s),
+                     1e-7, [=](RandomLeaves& l) {
+                       auto head = [&](float lo, float hi) { return l.random(Type::F32, {S, H, T}, lo, hi); };
+                       Tensor* r = head(-1.0f, 1.0f);
+                       Tensor* w = head(0.5f, 1.0f);
+                       Tensor* k = head(-1.0f, 1.0f);
+                       Tensor* v = head(-1.0f, 1.0f);
+                       Tensor* a = head(-0.2f, 0.2f);
+                       Tensor* b = head(-0.2f, 0.2f);
+                       return rwkv_wkv7(l.ctx, r, w, k, v, a, b, l.random(Type::F32, {S * S * H, n_s}));
+                     }});
+  }
   for (auto [a, b] : {std::pair{Type::F32, Type::F16}, std::pair{Type::F16, Type::F32}, std::pair{Type::F32, Type::F32}}) {
     cases.push_back({Op::CPY, "type_src=" + tn(a) + ",type_dst=" + tn(b) + ",ne=[32,6,2]", 1e-6, [=](RandomLeaves& l) {
                        return cpy(l.ctx, l.random(a, {32, 6, 2}), l.random(b, {32, 6, 2}));

@@ -33,6 +33,10 @@ Activation device_activation(int32_t kind) {
     case Unary::SILU: return {ET_ACT_SILU, "unary_silu_f32"};
     case Unary::GELU: return {ET_ACT_GELU, "unary_gelu_f32"};
     case Unary::TANH: return {ET_ACT_TANH, "unary_tanh_f32"};
+    case Unary::SIGMOID: return {ET_ACT_SIGMOID, "unary_sigmoid_f32"};
+    case Unary::EXP: return {ET_ACT_EXP, "unary_exp_f32"};
+    case Unary::NEG: return {ET_ACT_NEG, "unary_neg_f32"};
+    case Unary::RELU: return {ET_ACT_RELU, "unary_relu_f32"};
     default: return {-1, ""};
   }
 }
@@ -65,15 +69,17 @@ bool supports(const Tensor& n) {
   switch (n.op) {
     case Op::RESHAPE: case Op::VIEW: case Op::PERMUTE: case Op::TRANSPOSE:
       return true;  // no computation
-    case Op::MUL_MAT: {
+    case Op::MUL_MAT: case Op::MUL_MAT_ID: {  // MUL_MAT_ID's ids: I32 of any strides
       const Type w = a->type;
       const bool weight_ok = device_float(w) || device_blocks(w);
-      return weight_ok && rows_contiguous(*a) && f32_rows(b);
+      return weight_ok && rows_contiguous(*a) && f32_rows(b) && (n.op == Op::MUL_MAT || n.src[2]->type == Type::I32);
     }
-    case Op::RMS_NORM: case Op::SCALE:
+    case Op::RMS_NORM: case Op::NORM: case Op::L2_NORM: case Op::SUM_ROWS: case Op::SCALE: case Op::TOP_K:
       return f32_rows(a);
-    case Op::ADD: case Op::SUB: case Op::MUL:
+    case Op::ADD: case Op::SUB: case Op::MUL: case Op::DIV:
       return a->type == Type::F32 && b->type == Type::F32 && broadcasts_to(*b, *a);
+    case Op::CLAMP:
+      return a->type == Type::F32;
     case Op::GET_ROWS:
       return (device_float(a->type) || device_blocks(a->type)) && b->type == Type::I32;
     case Op::SET_ROWS:  // the destination is written line by line: it must be contiguous
@@ -90,6 +96,10 @@ bool supports(const Tensor& n) {
       return a->type == Type::F32 && b->type == Type::F32;
     case Op::SSM_CONV:
       return a->type == Type::F32 && b->type == Type::F32;
+    case Op::RWKV_WKV7:  // r, w, k, v, a, b and the state: contiguous F32
+      for (int i = 0; i < 7; i++)
+        if (n.src[i]->type != Type::F32 || !n.src[i]->is_contiguous()) return false;
+      return true;
     case Op::GLU:
       return a->type == Type::F32 && b->type == Type::F32;  // SwiGLU and GeGLU
     case Op::CPY:
@@ -126,12 +136,13 @@ std::vector<EtOp> plan_ops(const Graph& part, std::span<Tensor* const> host_read
     if (is_view_op(n->op)) continue;
     if (!ops.empty() && ops.back().head == ops.back().node) {
       Tensor* prev = ops.back().node;
-      const bool pair = (prev->op == Op::RMS_NORM && n->op == Op::MUL) || (prev->op == Op::MUL_MAT && n->op == Op::ADD);
+      const bool row_norm = prev->op == Op::RMS_NORM || prev->op == Op::NORM;
+      const bool pair = (row_norm && n->op == Op::MUL) || (prev->op == Op::MUL_MAT && n->op == Op::ADD);
       Tensor* other = n->src[0] == prev ? n->src[1] : n->src[1] == prev ? n->src[0] : nullptr;
       // The other operand must broadcast as the fused kernels read it (rows repeated).
       if (pair && other && private_result(prev) && same_shape(*n, *prev) && other->type == Type::F32 &&
           rows_contiguous(*other) && broadcasts_to(*other, *n) &&
-          (prev->op != Op::RMS_NORM || other->ne[0] == n->ne[0]) && !reads_own_output(*prev, *n) &&
+          (!row_norm || other->ne[0] == n->ne[0]) && !reads_own_output(*prev, *n) &&
           !overlaps(*other, *n)) {
         ops.back() = EtOp{n, prev, other};
         continue;
@@ -216,7 +227,7 @@ KernelCall make_call(const EtOp& op, const AddressOf& address) {
     c.params = std::move(params);
   };
   switch (h.op) {
-    case Op::MUL_MAT: {
+    case Op::MUL_MAT: case Op::MUL_MAT_ID: {
       et_mul_mat_params p{};
       p.src0 = P.tensor(*h.src[0]);
       p.src1 = P.tensor(*h.src[1]);
@@ -225,8 +236,15 @@ KernelCall make_call(const EtOp& op, const AddressOf& address) {
         p.addend = P.tensor(*op.fused);
         p.has_add = 1;
       }
+      const bool by_id = h.op == Op::MUL_MAT_ID;
+      if (by_id) {
+        p.ids = P.tensor(*h.src[2]);
+        p.has_ids = 1;
+      }
       set(ET_KERNEL_ID_mul_mat, "mul_mat",
-          "mul_mat_" + kernel_type(h.src[0]->type) + "xf32" + (op.fused ? "_add" : ""), words(p));
+          std::string(by_id ? "mul_mat_id_" : "mul_mat_") + kernel_type(h.src[0]->type) + "xf32" +
+              (op.fused ? "_add" : ""),
+          words(p));
       break;
     }
     case Op::RMS_NORM: {
@@ -242,12 +260,44 @@ KernelCall make_call(const EtOp& op, const AddressOf& address) {
       c.perf_keys = "|eps=" + fmt_g(p.eps);
       break;
     }
-    case Op::ADD: case Op::SUB: case Op::MUL: {
+    case Op::NORM: case Op::L2_NORM: {
+      et_norm_params p{};
+      p.src = P.tensor(*h.src[0]);
+      p.dst = P.tensor(n);
+      p.eps = h.param_f32(0);
+      p.kind = h.op == Op::NORM ? ET_NORM_MEAN : ET_NORM_L2;
+      if (op.fused) {  // only NORM is fused with its weight (plan_ops)
+        p.weight = P.tensor(*op.fused);
+        p.has_weight = 1;
+      }
+      const char* label = h.op == Op::L2_NORM ? "l2_norm_f32" : op.fused ? "norm_mul_f32" : "norm_f32";
+      set(ET_KERNEL_ID_norm, "norm", label, words(p));
+      c.perf_keys = "|eps=" + fmt_g(p.eps);
+      break;
+    }
+    case Op::SUM_ROWS: {
+      et_sum_rows_params p{};
+      p.src = P.tensor(*h.src[0]);
+      p.dst = P.tensor(n);
+      set(ET_KERNEL_ID_sum_rows, "sum_rows", "sum_rows_f32", words(p));
+      break;
+    }
+    case Op::RWKV_WKV7: {
+      et_rwkv_wkv7_params p{};
+      et_tensor* in[7] = {&p.r, &p.w, &p.k, &p.v, &p.a, &p.b, &p.state};
+      for (int i = 0; i < 7; i++) *in[i] = P.tensor(*h.src[i]);
+      p.dst = P.tensor(n);
+      set(ET_KERNEL_ID_rwkv_wkv7, "rwkv_wkv7", "rwkv_wkv7_f32", words(p));
+      c.perf_keys = "|head_size=" + std::to_string(h.src[0]->ne[0]) + "|n_seqs=" + std::to_string(h.src[6]->ne[1]);
+      break;
+    }
+    case Op::ADD: case Op::SUB: case Op::MUL: case Op::DIV: {
       et_binary_params p{};
       p.src0 = P.tensor(*h.src[0]);
       p.src1 = P.tensor(*h.src[1]);
       p.dst = P.tensor(n);
-      p.op = h.op == Op::ADD ? ET_BINARY_ADD : h.op == Op::SUB ? ET_BINARY_SUB : ET_BINARY_MUL;
+      p.op = h.op == Op::ADD ? ET_BINARY_ADD : h.op == Op::SUB ? ET_BINARY_SUB : h.op == Op::MUL ? ET_BINARY_MUL
+                                                                                                 : ET_BINARY_DIV;
       set(ET_KERNEL_ID_binary, "binary", lower(op_name(h.op)) + "_f32", words(p));
       break;
     }
@@ -258,6 +308,25 @@ KernelCall make_call(const EtOp& op, const AddressOf& address) {
       const Activation a = device_activation(h.params[0]);
       p.act = a.act;
       set(ET_KERNEL_ID_unary, "unary", a.label, words(p));
+      break;
+    }
+    case Op::CLAMP: {
+      et_unary_params p{};
+      p.src = P.tensor(*h.src[0]);
+      p.dst = P.tensor(n);
+      p.act = ET_ACT_CLAMP;
+      p.min = h.param_f32(0);
+      p.max = h.param_f32(1);
+      set(ET_KERNEL_ID_unary, "unary", "clamp_f32", words(p));
+      c.perf_keys = "|min=" + fmt_g(p.min) + "|max=" + fmt_g(p.max);
+      break;
+    }
+    case Op::TOP_K: {
+      et_top_k_params p{};
+      p.src = P.tensor(*h.src[0]);
+      p.dst = P.tensor(n);
+      set(ET_KERNEL_ID_top_k, "top_k", "top_k_f32", words(p));
+      c.perf_keys = "|k=" + std::to_string(n.ne[0]);
       break;
     }
     case Op::CONCAT: {

@@ -1,5 +1,5 @@
 // The host half of the device kernels: which graph nodes the device can compute (supports), how
-// a part's nodes become kernel launches (plan_ops, with the RMS_NORM+MUL and MUL_MAT+ADD
+// a part's nodes become kernel launches (plan_ops, with the (RMS_)NORM+MUL and MUL_MAT+ADD
 // fusions), and each launch's parameter block in the layout of device/et_params.h (make_call).
 #pragma once
 
@@ -17,7 +17,7 @@ namespace hart::et {
 // The real constraints of the device kernels: types, strides, sizes.
 bool supports(const Tensor& node);
 
-// One launch: `node` is the result, `head` the op it computes (RMS_NORM or MUL_MAT when a MUL
+// One launch: `node` is the result, `head` the op it computes ((RMS_)NORM or MUL_MAT when a MUL
 // or an ADD was fused into it, else node itself), `fused` the fused op's other operand.
 struct EtOp {
   Tensor* node = nullptr;

@@ -31,12 +31,16 @@ typedef struct et_tensor {
 
 /* dst (N, M, b2, b3) = src0 (K, N, a2, a3) weights x src1 (K, M, b2, b3) F32 activations
  * [+ addend], src0 broadcast over b2 / b3 (b2 % a2 == 0). K rows contiguous. With has_add, the
- * F32 addend (a bias or a residual) repeats to dst's shape as src1 of ADD does (MUL_MAT+ADD). */
+ * F32 addend (a bias or a residual) repeats to dst's shape as src1 of ADD does (MUL_MAT+ADD).
+ * With has_ids, MUL_MAT_ID (a mixture of experts): src0 the experts (K, N, E), src1 (K, 1 | U, T),
+ * ids I32 (U, T) (any strides), dst (N, U, T) column (i, t) = expert ids(i, t) x src1 row
+ * (i % src1.ne[1], t); no addend. */
 typedef struct et_mul_mat_params {
   et_tensor src0, src1, dst;
   et_tensor addend;
+  et_tensor ids;
   int32_t has_add;
-  int32_t reserved;
+  int32_t has_ids;
 } et_mul_mat_params;
 
 /* dst = src / sqrt(mean(src^2) + eps) per row, times weight (broadcast by rows) when has_weight. */
@@ -46,7 +50,7 @@ typedef struct et_rms_norm_params {
   int32_t has_weight;
 } et_rms_norm_params;
 
-enum et_binary_op { ET_BINARY_ADD = 0, ET_BINARY_MUL = 1, ET_BINARY_SUB = 2 };
+enum et_binary_op { ET_BINARY_ADD = 0, ET_BINARY_MUL = 1, ET_BINARY_SUB = 2, ET_BINARY_DIV = 3 };
 
 /* dst = src0 op src1, src1 repeated to src0's shape. */
 typedef struct et_binary_params {
@@ -55,11 +59,36 @@ typedef struct et_binary_params {
   int32_t reserved;
 } et_binary_params;
 
+enum et_norm_kind { ET_NORM_MEAN = 0, ET_NORM_L2 = 1 };
+
+/* NORM (kind ET_NORM_MEAN): dst = (src - mean(src)) / sqrt(var(src) + eps); L2_NORM (ET_NORM_L2):
+ * dst = src / max(sqrt(sum(src^2)), eps); per row of src (F32), times weight (F32 rows, broadcast
+ * by rows) when has_weight (a LayerNorm's scale, fused). */
+typedef struct et_norm_params {
+  et_tensor src, weight, dst;
+  float eps;
+  int32_t kind;
+  int32_t has_weight;
+  int32_t reserved;
+} et_norm_params;
+
+/* SUM_ROWS: dst (1, n1, n2, n3) = the sum of each row of src (F32, rows contiguous). */
+typedef struct et_sum_rows_params {
+  et_tensor src, dst;
+} et_sum_rows_params;
+
 /* dst = src * scale + bias */
 typedef struct et_scale_params {
   et_tensor src, dst;
   float scale, bias;
 } et_scale_params;
+
+/* TOP_K: dst I32 (k, n1, n2, n3) = per row of src (F32) the indices of its k largest values,
+ * largest first, ties to the lower index (values in the total order of the CPU's
+ * float_order_key: -0 below +0, NaNs at the ends by sign). */
+typedef struct et_top_k_params {
+  et_tensor src, dst;
+} et_top_k_params;
 
 /* dst (ne0, n, r2, r3) row (i, j, k) = src row rows[i, j, k] of plane (j, k); rows I32. */
 typedef struct et_get_rows_params {
@@ -92,14 +121,25 @@ typedef struct et_soft_max_params {
   int32_t has_mask;
 } et_soft_max_params;
 
-/* The activations of UNARY and GLU: SiLU x / (1 + e^-x), GELU in ggml's tanh approximation, and
- * tanh itself (Gemma's logit soft-capping). */
-enum et_activation { ET_ACT_SILU = 0, ET_ACT_GELU = 1, ET_ACT_TANH = 2 };
+/* The activations of UNARY and GLU: SiLU x / (1 + e^-x), GELU in ggml's tanh approximation, tanh
+ * itself (Gemma's logit soft-capping), and RWKV-7's sigmoid 1 / (1 + e^-x), e^x, -x and max(x, 0);
+ * for UNARY alone CLAMP min(max(x, min), max), its bounds in the parameter block. */
+enum et_activation {
+  ET_ACT_SILU = 0,
+  ET_ACT_GELU = 1,
+  ET_ACT_TANH = 2,
+  ET_ACT_SIGMOID = 3,
+  ET_ACT_EXP = 4,
+  ET_ACT_NEG = 5,
+  ET_ACT_RELU = 6,
+  ET_ACT_CLAMP = 7
+};
 
-/* dst = act(src) (UNARY SILU / GELU / TANH). */
+/* dst = act(src) (UNARY SILU / GELU / TANH / SIGMOID / EXP / NEG / RELU, CLAMP to [min, max]). */
 typedef struct et_unary_params {
   et_tensor src, dst;
   int32_t act;
+  float min, max;
   int32_t reserved;
 } et_unary_params;
 
@@ -128,6 +168,14 @@ typedef struct et_concat_params {
 typedef struct et_ssm_conv_params {
   et_tensor sx, kernel, dst;
 } et_ssm_conv_params;
+
+/* RWKV_WKV7, RWKV-7's state recurrence (graph.h's rwkv_wkv7): r, w, k, v, a, b F32 [S, H, T]
+ * contiguous, state F32 [S*S*H, n_s] contiguous (sequence s's heads, each S rows of S), T a
+ * multiple of n_s (sequence s owns tokens [s T/n_s, (s+1) T/n_s)); dst F32 [S*H, T + S*n_s]: y in
+ * the first T columns, then each sequence's final state in S columns. */
+typedef struct et_rwkv_wkv7_params {
+  et_tensor r, w, k, v, a, b, state, dst;
+} et_rwkv_wkv7_params;
 
 /* Attention as ggml's FLASH_ATTN_EXT: q (Dk, n_q, H, b3) F32, k (Dk, n_kv, H_kv, b3) and
  * v (Dv, n_kv, H_kv, b3) F32 or F16, optional mask (n_kv, >= n_q, m2, m3) F16 or F32,

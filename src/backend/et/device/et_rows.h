@@ -185,22 +185,36 @@ static inline float et_activate(int32_t act, float x) {
     case ET_ACT_SILU: return et_silu(x);
     case ET_ACT_GELU: return et_gelu(x);
     case ET_ACT_TANH: return et_tanh(x);
+    case ET_ACT_SIGMOID: return et_sigmoid(x);
+    case ET_ACT_EXP: return et_exp(x);
+    case ET_ACT_NEG: return -x;
+    case ET_ACT_RELU: return x < 0.0f ? 0.0f : x; /* NaN and -0 pass, as std::max(x, 0) */
     default: return 0.0f;
   }
 }
 
-static inline int et_is_activation(int32_t act) {
-  return act == ET_ACT_SILU || act == ET_ACT_GELU || act == ET_ACT_TANH;
+static inline int et_is_activation(int32_t act) { return act >= ET_ACT_SILU && act <= ET_ACT_RELU; }
+
+/* Flops the cost model counts for one act(x): the polynomial and Newton steps of et_exp and
+ * et_recip, a compare or a sign flip. */
+static inline uint64_t et_activation_flops(int32_t act) {
+  switch (act) {
+    case ET_ACT_EXP: return 15;
+    case ET_ACT_SIGMOID: return 22;
+    case ET_ACT_NEG: case ET_ACT_RELU: return 1;
+    default: return 25;
+  }
 }
 
 static inline void et_require(const et_env* env, int ok, const char* message) {
   if (!ok) et_fail(env, message);
 }
 
-/* This hart's rows-pieces of a contiguous output tensor. */
+/* This hart's rows-pieces of a contiguous output tensor (F32, F16, or I32 indices: TOP_K). */
 static inline et_range et_split_output(const et_env* env, const et_tensor* dst) {
-  et_require(env, et_is_contiguous(dst) && et_is_float_type(dst->type), "output must be contiguous F32/F16");
-  return et_split_lines(env, dst->addr, et_nelements(dst), dst->type == ET_TYPE_F32 ? 4 : 2, dst->ne[0]);
+  et_require(env, et_is_contiguous(dst) && (et_is_float_type(dst->type) || dst->type == ET_TYPE_I32),
+             "output must be contiguous F32/F16/I32");
+  return et_split_lines(env, dst->addr, et_nelements(dst), et_row_bytes(dst->type, 1), dst->ne[0]);
 }
 
 /* The same for kernels whose outputs are independent of each other (a matrix-vector product):

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "backend/cpu/kernels.h"
 #include "common/fp16.h"
 #include "quant/quant.h"
 
@@ -86,6 +87,12 @@ std::vector<uint16_t> Dev::download_f16(const et_tensor& t) {
   return v;
 }
 
+std::vector<int32_t> Dev::download_i32(const et_tensor& t) {
+  std::vector<int32_t> v(size_t(t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]));
+  device_->memcpy_d2h(v.data(), t.addr, v.size() * 4);
+  return v;
+}
+
 std::vector<float> random_floats(size_t n, uint32_t seed, float lo, float hi) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(lo, hi);
@@ -113,10 +120,46 @@ std::vector<uint8_t> quantize(Type t, const std::vector<float>& v, int64_t k) {
   return q;
 }
 
+et_tensor upload(const Tensor& t) {
+  const Tensor& owner = t.view_src ? *t.view_src : t;
+  const auto offset = size_t(static_cast<const char*>(t.data) - static_cast<const char*>(owner.data));
+  et_tensor e{};
+  e.addr = Dev::get().upload(owner.data, owner.nbytes()) + offset;
+  e.type = int32_t(t.type);
+  for (int d = 0; d < 4; d++) {
+    e.ne[d] = t.ne[d];
+    e.nb[d] = int64_t(t.nb[d]);
+  }
+  return e;
+}
+
+et_tensor output_like(const Tensor& node) {
+  return Dev::get().output(node.type, {node.ne[0], node.ne[1], node.ne[2], node.ne[3]});
+}
+
+std::vector<float> device_values(const et_tensor& t) {
+  if (t.type != ET_TYPE_I32) return Dev::get().download_f32(t);
+  const std::vector<int32_t> v = Dev::get().download_i32(t);
+  return std::vector<float>(v.begin(), v.end());
+}
+
+std::vector<float> cpu_result(cpu::test::Bench& b, Tensor* node) {
+  cpu::select_kernels("ref");
+  b.run_without_reuse({node}, 2);
+  const std::vector<double> v = testing::read(*node).v;
+  return std::vector<float>(v.begin(), v.end());
+}
+
+Tensor* narrow(cpu::test::Bench& b, std::initializer_list<int64_t> wide, int64_t ne0) {
+  Tensor* w = b.random(Type::F32, wide, -2.0f, 2.0f);
+  return view(b.ctx, w, {ne0, w->ne[1], w->ne[2], w->ne[3]}, {w->nb[1], w->nb[2], w->nb[3]}, 0);
+}
+
 void expect_near_all(const std::vector<float>& got, const std::vector<float>& want, float tol) {
   ASSERT_EQ(got.size(), want.size());
   size_t bad = 0;
   for (size_t i = 0; i < got.size(); i++) {
+    if (got[i] == want[i]) continue;  // infinities too
     if (std::fabs(got[i] - want[i]) <= tol * std::max(1.0f, std::fabs(want[i]))) continue;
     if (++bad <= 5) ADD_FAILURE() << "element " << i << ": got " << got[i] << ", want " << want[i];
   }

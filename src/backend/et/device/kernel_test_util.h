@@ -1,5 +1,6 @@
 // Shared by the device kernel tests: one emulated device per test binary, tensors uploaded from
-// host vectors and described as et_tensor, launches that must succeed, and random data.
+// host vectors (or graph tensors) and described as et_tensor, launches that must succeed, random
+// data, and the CPU backend's reference result of a graph node to compare with.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/op_test_util.h"
 #include "backend/et/device/et_params.h"
 #include "backend/et/emu/emulator.h"
 #include "types/tensor_type.h"
@@ -50,6 +52,7 @@ class Dev {
   }
   std::vector<float> download_f32(const et_tensor& t);
   std::vector<uint16_t> download_f16(const et_tensor& t);
+  std::vector<int32_t> download_i32(const et_tensor& t);
 
  private:
   Dev();
@@ -67,7 +70,35 @@ std::vector<float> from_f16(const std::vector<uint16_t>& v);
 // Rows of k elements quantized to block type t (Q8_0, Q4_0, Q4_K) as raw blocks.
 std::vector<uint8_t> quantize(Type t, const std::vector<float>& v, int64_t k);
 
-// |got - want| <= tol * max(1, |want|) for every element.
+// The memory graph tensor t views (its owner's bytes) uploaded, and t described over it with its
+// own strides.
+et_tensor upload(const Tensor& t);
+// A fresh, poisoned device output of node's type and shape.
+et_tensor output_like(const Tensor& node);
+// An F32 or I32 device tensor's values as floats.
+std::vector<float> device_values(const et_tensor& t);
+// Computes node on the CPU backend with the reference kernel set; its values in row-major order.
+std::vector<float> cpu_result(cpu::test::Bench& b, Tensor* node);
+// A view of the first ne0 columns of a wider F32 tensor's rows (rows not contiguous with each other).
+Tensor* narrow(cpu::test::Bench& b, std::initializer_list<int64_t> wide, int64_t ne0);
+
+// got == want (infinities) or |got - want| <= tol * max(1, |want|) for every element.
 void expect_near_all(const std::vector<float>& got, const std::vector<float>& want, float tol);
+
+// Gives params a fresh dst shaped as node, runs kernel `name` on mask and expects dst (F32, or
+// I32 indices) within tol of node computed by the CPU's reference kernels (expect_near_all).
+template <class P>
+void expect_cpu_result(const char* name, P& params, Tensor* node, cpu::test::Bench& b, uint64_t mask, float tol) {
+  params.dst = output_like(*node);
+  Dev::get().run(name, params, mask);
+  expect_near_all(device_values(params.dst), cpu_result(b, node), tol);
+}
+
+// Launches kernel `name` with params, which must fail with an error containing message.
+template <class P>
+void expect_rejected(const char* name, const P& params, const std::string& message) {
+  const std::string err = Dev::get().launch_error(name, params);
+  EXPECT_NE(err.find(message), std::string::npos) << err;
+}
 
 }  // namespace hart::et::test

@@ -5,44 +5,10 @@
 #include <cstring>
 #include <vector>
 
-#include "backend/cpu/kernels.h"
-#include "backend/cpu/op_test_util.h"
 #include "backend/et/device/kernel_test_util.h"
 
 namespace hart::et::test {
 namespace {
-
-// The memory t views (its owner's bytes) uploaded, and t described over it with its own strides.
-et_tensor upload(const Tensor& t) {
-  const Tensor& owner = t.view_src ? *t.view_src : t;
-  const auto offset = size_t(static_cast<const char*>(t.data) - static_cast<const char*>(owner.data));
-  et_tensor e{};
-  e.addr = Dev::get().upload(owner.data, owner.nbytes()) + offset;
-  e.type = int32_t(t.type);
-  for (int d = 0; d < 4; d++) {
-    e.ne[d] = t.ne[d];
-    e.nb[d] = int64_t(t.nb[d]);
-  }
-  return e;
-}
-
-et_tensor output_like(const Tensor& node) {
-  return Dev::get().output(node.type, {node.ne[0], node.ne[1], node.ne[2], node.ne[3]});
-}
-
-// Computes node on the CPU backend with the reference kernel set; its values in row-major order.
-std::vector<float> cpu_result(cpu::test::Bench& b, Tensor* node) {
-  cpu::select_kernels("ref");
-  b.run_without_reuse({node}, 2);
-  const std::vector<double> v = testing::read(*node).v;
-  return std::vector<float>(v.begin(), v.end());
-}
-
-// A view of the first ne0 columns of a wider F32 tensor's rows (rows not contiguous with each other).
-Tensor* narrow(cpu::test::Bench& b, std::initializer_list<int64_t> wide, int64_t ne0) {
-  Tensor* w = b.random(Type::F32, wide, -2.0f, 2.0f);
-  return view(b.ctx, w, {ne0, w->ne[1], w->ne[2], w->ne[3]}, {w->nb[1], w->nb[2], w->nb[3]}, 0);
-}
 
 // ---- UNARY TANH ----------------------------------------------------------------------------
 

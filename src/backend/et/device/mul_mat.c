@@ -1,22 +1,48 @@
 /* MUL_MAT: dst (N, M, b2, b3) = W (K, N, a2, a3) x X (K, M, b2, b3) [+ addend (MUL_MAT+ADD)].
+ * MUL_MAT_ID (has_ids): dst (N, U, T) column (i, t) = expert ids(i, t) of W (K, N, E) x X row
+ * (i % X.ne[1], t), X (K, 1 | U, T): the same dot products, each output row choosing its plane.
  * Weights F32, F16, Q8_0, Q4_0 or Q4_K (dequantized on the fly), activations and output F32. Each hart
  * owns whole cache lines of dst and computes their dot products. */
 #include "et_rows.h"
 
+/* The weight plane output row idx reads: its expert, or plane i2 / (b2 / a2), i3 / (b3 / a3)
+ * (weight planes broadcast over activation planes). */
+static const uint8_t* mul_mat_plane(const et_rows* job, const et_mul_mat_params* p, const int64_t idx[3]) {
+  const et_tensor* w = &p->src0;
+  const et_tensor* x = &p->src1;
+  if (!p->has_ids) {
+    return et_rows_data(job, w) + idx[1] / (x->ne[2] / w->ne[2]) * w->nb[2] + idx[2] / (x->ne[3] / w->ne[3]) * w->nb[3];
+  }
+  const et_tensor* ids = &p->ids;
+  const int32_t e = *(const int32_t*)(et_rows_data(job, ids) + idx[0] * ids->nb[0] + idx[1] * ids->nb[1]);
+  et_require(job->env, e >= 0 && e < w->ne[2], "mul_mat: expert id out of range");
+  return et_rows_data(job, w) + e * w->nb[2];
+}
+
 static void mul_mat_row(const et_rows* job, int64_t row, const int64_t idx[3], int64_t i0, int64_t i1) {
   const et_mul_mat_params* p = (const et_mul_mat_params*)job->params;
   const et_tensor* w = &p->src0;
-  const et_tensor* x = &p->src1;
-  /* Weight planes broadcast over activation planes: plane i2 reads weight plane i2 / (b2 / a2). */
-  const int64_t w_plane = idx[1] / (x->ne[2] / w->ne[2]) * w->nb[2] + idx[2] / (x->ne[3] / w->ne[3]) * w->nb[3];
-  const uint8_t* wdata = et_rows_data(job, w) + w_plane;
-  const float* xrow = (const float*)et_rows_src(job, x, idx);
+  const uint8_t* wdata = mul_mat_plane(job, p, idx);
+  /* MUL_MAT_ID's X row (i % ne1, t) is this index, taken modulo X's extents. */
+  const float* xrow = (const float*)et_rows_src(job, &p->src1, idx);
   float* out = et_rows_out(job, row);
   for (int64_t n = i0; n < i1; n++) out[n] = et_dot_row(wdata + n * w->nb[1], w->type, xrow, w->ne[0]);
   if (!p->has_add) return;
   const et_tensor* a = &p->addend;
   const uint8_t* arow = et_rows_src(job, a, idx);
   for (int64_t n = i0; n < i1; n++) out[n] += *(const float*)(arow + n % a->ne[0] * a->nb[0]);
+}
+
+/* MUL_MAT_ID's shapes: experts (K, N, E), X (K, 1 | U, T), ids I32 (U, T), dst (N, U, T). */
+static void mul_mat_id_check(const et_env* env, const et_mul_mat_params* p) {
+  const et_tensor *w = &p->src0, *x = &p->src1, *d = &p->dst, *ids = &p->ids;
+  et_require(env, !p->has_add, "mul_mat: MUL_MAT_ID takes no addend");
+  et_require(env, ids->type == ET_TYPE_I32 && ids->ne[0] == d->ne[1] && ids->ne[1] == d->ne[2] && ids->ne[2] == 1 &&
+                      ids->ne[3] == 1,
+             "mul_mat: ids must be I32 (U, T) for dst (N, U, T)");
+  et_require(env, d->ne[0] == w->ne[1] && d->ne[3] == 1 && w->ne[3] == 1 && (x->ne[1] == 1 || x->ne[1] == d->ne[1]) &&
+                      x->ne[2] == d->ne[2] && x->ne[3] == 1,
+             "mul_mat: MUL_MAT_ID shapes must be experts (K, N, E), X (K, 1 | U, T), dst (N, U, T)");
 }
 
 ET_KERNEL(mul_mat) {
@@ -32,9 +58,14 @@ ET_KERNEL(mul_mat) {
              "mul_mat: K must be a multiple of the block size (32, 256 for Q4_K)");
   et_require(env, x->ne[0] == w->ne[0] && x->nb[0] == 4, "mul_mat: activation rows must be K contiguous floats");
   et_require(env, et_is_float_type(wt) ? w->nb[0] == et_row_bytes(wt, 1) : 1, "mul_mat: weight rows must be contiguous");
-  et_require(env, d->ne[0] == w->ne[1] && d->ne[1] == x->ne[1] && d->ne[2] == x->ne[2] && d->ne[3] == x->ne[3],
-             "mul_mat: output shape must be (N, M, b2, b3)");
-  et_require(env, x->ne[2] % w->ne[2] == 0 && x->ne[3] % w->ne[3] == 0, "mul_mat: weight planes must divide activation planes");
+  if (p->has_ids) {
+    mul_mat_id_check(env, p);
+  } else {
+    et_require(env, d->ne[0] == w->ne[1] && d->ne[1] == x->ne[1] && d->ne[2] == x->ne[2] && d->ne[3] == x->ne[3],
+               "mul_mat: output shape must be (N, M, b2, b3)");
+    et_require(env, x->ne[2] % w->ne[2] == 0 && x->ne[3] % w->ne[3] == 0,
+               "mul_mat: weight planes must divide activation planes");
+  }
   if (p->has_add) {
     const et_tensor* a = &p->addend;
     et_require(env, a->type == ET_TYPE_F32, "mul_mat: the addend must be F32");
@@ -45,10 +76,12 @@ ET_KERNEL(mul_mat) {
   /* Outputs are independent: cut on any line, so that a decode step's single row spreads over every hart. */
   const int64_t outputs = et_run_rows(env, p, ET_TENSORS(p), d, 1, mul_mat_row, 0.0f);
   if (outputs == 0) return;
-  /* DRAM traffic estimate: each weight row and activation row this hart touches, once. */
+  /* DRAM traffic estimate: each weight row and activation row this hart touches, once. Each
+   * output row of MUL_MAT_ID may bring another expert's rows, up to every expert's. */
   const int64_t k = w->ne[0];
-  const int64_t w_rows = outputs < d->ne[0] ? outputs : d->ne[0];
   const int64_t x_rows = (outputs + d->ne[0] - 1) / d->ne[0] + 1;
+  const int64_t planes = p->has_ids ? (x_rows < w->ne[2] ? x_rows : w->ne[2]) : 1;
+  const int64_t w_rows = outputs < d->ne[0] * planes ? outputs : d->ne[0] * planes;
   et_count(env, (uint64_t)(2 * k * outputs + (p->has_add ? outputs : 0)),
            (uint64_t)(w_rows * et_row_bytes(wt, k) + x_rows * k * 4 + (p->has_add ? outputs * 4 : 0)),
            (uint64_t)(outputs * 4));

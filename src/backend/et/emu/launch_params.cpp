@@ -28,6 +28,10 @@ constexpr size_t params_struct_bytes(uint32_t id) {
     case ET_KERNEL_ID_unary: return sizeof(et_unary_params);
     case ET_KERNEL_ID_concat: return sizeof(et_concat_params);
     case ET_KERNEL_ID_ssm_conv: return sizeof(et_ssm_conv_params);
+    case ET_KERNEL_ID_norm: return sizeof(et_norm_params);
+    case ET_KERNEL_ID_sum_rows: return sizeof(et_sum_rows_params);
+    case ET_KERNEL_ID_rwkv_wkv7: return sizeof(et_rwkv_wkv7_params);
+    case ET_KERNEL_ID_top_k: return sizeof(et_top_k_params);
     default: return 0;
   }
 }

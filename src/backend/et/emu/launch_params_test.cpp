@@ -84,6 +84,49 @@ TEST(LaunchParams, KnowsConcatSsmConvAndRopeFrequencyFactors) {
   EXPECT_NE(rejection(ET_KERNEL_ID_rope, &r, sizeof r).find("tensor 3 address"), std::string::npos);
 }
 
+TEST(LaunchParams, KnowsNormSumRowsAndRwkvWkv7) {
+  et_norm_params n{};  // weight unused: all zero
+  n.src = n.dst = f32(0x8000000000, 16);
+  EXPECT_EQ(rejection(ET_KERNEL_ID_norm, &n, sizeof n), "");
+  n.weight = f32(0x8000000100, 16);
+  n.weight.type = ET_TYPE_I64 + 1;
+  EXPECT_NE(rejection(ET_KERNEL_ID_norm, &n, sizeof n).find("tensor 1 has unknown type"), std::string::npos);
+  et_sum_rows_params s{};
+  s.src = f32(0x8000000000, 16);
+  s.dst = f32(0x8000000100, 1);
+  EXPECT_EQ(rejection(ET_KERNEL_ID_sum_rows, &s, sizeof s), "");
+  EXPECT_NE(rejection(ET_KERNEL_ID_sum_rows, &s, sizeof s - 1).find("expected at least"), std::string::npos);
+  // Eight descriptors, every one checked: the state is the seventh, dst the eighth.
+  et_rwkv_wkv7_params w{};
+  et_tensor* all[8] = {&w.r, &w.w, &w.k, &w.v, &w.a, &w.b, &w.state, &w.dst};
+  for (int i = 0; i < 8; i++) *all[i] = f32(0x8000000000 + 0x1000 * uint64_t(i), 64);
+  EXPECT_EQ(rejection(ET_KERNEL_ID_rwkv_wkv7, &w, sizeof w), "");
+  w.dst.ne[2] = 0;
+  EXPECT_NE(rejection(ET_KERNEL_ID_rwkv_wkv7, &w, sizeof w).find("tensor 7 has extent ne[2] = 0"), std::string::npos);
+  w.dst.ne[2] = 1;
+  w.state.addr += 2;
+  EXPECT_NE(rejection(ET_KERNEL_ID_rwkv_wkv7, &w, sizeof w).find("tensor 6 address"), std::string::npos);
+}
+
+TEST(LaunchParams, KnowsTopKAndMulMatIds) {
+  et_top_k_params k{};
+  k.src = f32(0x8000000000, 16);
+  k.dst = f32(0x8000000100, 4);
+  k.dst.type = ET_TYPE_I32;
+  EXPECT_EQ(rejection(ET_KERNEL_ID_top_k, &k, sizeof k), "");
+  EXPECT_NE(rejection(ET_KERNEL_ID_top_k, &k, sizeof k - 1).find("expected at least"), std::string::npos);
+  // MUL_MAT_ID's ids are the fifth descriptor of mul_mat's block: checked like the others.
+  et_mul_mat_params m{};
+  m.src0 = m.src1 = f32(0x8000000000, 16);
+  m.dst = f32(0x8000000100, 1);
+  m.ids = f32(0x8000000200, 2);
+  m.ids.type = ET_TYPE_I32;
+  m.has_ids = 1;
+  EXPECT_EQ(rejection(ET_KERNEL_ID_mul_mat, &m, sizeof m), "");
+  m.ids.addr += 2;
+  EXPECT_NE(rejection(ET_KERNEL_ID_mul_mat, &m, sizeof m).find("tensor 4 address"), std::string::npos);
+}
+
 TEST(LaunchParams, RejectsShortBlocks) {
   et_scale_params s{};
   s.src = s.dst = f32(0x8000000000, 8);

@@ -8,7 +8,7 @@
 
 namespace hart::cpu::test {
 
-void Bench::run(std::initializer_list<Tensor*> outputs, int n_threads) {
+void Bench::run(std::span<Tensor* const> outputs, int n_threads) {
   Graph g = build_graph(outputs);
   const size_t size = plan_memory(g, nullptr);
   plan_memory(g, bytes(size));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <span>
 
 #include "graph/graph.h"
 #include "testing/dense.h"
@@ -16,7 +17,8 @@ class Bench : public testing::RandomLeaves {
   explicit Bench(uint32_t seed = 42) : RandomLeaves(seed) {}
 
   // Plans memory (with reuse) for outputs and computes them with n_threads.
-  void run(std::initializer_list<Tensor*> outputs, int n_threads);
+  void run(std::initializer_list<Tensor*> outputs, int n_threads) { run(std::span<Tensor* const>(outputs), n_threads); }
+  void run(std::span<Tensor* const> outputs, int n_threads);
   // Same, but every computed tensor gets its own buffer (no reuse), for comparisons.
   void run_without_reuse(std::initializer_list<Tensor*> outputs, int n_threads);
 };

@@ -82,10 +82,10 @@ TEST_P(MulMatId, EqualsTheNaiveLoop) {
   for (Type t : {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0, Type::Q5_0, Type::Q4_K, Type::Q6_K}) {
     if (!can_quantize(t)) continue;
     const int64_t len = type_info(t).block_size == 256 ? 256 : (type_info(t).quantized ? 96 : 65);
-    // Three threads take both paths: every thread converting its own copy of a few X rows
+    // Two threads take both paths: each thread converting its own copy of a few X rows
     // (decode), and the team converting its share of many (prefill).
     for (const Case& c : cases) {
-        const int threads = 3;
+        const int threads = 2;
         Bench b;
         Tensor* w = b.random(t, {len, c.n, c.n_expert});
         w->flags |= kFlagWeight;  // repacked where the set has panels and n fits them

@@ -273,6 +273,28 @@ TEST(EtBackend, PerfLogHasOneLinePerKernelCall) {
   EXPECT_TRUE(ids.contains("uberkernel"));
 }
 
+// A MUL_MAT_ID line names the experts there are and those each token takes, as llama.cpp's does.
+TEST(EtBackend, PerfLogNamesTheExpertsOfMulMatId) {
+  TempDir dir;
+  const std::string path = dir.path + "/perf.log";
+  {
+    PerfLog log(path);
+    EtOptions o;
+    o.perf_log = &log;
+    EtBackend et(emu::open_emulator(small_device(dir.path)), o);
+    Bench b;
+    Tensor* y = mul_mat_id(b.ctx, b.random(Type::Q8_0, {64, 32, 4}), b.random(Type::F32, {64, 1, 3}),
+                           b.random(Type::I32, {2, 3}, 0, 4));
+    Planned p({y});
+    et.compute(p.g);
+  }
+  std::ifstream in(path);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line.rfind("ET_PERF|op=MUL_MAT_ID|kernel=mul_mat_id_Q8_0xf32|", 0), 0u) << line;
+  EXPECT_NE(line.find("|n_expert=4|n_expert_used=2"), std::string::npos) << line;
+}
+
 TEST(EtBackend, ShireMaskFromTheEnvironment) {
   setenv("HART_ET_SHIRE_MASK", "0x3", 1);
   EXPECT_EQ(EtOptions::from_env().shire_mask, 3u);

@@ -245,6 +245,9 @@ KernelCall make_call(const EtOp& op, const AddressOf& address) {
           std::string(by_id ? "mul_mat_id_" : "mul_mat_") + kernel_type(h.src[0]->type) + "xf32" +
               (op.fused ? "_add" : ""),
           words(p));
+      // As llama.cpp's ET backend logs MUL_MAT_ID: the experts there are and those each token takes.
+      if (by_id)
+        c.perf_keys = "|n_expert=" + std::to_string(h.src[0]->ne[2]) + "|n_expert_used=" + std::to_string(h.src[2]->ne[0]);
       break;
     }
     case Op::RMS_NORM: {

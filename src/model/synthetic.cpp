@@ -131,6 +131,10 @@ void add_vocab(gguf::Writer& w, int n_vocab) {
     tokens.push_back(word);
     types.push_back(1);
   }
+  // llama.cpp's vocabulary loader requires this control token in Phi-3 files (it sets the
+  // token's attributes by name); the last id, so no other token moves.
+  tokens.back() = "<|endoftext|>";
+  types.back() = 3;
   std::vector<float> scores(tokens.size());
   for (size_t i = 0; i < scores.size(); i++) scores[i] = -float(i);
   auto arr = [](gguf::ValueType t, auto&& items) {

@@ -161,7 +161,7 @@ void WeightPacks::prepare(const Graph& g, const Kernels& k, ThreadPool& pool) {
     if (node->op != Op::MUL_MAT && node->op != Op::MUL_MAT_ID) continue;
     const Tensor& w = *node->src[0];
     const PanelKernel& pk = k.panel[size_t(w.type)];
-    if (!packable(w, pk)) continue;
+    if (!packable(w, pk) || unpacked_.count(w.data)) continue;
     auto it = packs_.find(w.data);
     if (it != packs_.end()) {
       if (matches(it->second, w, k)) continue;
@@ -177,6 +177,7 @@ void WeightPacks::prepare(const Graph& g, const Kernels& k, ThreadPool& pool) {
     // The reserve leaves room for what later steps allocate (longer batches, the server's slots).
     constexpr size_t kReserve = size_t(512) << 20;
     if (size + kReserve > available_memory_bytes()) {
+      unpacked_.insert(w.data);  // every later graph would read the free memory for it again
       static std::once_flag told;
       std::call_once(told, [] {
         std::fprintf(stderr, "hart: too little free memory to repack the weights for this CPU; using them as stored (slower)\n");

@@ -50,6 +50,7 @@
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/threadpool.h"
@@ -106,6 +107,7 @@ class WeightPacks {
   bool matches(const Entry& e, const Tensor& w, const Kernels& k) const;
 
   std::unordered_map<const void*, Entry> packs_;  // by the weight's data pointer
+  std::unordered_set<const void*> unpacked_;       // left as stored for want of memory: not tried again
   size_t bytes_ = 0;
 };
 

@@ -69,7 +69,7 @@ size_t decode_weight_bytes(const Model& m) {
     const LayerConfig& l = m.hp.layers[size_t(il)];
     if (l.ffn != FfnKind::MOE) continue;
     const LayerWeights& L = m.w.layers[size_t(il)];
-    for (const Tensor* exps : {L.gate_exps.w, L.up_exps.w, L.down_exps.w})
+    for (const Tensor* exps : {L.gate_exps.w, L.up_exps.w, L.gate_up_exps.w, L.down_exps.w})
       if (exps) bytes -= exps->nbytes() / size_t(m.hp.n_expert) * size_t(m.hp.n_expert - l.n_expert_used);
   }
   return bytes;

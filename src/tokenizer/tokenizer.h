@@ -33,7 +33,8 @@ class Tokenizer {
   // `add_special`: BOS / EOS (and BERT's [SEP]) as the file's add_bos / add_eos say.
   // `parse_special`: texts of control tokens in `text` ("<|im_start|>") become those tokens;
   // otherwise they are tokenized as plain text. User-defined tokens are always matched.
-  // Invalid UTF-8 bytes are read as U+FFFD.
+  // Invalid UTF-8 bytes are read as U+FFFD. Throws hart::Error for text the vocabulary has no
+  // token for (a byte with no byte token, and no <unk> to stand for it).
   std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special) const;
 
   // The text of one token: bytes of byte tokens, "▁" as space, RWKV's escaped bytes unescaped.

@@ -227,7 +227,7 @@ std::unique_ptr<File> File::open(const std::string& path, LoadMode mode, const R
     f->mmap_ = m;
     f->base_ = static_cast<const uint8_t*>(m);
   } else {
-    require_memory(f->size_, path + ": reading the file into memory (map it instead to use less)");
+    require_memory(f->size_, path + ": reading the file into memory (hart --mmap maps it instead)");
     uint8_t* buf = alloc_aligned(f->heap_, f->size_);
     size_t done = 0;
     while (done < f->size_) {

@@ -61,18 +61,24 @@ std::unique_ptr<Model> Model::from_file(std::unique_ptr<gguf::File> file) {
   return m;
 }
 
-size_t decode_weight_bytes(const Model& m) {
-  size_t bytes = m.weight_bytes;
+DecodeReads decode_reads(const Model& m) {
+  DecodeReads r;
+  r.total = m.weight_bytes;
   for (const Tensor* table : {m.w.tok_embd, m.w.per_layer_tok_embd})
-    if (table && table != m.w.output.w) bytes -= table->nbytes() - table->row_bytes();
+    if (table && table != m.w.output.w) r.total -= table->nbytes() - table->row_bytes();
   for (int il = 0; il < m.hp.n_layer; il++) {
     const LayerConfig& l = m.hp.layers[size_t(il)];
     if (l.ffn != FfnKind::MOE) continue;
     const LayerWeights& L = m.w.layers[size_t(il)];
-    for (const Tensor* exps : {L.gate_exps.w, L.up_exps.w, L.gate_up_exps.w, L.down_exps.w})
-      if (exps) bytes -= exps->nbytes() / size_t(m.hp.n_expert) * size_t(m.hp.n_expert - l.n_expert_used);
+    for (const Tensor* exps : {L.gate_exps.w, L.up_exps.w, L.gate_up_exps.w, L.down_exps.w}) {
+      if (!exps) continue;
+      const size_t unread = exps->nbytes() / size_t(m.hp.n_expert) * size_t(m.hp.n_expert - l.n_expert_used);
+      r.experts_stored += exps->nbytes();
+      r.experts += exps->nbytes() - unread;
+      r.total -= unread;
+    }
   }
-  return bytes;
+  return r;
 }
 
 }  // namespace hart

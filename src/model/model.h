@@ -27,7 +27,12 @@ struct Model {
 // Weight bytes one decode step reads: every matrix once; of an embedding table only a row,
 // unless it doubles as the output matrix; of a MoE layer's experts only the n_expert_used a
 // token picks.
-size_t decode_weight_bytes(const Model& m);
+struct DecodeReads {
+  size_t total = 0;          // all weight bytes one token reads
+  size_t experts = 0;        // of which expert matrices (the chosen experts of every MoE layer)
+  size_t experts_stored = 0;  // all experts' bytes, chosen or not
+};
+DecodeReads decode_reads(const Model& m);
 
 // How a file compares with what its architecture's loader expects (hart info): the
 // architecture, why its hyper-parameters cannot be read (else empty), and the tensor check.

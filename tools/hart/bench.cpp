@@ -114,7 +114,8 @@ int cmd_bench(int argc, char** argv) {
 
   LoadedModel lm = load_model(mo);
   const Model& m = *lm.model;
-  const size_t wbytes = decode_weight_bytes(m);
+  const DecodeReads reads = decode_reads(m);
+  const size_t wbytes = reads.total;
   nlohmann::json results = nlohmann::json::array();
   if (!json)
     std::printf("| %-28s | %9s | %7s | %6s | %16s | %8s |\n", "model", "size MiB", "threads", "test",
@@ -144,7 +145,8 @@ int cmd_bench(int argc, char** argv) {
       results.push_back({{"model", mo.model}, {"test", test}, {"threads", threads},
                          {"tokens_per_s", s.median}, {"min", s.min}, {"max", s.max},
                          {"repetitions", reps}, {"weight_bytes", m.weight_bytes},
-                         {"bytes_per_token", wbytes},
+                         {"bytes_per_token", wbytes}, {"expert_bytes_per_token", reads.experts},
+                         {"expert_bytes", reads.experts_stored},
                          {"bandwidth_gbs", bw}, {"roofline_tokens_per_s", roofline_tps},
                          {"roofline_fraction", frac}, {"peak_rss_mib", peak_rss_mib()},
                          {"repacked_bytes", cpu::repacked_bytes()},
@@ -162,9 +164,9 @@ int cmd_bench(int argc, char** argv) {
     if (n_gen > 0) run_test("tg", n_gen);
     // Repacked weights are copies the CPU backend made in its own layout (in the peak RSS too).
     if (!json)
-      std::printf("  (threads %d: read bandwidth %.1f GB/s, tg roofline %.1f t/s at %.1f MiB read per token, peak RSS "
+      std::printf("  (threads %d: read bandwidth %.1f GB/s, tg roofline %.1f t/s at %s, peak RSS "
                   "%ld MiB, repacked weights %.1f MiB)\n",
-                  threads, bw, roofline_tps, double(wbytes) / (1 << 20), peak_rss_mib(),
+                  threads, bw, roofline_tps, describe_decode_reads(m).c_str(), peak_rss_mib(),
                   double(cpu::repacked_bytes()) / (1 << 20));
   }
   if (json) std::printf("%s\n", results.dump(2).c_str());

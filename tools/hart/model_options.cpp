@@ -1,5 +1,6 @@
 #include "model_options.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 
@@ -91,6 +92,20 @@ LoadedModel load_model(const ModelOptions& opt) {
     throw Error("vocabulary has " + std::to_string(lm.tokenizer->n_vocab()) +
                 " tokens but the model's embedding has " + std::to_string(lm.model->hp.n_vocab));
   return lm;
+}
+
+std::string describe_decode_reads(const Model& m) {
+  const DecodeReads r = decode_reads(m);
+  const auto mib = [](size_t b) { return double(b) / (1 << 20); };
+  char buf[160];
+  int n = std::snprintf(buf, sizeof buf, "%.1f MiB read per token", mib(r.total));
+  if (r.experts_stored > 0) {
+    int used = 0;  // the layers' n_expert_used (the same in every MoE layer of these families)
+    for (const LayerConfig& l : m.hp.layers) used = std::max(used, l.n_expert_used);
+    std::snprintf(buf + n, sizeof buf - size_t(n), " (experts: %.1f of %.1f MiB, %d of %d per layer)",
+                  mib(r.experts), mib(r.experts_stored), used, m.hp.n_expert);
+  }
+  return buf;
 }
 
 }  // namespace hart::cli

@@ -51,4 +51,8 @@ bool print_devices_if_asked(const ModelOptions& opt);
 // Opens MODEL (a GGUF path or synthetic:NAME:TYPE) with a progress line on stderr.
 LoadedModel load_model(const ModelOptions& opt);
 
+// "12.3 MiB read per token", and for a mixture of experts "(experts: 4.5 of 36.0 MiB, 8 of 64
+// per layer)": what the bandwidth roofline of a generated token counts (decode_reads).
+std::string describe_decode_reads(const Model& m);
+
 }  // namespace hart::cli

@@ -21,7 +21,7 @@ int cmd_run(int argc, char** argv) {
   SamplingOptions so;
   std::string prompt;
   int n_predict = 128;
-  bool json = false, logits = false, ignore_eos = false;
+  bool json = false, logits = false, ignore_eos = false, verbose = false;
   mo.add_to(app);
   so.add_to(app);
   app.add_option("-p,--prompt", prompt, "prompt text (special tokens parsed; default: BOS alone)");
@@ -30,12 +30,19 @@ int cmd_run(int argc, char** argv) {
   app.add_flag("--json", json, "print one JSON object: tokens, text, timings");
   app.add_flag("--logits", logits, "with --json: include the first generated step's logits");
   app.add_flag("--ignore-eos", ignore_eos, "keep generating past end-of-generation tokens");
+  app.add_flag("-v,--verbose", verbose, "print the model's shape and the weight bytes a token reads to stderr");
   if (!parse_args(app, argc, argv)) return 0;
   if (print_devices_if_asked(mo)) return 0;
   const bool have_prompt = app.count("--prompt") > 0;
 
   LoadedModel lm = load_model(mo);
   const Tokenizer& tok = *lm.tokenizer;
+  if (verbose) {
+    const Model& m = *lm.model;
+    std::fprintf(stderr, "hart: %s, %d layers, %d-wide, vocabulary %d; weights %.1f MiB, %s\n",
+                 m.hp.arch_name.c_str(), m.hp.n_layer, m.hp.n_embd, m.hp.n_vocab,
+                 double(m.weight_bytes) / (1 << 20), describe_decode_reads(m).c_str());
+  }
   std::vector<int32_t> prompt_tokens;
   if (have_prompt) {
     prompt_tokens = tok.encode(prompt, /*add_special=*/true, /*parse_special=*/true);

@@ -73,9 +73,9 @@ void expect_close(const gguf::File& in, const gguf::File& out, double rel_rmse) 
 
 // The types llama.cpp's llama-quantize chose for the same model and target.
 void expect_plan_like_llama_cpp(const std::string& source, const std::string& reference,
-                                std::string_view target_name) {
-  HART_REQUIRE_TESTDATA(src_path, "models/" + source);
-  HART_REQUIRE_TESTDATA(ref_path, "models/" + reference);
+                                std::string_view target_name, const std::string& dir = "models/") {
+  HART_REQUIRE_TESTDATA(src_path, dir + source);
+  HART_REQUIRE_TESTDATA(ref_path, dir + reference);
   const auto src = gguf::File::open(src_path);
   const auto ref = types_of(*gguf::File::open(ref_path));
   const auto plan = plan_quantization(*src, target(target_name));
@@ -96,6 +96,12 @@ TEST(QuantizeModel, PlanMatchesLlamaCppMixes) {
   // 256-wide rows: Q6_K for output, blk.1.attn_v and blk.1.ffn_down (use_more_bits), else Q4_K.
   expect_plan_like_llama_cpp("kq-tiny-Q4_K_M.gguf", "kq-tiny-Q4_K_M.gguf", "Q4_K_M");
   expect_plan_like_llama_cpp("kq-tiny-Q6_K.gguf", "kq-tiny-Q6_K.gguf", "Q6_K");
+}
+
+TEST(QuantizeModel, PlanMatchesLlamaCppForExperts) {
+  // 3-D expert tensors are quantized like their 2-D namesakes; the router (ffn_gate_inp) is kept.
+  expect_plan_like_llama_cpp("qwen3moe-tiny-F32.gguf", "qwen3moe-tiny-Q4_0.gguf", "Q4_0", "archs/models/");
+  expect_plan_like_llama_cpp("olmoe-tiny-F32.gguf", "olmoe-tiny-Q8_0.gguf", "Q8_0", "archs/models/");
 }
 
 TEST(QuantizeModel, StoriesToQ8_0) {

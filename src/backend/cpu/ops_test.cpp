@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/kernels.h"
@@ -139,24 +140,29 @@ TEST_P(Ops, ContOfPermutedView) {
 }
 
 TEST_P(Ops, BinaryOpsBroadcast) {
-  const Shape a_shape{33, 7, 3, 2};
-  const Shape b_shapes[] = {{33, 7, 3, 2}, {33, 1, 3, 1}, {1, 7, 1, 1}, {11, 7, 1, 2}, {1, 1, 1, 1}};
+  // Short rows of b repeat along a's rows, in runs of whole copies and a partial last run (the
+  // op tiles b's row 256 floats at a time: 1029 = 3 * 343 = 7 * 147).
+  const std::pair<Shape, std::vector<Shape>> cases[] = {
+      {{33, 7, 3, 2}, {{33, 7, 3, 2}, {33, 1, 3, 1}, {1, 7, 1, 1}, {11, 7, 1, 2}, {1, 1, 1, 1}}},
+      {{1029, 2, 3, 1}, {{1, 2, 3, 1}, {3, 1, 3, 1}, {7, 2, 1, 1}, {1029, 2, 1, 1}}}};
   using Builder = Tensor* (*)(Context&, Tensor*, Tensor*);
   const std::pair<Builder, double (*)(double, double)> ops[] = {
       {add, [](double x, double y) { return x + y; }},
       {sub, [](double x, double y) { return x - y; }},
       {mul, [](double x, double y) { return x * y; }}};
-  for (const Shape& bs : b_shapes)
-    for (auto [op, f] : ops) {
-      Tensor* x = b.random(Type::F32, {a_shape[0], a_shape[1], a_shape[2], a_shape[3]});
-      Tensor* y = b.random(Type::F32, {bs[0], bs[1], bs[2], bs[3]});
-      Tensor* z = op(b.ctx, x, y);
-      b.run({z}, threads());
-      const Dense dx = read(*x), dy = read(*y);
-      expect_near(read(*z), tabulate(z, [&](int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
-                    return f(dx.at(i0, i1, i2, i3), dy.at(i0 % bs[0], i1 % bs[1], i2 % bs[2], i3 % bs[3]));
-                  }), 1e-6);
-    }
+  for (const auto& [a_shape, b_shapes] : cases) {
+    for (const Shape& bs : b_shapes)
+      for (auto [op, f] : ops) {
+        Tensor* x = b.random(Type::F32, {a_shape[0], a_shape[1], a_shape[2], a_shape[3]});
+        Tensor* y = b.random(Type::F32, {bs[0], bs[1], bs[2], bs[3]});
+        Tensor* z = op(b.ctx, x, y);
+        b.run({z}, threads());
+        const Dense dx = read(*x), dy = read(*y);
+        expect_near(read(*z), tabulate(z, [&](int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+                      return f(dx.at(i0, i1, i2, i3), dy.at(i0 % bs[0], i1 % bs[1], i2 % bs[2], i3 % bs[3]));
+                    }), 1e-6);
+      }
+  }
 }
 
 TEST_P(Ops, RowOpsOnStridedViews) {

@@ -17,11 +17,22 @@ void compute_binary(const Tensor& node, const OpContext& ctx) {
                       : node.op == Op::SUB ? ctx.k.sub
                       : node.op == Op::MUL ? ctx.k.mul
                                            : ctx.k.div;
-  const int64_t repeats = a.ne[0] / b.ne[0];
+  const int64_t m = b.ne[0], repeats = a.ne[0] / m;
+  // A short row of b repeated along a's (MoE: one router weight per expert output row, m = 1)
+  // is laid out kTile times over in a buffer, so each kernel call covers up to kTile floats
+  // instead of m (1024 calls of one element each per row, 4% of a MoE model's decode).
+  constexpr int64_t kTile = 256;
+  const int64_t copies = std::min(repeats, std::max<int64_t>(1, kTile / m));
   for_my_rows(node, ctx, [&](float* y, RowIndex r) {
     const float* x = frow(a, r);
     const float* z = frow(b, {r.i1 % b.ne[1], r.i2 % b.ne[2], r.i3 % b.ne[3]});
-    for (int64_t j = 0; j < repeats; j++) fn(b.ne[0], x + j * b.ne[0], z, y + j * b.ne[0]);
+    float tiled[kTile];
+    if (copies > 1) {
+      for (int64_t c = 0; c < copies; c++) std::copy(z, z + m, tiled + c * m);
+      z = tiled;
+    }
+    for (int64_t j = 0; j < repeats; j += copies)
+      fn(std::min(copies, repeats - j) * m, x + j * m, z, y + j * m);
   });
 }
 

@@ -124,6 +124,10 @@ int main(int argc, char** argv) {
       "\x00{\"prompt\":\"Once upon a time\",\"max_tokens\":8,\"logprobs\":2,\"presence_penalty\":0.5}"sv,
       "\x00{\"prompt\":[1,450,4996],\"max_completion_tokens\":4,\"stop\":\".\",\"n\":1}"sv,
       "\x00{\"prompt\":\"hi\",\"max_tokens\":9223372036854775807}"sv,  // once overflowed a bounds check
+      // Fields of the wrong type or range, as the fuzzer found them: a numeric part type (a 500),
+      // an integer wider than its field.
+      "\x01{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":0,\"text\":\"hi\"}]}]}"sv,
+      "\x00{\"prompt\":\"hi\",\"n\":4294967297,\"top_k\":-4294967296}"sv,
   };
   for (size_t i = 0; i < std::size(kRequests); i++) write_file(out / "request" / std::to_string(i), std::string(kRequests[i]));
 

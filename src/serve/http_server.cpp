@@ -121,8 +121,17 @@ void HttpServer::routes() {
     const json body = parse_body(req);
     if (!body.is_object() || !body.contains("content") || !body["content"].is_string())
       throw ApiError(400, "invalid_request_error", "'content' must be a string", "content");
-    const bool add_special = body.value("add_special", false);
-    send_json(res, 200, {{"tokens", tok_->encode(body["content"].get<std::string>(), add_special, true)}});
+    const auto flag = body.find("add_special");
+    if (flag != body.end() && !flag->is_boolean())
+      throw ApiError(400, "invalid_request_error", "'add_special' must be a boolean", "add_special");
+    const bool add_special = flag != body.end() && flag->get<bool>();
+    std::vector<int32_t> tokens;
+    try {
+      tokens = tok_->encode(body["content"].get<std::string>(), add_special, true);
+    } catch (const Error& e) {  // a byte the vocabulary has no token for
+      throw ApiError(400, "invalid_request_error", e.what(), "content");
+    }
+    send_json(res, 200, {{"tokens", tokens}});
   });
   s.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) {
     const json body = parse_body(req);

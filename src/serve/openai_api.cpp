@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 namespace hart::serve {
 
@@ -28,6 +29,13 @@ bool get(const json& body, const char* key, T& out) {
                   : std::is_integral_v<T>          ? it->is_number_integer()
                                                    : it->is_number();
   if (!ok) invalid(key, std::string("'") + key + "' has the wrong type: " + it->dump());
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // get<T> would wrap a value T cannot hold (n = 2^32 + 1 reading as 1).
+    const bool fits = it->is_number_unsigned() ? it->template get<uint64_t>() <= uint64_t(std::numeric_limits<T>::max())
+                                               : it->template get<int64_t>() >= int64_t(std::numeric_limits<T>::min()) &&
+                                                     it->template get<int64_t>() <= int64_t(std::numeric_limits<T>::max());
+    if (!fits) invalid(key, std::string("'") + key + "' is out of range: " + it->dump());
+  }
   out = it->get<T>();
   return true;
 }
@@ -38,12 +46,25 @@ void get_in(const json& body, const char* key, T& out, T lo, T hi) {
     invalid(key, std::string("'") + key + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi));
 }
 
+// The text's tokens; a text the vocabulary cannot encode (a byte without a token) is the
+// request's fault, a 400 naming `param`.
+std::vector<int32_t> encode(const PromptContext& pc, const std::string& text, const char* param) {
+  try {
+    return pc.tok.encode(text, true, true);
+  } catch (const Error& e) {
+    invalid(param, e.what());
+  }
+}
+
 std::string message_text(const json& content, size_t i) {
   if (content.is_string()) return content.get<std::string>();
   if (!content.is_array()) invalid("messages", "messages[" + std::to_string(i) + "].content must be a string or an array of parts");
   std::string text;
   for (const json& part : content) {
-    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string())
+    // Each field's type is checked before its value is read (json::value("type", "") throws on a
+    // number, which would surface as a 500).
+    const auto is_string_field = [&](const char* k) { return part.contains(k) && part[k].is_string(); };
+    if (!part.is_object() || !is_string_field("type") || part["type"] != "text" || !is_string_field("text"))
       invalid("messages", "messages[" + std::to_string(i) + "].content: only text parts are supported");
     text += part["text"].get<std::string>();
   }
@@ -64,13 +85,13 @@ std::vector<int32_t> chat_prompt(const json& body, const PromptContext& pc) {
       invalid("messages", "messages[" + std::to_string(i) + "].role '" + role + "' is not system, user or assistant");
     messages.push_back({role, message_text(m.contains("content") ? m["content"] : json(""), i)});
   }
-  return pc.tok.encode(apply_chat_template(pc.tmpl, messages, true), true, true);
+  return encode(pc, apply_chat_template(pc.tmpl, messages, true), "messages");
 }
 
 std::vector<int32_t> completion_prompt(const json& body, const PromptContext& pc) {
   auto it = body.find("prompt");
   if (it == body.end()) invalid("prompt", "'prompt' is required");
-  if (it->is_string()) return pc.tok.encode(it->get<std::string>(), true, true);
+  if (it->is_string()) return encode(pc, it->get<std::string>(), "prompt");
   if (it->is_array() && !it->empty() && std::all_of(it->begin(), it->end(), [](const json& x) { return x.is_number_integer(); })) {
     std::vector<int32_t> ids;
     for (const json& x : *it) {

@@ -59,6 +59,15 @@ TEST_F(Api, RejectsWrongTypesAndLimits) {
   EXPECT_EQ(blamed({{"messages", {{{"role", "robot"}, {"content", "hi"}}}}}, Endpoint::CHAT), "messages");
   EXPECT_EQ(blamed({{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"top_logprobs", 2}}, Endpoint::CHAT),
             "top_logprobs");
+  // A content part's fields of the wrong type (found by fuzz_request: a numeric "type" was a 500).
+  const json part_type_number = json::parse(R"({"messages":[{"role":"user","content":[{"type":0,"text":"hi"}]}]})");
+  EXPECT_EQ(blamed(part_type_number, Endpoint::CHAT), "messages");
+  const json part_text_number = json::parse(R"({"messages":[{"role":"user","content":[{"type":"text","text":1}]}]})");
+  EXPECT_EQ(blamed(part_text_number, Endpoint::CHAT), "messages");
+  // Integers a field's type cannot hold are refused, not wrapped (2^32 + 1 would read as n = 1).
+  EXPECT_EQ(blamed({{"prompt", "x"}, {"n", 4294967297LL}}), "n");
+  EXPECT_EQ(blamed({{"prompt", "x"}, {"top_k", -4294967296LL}}), "top_k");
+  EXPECT_EQ(blamed({{"prompt", "x"}, {"top_logprobs", 18446744073709551615ULL}}, Endpoint::CHAT), "top_logprobs");
 }
 
 TEST_F(Api, ChatUsesTheTemplate) {

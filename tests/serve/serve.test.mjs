@@ -115,6 +115,11 @@ describe('stories260K, prefix cache on', () => {
     const ids = (await (await s.post('/tokenize', { content: 'Once upon a time' })).json()).tokens;
     assert.ok(ids.length > 0);
     assert.equal((await (await s.post('/detokenize', { tokens: ids })).json()).content, 'Once upon a time');
+    const withBos = (await (await s.post('/tokenize', { content: 'Once upon a time', add_special: true })).json()).tokens;
+    assert.equal(withBos.length, ids.length + 1);
+    const bad = await s.post('/tokenize', { content: 'Once', add_special: 'yes' });
+    assert.equal(bad.status, 400);
+    assert.equal((await bad.json()).error.param, 'add_special');
     assert.ok((await metric(s.base, 'hart_generation_tokens_total')) > 0);
     assert.ok((await metric(s.base, 'hart_time_to_first_token_seconds_count')) > 0);
     assert.ok((await metric(s.base, 'hart_kv_slots')) > 0);

@@ -178,16 +178,8 @@ void check_wkv7(int64_t S, int64_t H, int64_t T, int64_t n_s, uint64_t mask) {
   cpu::select_kernels("ref");  // as cpu_result below recomputes them
   b.run_without_reuse({a, bb}, 1);  // the inputs a and b, computed on the CPU
   Tensor* node = rwkv_wkv7(b.ctx, r, w, k, v, a, bb, state);
-  et_rwkv_wkv7_params p{};
-  p.r = upload(*r);
-  p.w = upload(*w);
-  p.k = upload(*k);
-  p.v = upload(*v);
-  p.a = upload(*a);
-  p.b = upload(*bb);
-  p.state = upload(*state);
   // The device's s . a is a float sum where the CPU's reference sums in double.
-  expect_cpu_result("rwkv_wkv7", p, node, b, mask, 2e-5f);
+  expect_sources_cpu_result<et_rwkv_wkv7_params>("rwkv_wkv7", node, b, mask, 2e-5f);
 }
 
 TEST(EtRwkvWkv7, Prefill) { check_wkv7(64, 2, 5, 1, kSmallMask); }

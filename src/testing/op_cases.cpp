@@ -120,7 +120,8 @@ std::vector<OpCase> op_cases() {
                    }});
   for (auto [u, name] : {std::pair{Unary::SILU, "SILU"}, std::pair{Unary::GELU, "GELU"}, std::pair{Unary::TANH, "TANH"},
                          std::pair{Unary::SIGMOID, "SIGMOID"}, std::pair{Unary::EXP, "EXP"},
-                         std::pair{Unary::NEG, "NEG"}, std::pair{Unary::RELU, "RELU"}}) {
+                         std::pair{Unary::NEG, "NEG"}, std::pair{Unary::RELU, "RELU"},
+                         std::pair{Unary::SOFTPLUS, "SOFTPLUS"}}) {
     cases.push_back({Op::UNARY, std::string("op=") + name + ",type=f32,ne=[64,3]", 1e-6, [u](RandomLeaves& l) {
                        return unary(l.ctx, l.random(Type::F32, {64, 3}, -4.0f, 4.0f), u);
                      }});

@@ -37,6 +37,7 @@ Activation device_activation(int32_t kind) {
     case Unary::EXP: return {ET_ACT_EXP, "unary_exp_f32"};
     case Unary::NEG: return {ET_ACT_NEG, "unary_neg_f32"};
     case Unary::RELU: return {ET_ACT_RELU, "unary_relu_f32"};
+    case Unary::SOFTPLUS: return {ET_ACT_SOFTPLUS, "unary_softplus_f32"};
     default: return {-1, ""};
   }
 }

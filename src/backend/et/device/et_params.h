@@ -122,8 +122,10 @@ typedef struct et_soft_max_params {
 } et_soft_max_params;
 
 /* The activations of UNARY and GLU: SiLU x / (1 + e^-x), GELU in ggml's tanh approximation, tanh
- * itself (Gemma's logit soft-capping), and RWKV-7's sigmoid 1 / (1 + e^-x), e^x, -x and max(x, 0);
- * for UNARY alone CLAMP min(max(x, min), max), its bounds in the parameter block. */
+ * itself (Gemma's logit soft-capping), RWKV-7's sigmoid 1 / (1 + e^-x), e^x, -x and max(x, 0), and
+ * Qwen 3.5's softplus log(1 + e^x) (x itself above 20, as ggml); for UNARY alone CLAMP
+ * min(max(x, min), max), its bounds in the parameter block. The values are an ABI: a new
+ * activation takes the next free one. */
 enum et_activation {
   ET_ACT_SILU = 0,
   ET_ACT_GELU = 1,
@@ -132,10 +134,12 @@ enum et_activation {
   ET_ACT_EXP = 4,
   ET_ACT_NEG = 5,
   ET_ACT_RELU = 6,
-  ET_ACT_CLAMP = 7
+  ET_ACT_CLAMP = 7,
+  ET_ACT_SOFTPLUS = 8
 };
 
-/* dst = act(src) (UNARY SILU / GELU / TANH / SIGMOID / EXP / NEG / RELU, CLAMP to [min, max]). */
+/* dst = act(src) (UNARY SILU / GELU / TANH / SIGMOID / EXP / NEG / RELU / SOFTPLUS, CLAMP to
+ * [min, max]). */
 typedef struct et_unary_params {
   et_tensor src, dst;
   int32_t act;

@@ -107,6 +107,10 @@ void expect_sources_cpu_result(const char* name, Tensor* node, cpu::test::Bench&
   expect_cpu_result(name, params, node, b, mask, tol);
 }
 
+// UNARY kind of x computed by the device's unary kernel as activation act (an et_activation),
+// against the CPU's reference kernels (expect_cpu_result).
+void expect_unary(Unary kind, int32_t act, Tensor* x, cpu::test::Bench& b, uint64_t mask, float tol);
+
 // Launches kernel `name` with params, which must fail with an error containing message.
 template <class P>
 void expect_rejected(const char* name, const P& params, const std::string& message) {

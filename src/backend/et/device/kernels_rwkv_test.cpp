@@ -115,13 +115,8 @@ struct ActCase {
 };
 
 void check_activation(ActCase c, Tensor* x, cpu::test::Bench& b, uint64_t mask) {
-  Tensor* node = unary(b.ctx, x, c.kind);
-  et_unary_params p{};
-  p.src = upload(*x);
-  p.act = c.act;
   // e^x within a few ulp of expf; NEG and RELU exact.
-  const float tol = c.kind == Unary::NEG || c.kind == Unary::RELU ? 0.0f : 2e-6f;
-  expect_cpu_result("unary", p, node, b, mask, tol);
+  expect_unary(c.kind, c.act, x, b, mask, c.kind == Unary::NEG || c.kind == Unary::RELU ? 0.0f : 2e-6f);
 }
 
 const ActCase kSigmoid{Unary::SIGMOID, ET_ACT_SIGMOID}, kExp{Unary::EXP, ET_ACT_EXP}, kNeg{Unary::NEG, ET_ACT_NEG},

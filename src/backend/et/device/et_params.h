@@ -181,6 +181,14 @@ typedef struct et_rwkv_wkv7_params {
   et_tensor r, w, k, v, a, b, state, dst;
 } et_rwkv_wkv7_params;
 
+/* GATED_DELTA_NET, the gated delta rule of Qwen 3.5's linear attention (graph.h's
+ * gated_delta_net): q, k F32 [S, H_k, T], v F32 [S, H, T] (rows contiguous, any strides; value
+ * head h reads key head h % H_k), g and beta F32 contiguous, one value per (head, token) at
+ * t H + h, state and dst as RWKV_WKV7's (H heads of S rows of S). */
+typedef struct et_gated_delta_net_params {
+  et_tensor q, k, v, g, beta, state, dst;
+} et_gated_delta_net_params;
+
 /* Attention as ggml's FLASH_ATTN_EXT: q (Dk, n_q, H, b3) F32, k (Dk, n_kv, H_kv, b3) and
  * v (Dv, n_kv, H_kv, b3) F32 or F16, optional mask (n_kv, >= n_q, m2, m3) F16 or F32,
  * dst (Dv, H, n_q, b3) F32 = softmax(q k^T * scale + mask) v, head h reading kv head h / (H / H_kv). */

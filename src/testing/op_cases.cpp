@@ -120,7 +120,8 @@ std::vector<OpCase> op_cases() {
                    }});
   for (auto [u, name] : {std::pair{Unary::SILU, "SILU"}, std::pair{Unary::GELU, "GELU"}, std::pair{Unary::TANH, "TANH"},
                          std::pair{Unary::SIGMOID, "SIGMOID"}, std::pair{Unary::EXP, "EXP"},
-                         std::pair{Unary::NEG, "NEG"}, std::pair{Unary::RELU, "RELU"}}) {
+                         std::pair{Unary::NEG, "NEG"}, std::pair{Unary::RELU, "RELU"},
+                         std::pair{Unary::SOFTPLUS, "SOFTPLUS"}}) {
     cases.push_back({Op::UNARY, std::string("op=") + name + ",type=f32,ne=[64,3]", 1e-6, [u](RandomLeaves& l) {
                        return unary(l.ctx, l.random(Type::F32, {64, 3}, -4.0f, 4.0f), u);
                      }});
@@ -198,6 +199,26 @@ std::vector<OpCase> op_cases() {
                        Tensor* a = head(-0.2f, 0.2f);
                        Tensor* b = head(-0.2f, 0.2f);
                        return rwkv_wkv7(l.ctx, r, w, k, v, a, b, l.random(Type::F32, {S * S * H, n_s}));
+                     }});
+  }
+  // GATED_DELTA_NET (Qwen 3.5): H value heads of S over H_k key heads, n_t tokens of each of n_s
+  // sequences; q, k, v strided views of one row per token, as the model cuts them from its
+  // convolution; log-decays g <= 0.
+  for (auto [n_t, n_s] : {std::pair{int64_t(1), int64_t(1)}, std::pair{int64_t(4), int64_t(2)}}) {
+    const int64_t S = 64, H = 4, H_k = 2, T = n_t * n_s;
+    cases.push_back({Op::GATED_DELTA_NET,
+                     "type=f32,head_count=" + std::to_string(H) + ",head_count_k=" + std::to_string(H_k) +
+                         ",head_size=" + std::to_string(S) + ",n_seq_tokens=" + std::to_string(n_t) +
+                         ",n_seqs=" + std::to_string(n_s),
+                     1e-7, [=](RandomLeaves& l) {
+                       Tensor* mixed = l.random(Type::F32, {2 * S * H_k + S * H, T}, -0.3f, 0.3f);
+                       auto heads = [&](int64_t at, int64_t count) {
+                         return view(l.ctx, mixed, {S, count, T}, {size_t(S) * 4, mixed->nb[1]}, size_t(at) * 4);
+                       };
+                       return gated_delta_net(l.ctx, heads(0, H_k), heads(S * H_k, H_k), heads(2 * S * H_k, H),
+                                              l.random(Type::F32, {H, T}, -2.0f, 0.0f),
+                                              l.random(Type::F32, {H, T}, 0.0f, 1.0f),
+                                              l.random(Type::F32, {S * S * H, n_s}));
                      }});
   }
   for (auto [a, b] : {std::pair{Type::F32, Type::F16}, std::pair{Type::F16, Type::F32}, std::pair{Type::F32, Type::F32}}) {

@@ -2,7 +2,8 @@
 // graph on the device (no CPU part), with and without the uberkernel: the TinyStories models and
 // the tiny test files of the other architectures (Gemma 3's soft-capping TANH, Gemma 4's and
 // Phi-3's RoPE frequency factors, LFM2's CONCAT and SSM_CONV short convolution, RWKV-7's WKV
-// recurrence and norms, the MoE block's TOP_K, MUL_MAT_ID, DIV and CLAMP).
+// recurrence and norms, the MoE block's TOP_K, MUL_MAT_ID, DIV and CLAMP, Qwen 3.5's
+// GATED_DELTA_NET and SOFTPLUS).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -100,7 +101,8 @@ TEST_P(EtArchModel, GreedyTokensOnTheDeviceAlone) {
 
 INSTANTIATE_TEST_SUITE_P(Archs, EtArchModel,
                          ::testing::Combine(::testing::Values("gemma3", "gemma4", "phi3", "smollm3", "granite", "lfm2",
-                                                              "rwkv7", "arwkv7", "olmoe", "qwen3moe", "granitemoe"),
+                                                              "rwkv7", "arwkv7", "olmoe", "qwen3moe", "granitemoe", "qwen35",
+                                                              "qwen35moe"),
                                             ::testing::Values("F32", "Q8_0")),
                          [](const auto& info) {
                            return std::string(std::get<0>(info.param)) + "_" + std::get<1>(info.param);

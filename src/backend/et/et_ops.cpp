@@ -37,6 +37,7 @@ Activation device_activation(int32_t kind) {
     case Unary::EXP: return {ET_ACT_EXP, "unary_exp_f32"};
     case Unary::NEG: return {ET_ACT_NEG, "unary_neg_f32"};
     case Unary::RELU: return {ET_ACT_RELU, "unary_relu_f32"};
+    case Unary::SOFTPLUS: return {ET_ACT_SOFTPLUS, "unary_softplus_f32"};
     default: return {-1, ""};
   }
 }
@@ -99,6 +100,10 @@ bool supports(const Tensor& n) {
     case Op::RWKV_WKV7:  // r, w, k, v, a, b and the state: contiguous F32
       for (int i = 0; i < 7; i++)
         if (n.src[i]->type != Type::F32 || !n.src[i]->is_contiguous()) return false;
+      return true;
+    case Op::GATED_DELTA_NET:  // q, k, v: F32 rows of any strides; g, beta and the state: contiguous F32
+      for (int i = 0; i < 6; i++)
+        if (!f32_rows(n.src[i]) || (i >= 3 && !n.src[i]->is_contiguous())) return false;
       return true;
     case Op::GLU:
       return a->type == Type::F32 && b->type == Type::F32;  // SwiGLU and GeGLU
@@ -292,6 +297,16 @@ KernelCall make_call(const EtOp& op, const AddressOf& address) {
       p.dst = P.tensor(n);
       set(ET_KERNEL_ID_rwkv_wkv7, "rwkv_wkv7", "rwkv_wkv7_f32", words(p));
       c.perf_keys = "|head_size=" + std::to_string(h.src[0]->ne[0]) + "|n_seqs=" + std::to_string(h.src[6]->ne[1]);
+      break;
+    }
+    case Op::GATED_DELTA_NET: {
+      et_gated_delta_net_params p{};
+      et_tensor* in[6] = {&p.q, &p.k, &p.v, &p.g, &p.beta, &p.state};
+      for (int i = 0; i < 6; i++) *in[i] = P.tensor(*h.src[i]);
+      p.dst = P.tensor(n);
+      set(ET_KERNEL_ID_gated_delta_net, "gated_delta_net", "gated_delta_net_f32", words(p));
+      c.perf_keys = "|head_size=" + std::to_string(h.src[2]->ne[0]) + "|head_count=" + std::to_string(h.src[2]->ne[1]) +
+                    "|head_count_k=" + std::to_string(h.src[0]->ne[1]) + "|n_seqs=" + std::to_string(h.src[5]->ne[1]);
       break;
     }
     case Op::ADD: case Op::SUB: case Op::MUL: case Op::DIV: {

@@ -136,6 +136,10 @@ static inline float et_silu(float x) { return x * et_recip(1.0f + et_exp(-x)); }
 /* 1 / (1 + e^-x): 0 once e^-x overflows (x < -88.7), as 1 / (1 + inf) is. */
 static inline float et_sigmoid(float x) { return et_recip(1.0f + et_exp(-x)); }
 
+/* log(1 + e^x), and x itself above 20 as the CPU and ggml compute it: there the two agree in float,
+ * and beyond 88.7 e^x would overflow to an infinite result. */
+static inline float et_softplus(float x) { return x > 20.0f ? x : et_log(1.0f + et_exp(x)); }
+
 /* tanh z, odd: for |z| < 1/2 its Taylor series to z^13 (the form below loses the low bits of a
  * small result to the subtraction from 1), beyond 1 - 2 / (e^2|z| + 1). */
 static inline float et_tanh(float z) {

@@ -122,8 +122,10 @@ typedef struct et_soft_max_params {
 } et_soft_max_params;
 
 /* The activations of UNARY and GLU: SiLU x / (1 + e^-x), GELU in ggml's tanh approximation, tanh
- * itself (Gemma's logit soft-capping), and RWKV-7's sigmoid 1 / (1 + e^-x), e^x, -x and max(x, 0);
- * for UNARY alone CLAMP min(max(x, min), max), its bounds in the parameter block. */
+ * itself (Gemma's logit soft-capping), RWKV-7's sigmoid 1 / (1 + e^-x), e^x, -x and max(x, 0), and
+ * Qwen 3.5's softplus log(1 + e^x) (x itself above 20, as ggml); for UNARY alone CLAMP
+ * min(max(x, min), max), its bounds in the parameter block. The values are an ABI: a new
+ * activation takes the next free one. */
 enum et_activation {
   ET_ACT_SILU = 0,
   ET_ACT_GELU = 1,
@@ -132,10 +134,12 @@ enum et_activation {
   ET_ACT_EXP = 4,
   ET_ACT_NEG = 5,
   ET_ACT_RELU = 6,
-  ET_ACT_CLAMP = 7
+  ET_ACT_CLAMP = 7,
+  ET_ACT_SOFTPLUS = 8
 };
 
-/* dst = act(src) (UNARY SILU / GELU / TANH / SIGMOID / EXP / NEG / RELU, CLAMP to [min, max]). */
+/* dst = act(src) (UNARY SILU / GELU / TANH / SIGMOID / EXP / NEG / RELU / SOFTPLUS, CLAMP to
+ * [min, max]). */
 typedef struct et_unary_params {
   et_tensor src, dst;
   int32_t act;
@@ -176,6 +180,14 @@ typedef struct et_ssm_conv_params {
 typedef struct et_rwkv_wkv7_params {
   et_tensor r, w, k, v, a, b, state, dst;
 } et_rwkv_wkv7_params;
+
+/* GATED_DELTA_NET, the gated delta rule of Qwen 3.5's linear attention (graph.h's
+ * gated_delta_net): q, k F32 [S, H_k, T], v F32 [S, H, T] (rows contiguous, any strides; value
+ * head h reads key head h % H_k), g and beta F32 contiguous, one value per (head, token) at
+ * t H + h, state and dst as RWKV_WKV7's (H heads of S rows of S). */
+typedef struct et_gated_delta_net_params {
+  et_tensor q, k, v, g, beta, state, dst;
+} et_gated_delta_net_params;
 
 /* Attention as ggml's FLASH_ATTN_EXT: q (Dk, n_q, H, b3) F32, k (Dk, n_kv, H_kv, b3) and
  * v (Dv, n_kv, H_kv, b3) F32 or F16, optional mask (n_kv, >= n_q, m2, m3) F16 or F32,

@@ -189,17 +189,22 @@ static inline float et_activate(int32_t act, float x) {
     case ET_ACT_EXP: return et_exp(x);
     case ET_ACT_NEG: return -x;
     case ET_ACT_RELU: return x < 0.0f ? 0.0f : x; /* NaN and -0 pass, as std::max(x, 0) */
+    case ET_ACT_SOFTPLUS: return et_softplus(x);
     default: return 0.0f;
   }
 }
 
-static inline int et_is_activation(int32_t act) { return act >= ET_ACT_SILU && act <= ET_ACT_RELU; }
+/* CLAMP (between RELU and SOFTPLUS) is UNARY's alone: it takes bounds, not just x. */
+static inline int et_is_activation(int32_t act) {
+  return (act >= ET_ACT_SILU && act <= ET_ACT_RELU) || act == ET_ACT_SOFTPLUS;
+}
 
-/* Flops the cost model counts for one act(x): the polynomial and Newton steps of et_exp and
- * et_recip, a compare or a sign flip. */
+/* Flops the cost model counts for one act(x): the polynomial and Newton steps of et_exp, et_log
+ * and et_recip, a compare or a sign flip. */
 static inline uint64_t et_activation_flops(int32_t act) {
   switch (act) {
     case ET_ACT_EXP: return 15;
+    case ET_ACT_SOFTPLUS: return 40;
     case ET_ACT_SIGMOID: return 22;
     case ET_ACT_NEG: case ET_ACT_RELU: return 1;
     default: return 25;

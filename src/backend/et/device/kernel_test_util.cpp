@@ -155,6 +155,14 @@ Tensor* narrow(cpu::test::Bench& b, std::initializer_list<int64_t> wide, int64_t
   return view(b.ctx, w, {ne0, w->ne[1], w->ne[2], w->ne[3]}, {w->nb[1], w->nb[2], w->nb[3]}, 0);
 }
 
+void expect_unary(Unary kind, int32_t act, Tensor* x, cpu::test::Bench& b, uint64_t mask, float tol) {
+  Tensor* node = unary(b.ctx, x, kind);
+  et_unary_params p{};
+  p.src = upload(*x);
+  p.act = act;
+  expect_cpu_result("unary", p, node, b, mask, tol);
+}
+
 void expect_near_all(const std::vector<float>& got, const std::vector<float>& want, float tol) {
   ASSERT_EQ(got.size(), want.size());
   size_t bad = 0;

@@ -94,6 +94,23 @@ void expect_cpu_result(const char* name, P& params, Tensor* node, cpu::test::Ben
   expect_near_all(device_values(params.dst), cpu_result(b, node), tol);
 }
 
+// The same for a kernel whose parameter block P is node's sources in order, then dst (the
+// recurrent-state kernels): each source uploaded.
+template <class P>
+void expect_sources_cpu_result(const char* name, Tensor* node, cpu::test::Bench& b, uint64_t mask, float tol) {
+  constexpr size_t n_src = sizeof(P) / sizeof(et_tensor) - 1;
+  static_assert(sizeof(P) == (n_src + 1) * sizeof(et_tensor), "P must be tensors alone");
+  static_assert(n_src <= size_t(kMaxSrc));
+  P params{};
+  et_tensor* t = reinterpret_cast<et_tensor*>(&params);
+  for (size_t i = 0; i < n_src; i++) t[i] = upload(*node->src[i]);
+  expect_cpu_result(name, params, node, b, mask, tol);
+}
+
+// UNARY kind of x computed by the device's unary kernel as activation act (an et_activation),
+// against the CPU's reference kernels (expect_cpu_result).
+void expect_unary(Unary kind, int32_t act, Tensor* x, cpu::test::Bench& b, uint64_t mask, float tol);
+
 // Launches kernel `name` with params, which must fail with an error containing message.
 template <class P>
 void expect_rejected(const char* name, const P& params, const std::string& message) {

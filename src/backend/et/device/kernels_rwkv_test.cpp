@@ -115,13 +115,8 @@ struct ActCase {
 };
 
 void check_activation(ActCase c, Tensor* x, cpu::test::Bench& b, uint64_t mask) {
-  Tensor* node = unary(b.ctx, x, c.kind);
-  et_unary_params p{};
-  p.src = upload(*x);
-  p.act = c.act;
   // e^x within a few ulp of expf; NEG and RELU exact.
-  const float tol = c.kind == Unary::NEG || c.kind == Unary::RELU ? 0.0f : 2e-6f;
-  expect_cpu_result("unary", p, node, b, mask, tol);
+  expect_unary(c.kind, c.act, x, b, mask, c.kind == Unary::NEG || c.kind == Unary::RELU ? 0.0f : 2e-6f);
 }
 
 const ActCase kSigmoid{Unary::SIGMOID, ET_ACT_SIGMOID}, kExp{Unary::EXP, ET_ACT_EXP}, kNeg{Unary::NEG, ET_ACT_NEG},
@@ -178,16 +173,8 @@ void check_wkv7(int64_t S, int64_t H, int64_t T, int64_t n_s, uint64_t mask) {
   cpu::select_kernels("ref");  // as cpu_result below recomputes them
   b.run_without_reuse({a, bb}, 1);  // the inputs a and b, computed on the CPU
   Tensor* node = rwkv_wkv7(b.ctx, r, w, k, v, a, bb, state);
-  et_rwkv_wkv7_params p{};
-  p.r = upload(*r);
-  p.w = upload(*w);
-  p.k = upload(*k);
-  p.v = upload(*v);
-  p.a = upload(*a);
-  p.b = upload(*bb);
-  p.state = upload(*state);
   // The device's s . a is a float sum where the CPU's reference sums in double.
-  expect_cpu_result("rwkv_wkv7", p, node, b, mask, 2e-5f);
+  expect_sources_cpu_result<et_rwkv_wkv7_params>("rwkv_wkv7", node, b, mask, 2e-5f);
 }
 
 TEST(EtRwkvWkv7, Prefill) { check_wkv7(64, 2, 5, 1, kSmallMask); }

@@ -71,6 +71,15 @@ TEST(EtMath, PowSiluGelu) {
   });
 }
 
+// Qwen 3.5's softplus: log(1 + e^x) to a few ulp, where 1 + e^x rounds to 1 an absolute 6e-8;
+// x itself above 20, also where e^x overflows.
+TEST(EtMath, Softplus) {
+  sweep(-30.0f, 20.0f, 20000,
+        [](float x) { expect_close(et_softplus(x), std::log1p(std::exp(double(x))), 3e-7, 2e-7, "softplus", x); });
+  for (float x : {20.0001f, 50.0f, 89.0f, 1e30f, std::numeric_limits<float>::infinity()}) EXPECT_EQ(et_softplus(x), x);
+  EXPECT_EQ(et_softplus(-std::numeric_limits<float>::infinity()), 0.0f);
+}
+
 // TANH is an op of its own (Gemma's soft-capping): relative accuracy near zero too.
 TEST(EtMath, Tanh) {
   for (float r : {12.0f, 0.6f, 1e-4f}) {

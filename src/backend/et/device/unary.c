@@ -1,5 +1,5 @@
-/* UNARY SILU, GELU (tanh form), TANH, SIGMOID, EXP, NEG and RELU, and CLAMP: dst = act(src) (F32).
- * src may be a view; dst is contiguous with its shape. */
+/* UNARY SILU, GELU (tanh form), TANH, SIGMOID, EXP, NEG, RELU and SOFTPLUS, and CLAMP:
+ * dst = act(src) (F32). src may be a view; dst is contiguous with its shape. */
 #include "et_rows.h"
 
 /* CLAMP as std::min(std::max(x, min), max): a NaN x passes through. */

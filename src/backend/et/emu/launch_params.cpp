@@ -32,6 +32,7 @@ constexpr size_t params_struct_bytes(uint32_t id) {
     case ET_KERNEL_ID_sum_rows: return sizeof(et_sum_rows_params);
     case ET_KERNEL_ID_rwkv_wkv7: return sizeof(et_rwkv_wkv7_params);
     case ET_KERNEL_ID_top_k: return sizeof(et_top_k_params);
+    case ET_KERNEL_ID_gated_delta_net: return sizeof(et_gated_delta_net_params);
     default: return 0;
   }
 }

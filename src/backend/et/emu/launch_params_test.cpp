@@ -108,6 +108,17 @@ TEST(LaunchParams, KnowsNormSumRowsAndRwkvWkv7) {
   EXPECT_NE(rejection(ET_KERNEL_ID_rwkv_wkv7, &w, sizeof w).find("tensor 6 address"), std::string::npos);
 }
 
+TEST(LaunchParams, KnowsGatedDeltaNet) {  // seven descriptors: q, k, v, g, beta, state, dst
+  et_gated_delta_net_params d{};
+  d.q = d.k = d.v = d.g = d.beta = d.state = f32(0x8000000000, 64);
+  d.dst = f32(0x8000001000, 64);
+  EXPECT_EQ(rejection(ET_KERNEL_ID_gated_delta_net, &d, sizeof d), "");
+  EXPECT_NE(rejection(ET_KERNEL_ID_gated_delta_net, &d, sizeof d - 1).find("expected at least"), std::string::npos);
+  d.dst.nb[1] = 2;
+  EXPECT_NE(rejection(ET_KERNEL_ID_gated_delta_net, &d, sizeof d).find("tensor 6 has stride nb[1] = 2"),
+            std::string::npos);
+}
+
 TEST(LaunchParams, KnowsTopKAndMulMatIds) {
   et_top_k_params k{};
   k.src = f32(0x8000000000, 16);

@@ -73,9 +73,10 @@ void expect_close(const gguf::File& in, const gguf::File& out, double rel_rmse) 
 
 // The types llama.cpp's llama-quantize chose for the same model and target.
 void expect_plan_like_llama_cpp(const std::string& source, const std::string& reference,
-                                std::string_view target_name) {
-  HART_REQUIRE_TESTDATA(src_path, "models/" + source);
-  HART_REQUIRE_TESTDATA(ref_path, "models/" + reference);
+                                std::string_view target_name, const std::string& dir = "models/") {
+  SCOPED_TRACE(std::string(target_name));
+  HART_REQUIRE_TESTDATA(src_path, dir + source);
+  HART_REQUIRE_TESTDATA(ref_path, dir + reference);
   const auto src = gguf::File::open(src_path);
   const auto ref = types_of(*gguf::File::open(ref_path));
   const auto plan = plan_quantization(*src, target(target_name));
@@ -96,6 +97,31 @@ TEST(QuantizeModel, PlanMatchesLlamaCppMixes) {
   // 256-wide rows: Q6_K for output, blk.1.attn_v and blk.1.ffn_down (use_more_bits), else Q4_K.
   expect_plan_like_llama_cpp("kq-tiny-Q4_K_M.gguf", "kq-tiny-Q4_K_M.gguf", "Q4_K_M");
   expect_plan_like_llama_cpp("kq-tiny-Q6_K.gguf", "kq-tiny-Q6_K.gguf", "Q6_K");
+}
+
+// qtypes/: one F32 model (2 layers, 2 heads on 2 KV heads, so no GQA rules; 384-wide ffn_down rows
+// that fall back) and llama-quantize's file of each mix.
+TEST(QuantizeModel, PlanMatchesLlamaCppLowBitMixes) {
+  for (const char* mix : {"Q2_K", "Q3_K_S", "Q3_K_M", "IQ4_XS"})
+    expect_plan_like_llama_cpp("qt-llama-F32.gguf", std::string("qt-llama-") + mix + ".gguf", mix, "qtypes/models/");
+}
+
+// Whole-model quantization through the low-bit quantizers (Q2_K, Q3_K, Q4_0 and Q6_K; IQ4_XS, IQ4_NL
+// and Q6_K): llama.cpp's tensor types, and values near the source.
+TEST(QuantizeModel, QtLlamaToLowBitMixes) {
+  HART_REQUIRE_TESTDATA(path, "qtypes/models/qt-llama-F32.gguf");
+  TempDir dir;
+  const auto in = gguf::File::open(path);
+  for (auto [mix, rel_rmse] : {std::pair<const char*, double>{"Q2_K", 0.5}, {"IQ4_XS", 0.15}}) {
+    SCOPED_TRACE(mix);
+    HART_REQUIRE_TESTDATA(ref_path, std::string("qtypes/models/qt-llama-") + mix + ".gguf");
+    const std::string out_path = dir.file(std::string(mix) + ".gguf");
+    quantize_model(path, out_path, target(mix), 2);
+    const auto out = gguf::File::open(out_path);
+    EXPECT_EQ(types_of(*out), types_of(*gguf::File::open(ref_path)));
+    EXPECT_EQ(out->get_int("general.file_type"), target(mix).file_type);
+    expect_close(*in, *out, rel_rmse);
+  }
 }
 
 TEST(QuantizeModel, StoriesToQ8_0) {
@@ -154,7 +180,8 @@ TEST(QuantizeModel, StoriesToQ4_K_MAndRequantize) {
 
 TEST(QuantizeModel, ReportsBadInput) {
   TempDir dir;
-  EXPECT_EQ(find_quantize_target("Q3_K_M"), nullptr);
+  EXPECT_EQ(find_quantize_target("IQ2_M"), nullptr);
+  EXPECT_EQ(find_quantize_target("q3_k_m")->type, Type::Q3_K);
   EXPECT_EQ(find_quantize_target("q5_k_m")->type, Type::Q5_K);
   EXPECT_THROW(quantize_model(dir.file("missing.gguf"), dir.file("out.gguf"), target("Q8_0"), 1),
                Error);

@@ -106,6 +106,28 @@ TEST(QuantizeModel, PlanMatchesLlamaCppLowBitMixes) {
     expect_plan_like_llama_cpp("qt-llama-F32.gguf", std::string("qt-llama-") + mix + ".gguf", mix, "qtypes/models/");
 }
 
+// The mixes the test data has no llama.cpp file of, by llama_tensor_get_type's rules for this
+// model: Q2_K_S is Q2_K but for the Q6_K output (no GQA, and n_layer / 8 = 0 layers of Q4_K
+// ffn_down); Q3_K_L gives attn_v, attn_output and ffn_down Q5_K (ffn_down falls back to Q5_1).
+TEST(QuantizeModel, PlanOfQ2_K_SAndQ3_K_L) {
+  HART_REQUIRE_TESTDATA(path, "qtypes/models/qt-llama-F32.gguf");
+  const auto src = gguf::File::open(path);
+  for (auto [mix, base] : {std::pair<const char*, Type>{"Q2_K_S", Type::Q2_K}, {"Q3_K_L", Type::Q3_K}}) {
+    const bool l = std::string(mix) == "Q3_K_L";
+    const auto plan = plan_quantization(*src, target(mix));
+    for (size_t i = 0; i < plan.size(); i++) {
+      const gguf::TensorInfo& t = src->tensors()[i];
+      const std::string& n = t.name;
+      Type want = base;
+      if (t.n_dims == 1 || !n.ends_with("weight")) want = t.type;
+      else if (n == "output.weight") want = Type::Q6_K;
+      else if (n.find("ffn_down") != n.npos) want = l ? Type::Q5_1 : Type::Q4_0;
+      else if (l && (n.find("attn_v") != n.npos || n.find("attn_output") != n.npos)) want = Type::Q5_K;
+      EXPECT_EQ(type_name(plan[i].type), type_name(want)) << mix << " " << n;
+    }
+  }
+}
+
 // Whole-model quantization through the low-bit quantizers (Q2_K, Q3_K, Q4_0 and Q6_K; IQ4_XS, IQ4_NL
 // and Q6_K): llama.cpp's tensor types, and values near the source.
 TEST(QuantizeModel, QtLlamaToLowBitMixes) {

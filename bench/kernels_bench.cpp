@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "backend/cpu/kernels.h"
-#include "common/fp16.h"
 #include "quant/quant.h"
 
 namespace hart::cpu {
@@ -27,8 +26,9 @@ constexpr int64_t kN = 4096;     // row length
 constexpr int64_t kRows = 4096;  // GEMV rows
 constexpr int64_t kDistinctRows = 16;  // quantized once, then repeated down the matrix
 
-const Type kWeightTypes[] = {Type::F32,  Type::F16,  Type::BF16, Type::Q8_0, Type::Q4_0, Type::Q4_1,
-                             Type::Q5_0, Type::Q5_1, Type::IQ4_NL, Type::Q4_K, Type::Q5_K, Type::Q6_K};
+const Type kWeightTypes[] = {Type::F32,  Type::F16,  Type::BF16,   Type::Q8_0, Type::Q4_0, Type::Q4_1,
+                             Type::Q5_0, Type::Q5_1, Type::IQ4_NL, Type::Q2_K, Type::Q3_K, Type::Q4_K,
+                             Type::Q5_K, Type::Q6_K, Type::IQ4_XS};
 
 std::vector<float> random_floats(int64_t n, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -38,20 +38,11 @@ std::vector<float> random_floats(int64_t n, uint32_t seed) {
   return v;
 }
 
-// Weight rows of type t. Types without a reference quantizer (IQ4_NL) get random quant bytes
-// with a fixed sane scale in each block's leading fp16.
+// Weight rows of type t.
 std::vector<uint8_t> make_row(Type t, uint32_t seed) {
-  const size_t bytes = row_size(t, kN);
-  std::vector<uint8_t> row(bytes);
-  if (can_quantize(t)) {
-    const std::vector<float> f = random_floats(kN, seed);
-    quantize_row(t, f.data(), row.data(), kN);
-    return row;
-  }
-  std::mt19937 rng(seed);
-  for (uint8_t& b : row) b = uint8_t(rng());
-  const fp16_t d = f32_to_fp16(0.01f);
-  for (size_t b = 0; b < bytes; b += type_info(t).type_size) std::memcpy(&row[b], &d, 2);
+  std::vector<uint8_t> row(row_size(t, kN));
+  const std::vector<float> f = random_floats(kN, seed);
+  quantize_row(t, f.data(), row.data(), kN);
   return row;
 }
 

@@ -89,20 +89,6 @@ void vec_dot_levels(int64_t n, float* out, const void* w, const void* x) {
   *out = sum;
 }
 
-// Index and value of the element with the largest magnitude (the first one on ties), as ggml's
-// symmetric quantizers pick their scale.
-struct AbsMax {
-  float amax = 0, max = 0;
-};
-inline AbsMax abs_max(const float* x, int n) {
-  AbsMax r;
-  for (int j = 0; j < n; j++) {
-    const float a = x[j] < 0 ? -x[j] : x[j];
-    if (r.amax < a) r = {a, x[j]};
-  }
-  return r;
-}
-
 // ggml's Q4_0 / Q5_0 quantizers: d = (the signed value of largest magnitude) / -half, so that
 // value lands exactly on level 0 (-half); the others round to nearest, capped at 2*half-1.
 // Writes unsigned levels 0..2*half-1 and returns d.

@@ -27,6 +27,12 @@ struct block_q6_K { uint8_t ql[QK_K / 2]; uint8_t qh[QK_K / 4]; int8_t scales[QK
 struct block_q8_K { float d; int8_t qs[QK_K]; int16_t bsums[QK_K / 16]; };
 struct block_iq4_xs { fp16_t d; uint16_t scales_h; uint8_t scales_l[QK_K / 64]; uint8_t qs[QK_K / 2]; };
 
+// The 16 non-linear int8 levels that IQ4_NL and IQ4_XS indices pick from (ggml's kvalues_iq4nl).
+// Not inline: each file keeps an internal copy, where an inline variable would be a weak symbol,
+// which scripts/riscv-test forbids in the RVV objects.
+constexpr int8_t kIq4Levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                   1,    13,   25,  38,  53,  69,  89,  113};
+
 static_assert(sizeof(block_q4_0) == 18 && sizeof(block_q4_1) == 20);
 static_assert(sizeof(block_q5_0) == 22 && sizeof(block_q5_1) == 24);
 static_assert(sizeof(block_q8_0) == 34 && sizeof(block_q8_1) == 36 && sizeof(block_iq4_nl) == 18);

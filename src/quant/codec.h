@@ -24,11 +24,28 @@ Codec codec_q5_0();
 Codec codec_q5_1();
 Codec codec_q8_0();
 Codec codec_q8_1();
+Codec codec_q2_k();
+Codec codec_q3_k();
 Codec codec_q4_k();
 Codec codec_q5_k();
 Codec codec_q6_k();
 Codec codec_q8_k();
 Codec codec_iq4_nl();
+Codec codec_iq4_xs();
+
+// The largest magnitude among n values and the signed value that has it (the first one on ties),
+// as ggml's symmetric quantizers pick their scale.
+struct AbsMax {
+  float amax = 0, max = 0;
+};
+inline AbsMax abs_max(const float* x, int n) {
+  AbsMax r;
+  for (int j = 0; j < n; j++) {
+    const float a = x[j] < 0 ? -x[j] : x[j];
+    if (r.amax < a) r = {a, x[j]};
+  }
+  return r;
+}
 
 // Apply f to each of the n / QK blocks of a row: f(block, floats of that block).
 template <class Block, int QK, class F>

@@ -6,12 +6,8 @@
 namespace hart::quant {
 
 float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
-  float max = 0, amax = 0;
-  for (int i = 0; i < n; i++) {
-    const float ax = std::fabs(x[i]);
-    if (ax > amax) amax = ax, max = x[i];
-  }
-  if (amax < 1e-15f) {  // all zero
+  const float max = abs_max(x, n).max;
+  if (std::fabs(max) < 1e-15f) {  // all zero
     std::fill(L, L + n, int8_t(0));
     return 0;
   }
@@ -49,7 +45,7 @@ float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
 }
 
 float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L,
-                       float* neg_min, float rmin, float rdelta, int nstep) {
+                       float* neg_min, float rmin, float rdelta, int nstep, bool abs_error) {
   float min = x[0], max = x[0];
   float sum_w = weights[0], sum_x = sum_w * x[0];
   for (int i = 1; i < n; i++) {
@@ -68,7 +64,7 @@ float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, ui
     float e = 0;
     for (int i = 0; i < n; i++) {
       const float diff = scale * float(levels[i]) + offset - x[i];
-      e += weights[i] * (diff * diff);
+      e += weights[i] * (abs_error ? std::fabs(diff) : diff * diff);
     }
     return e;
   };

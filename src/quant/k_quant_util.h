@@ -25,11 +25,12 @@ inline int nearest_int(float x) {
 // keeping the one with the best weighted (x^2) least-squares fit. Returns the scale.
 float make_qx_quants(int n, int nmax, const float* x, int8_t* L);
 
-// ggml's make_qkx2_quants (squared error): levels 0..nmax with a scale and a non-positive
-// minimum, searched over nstep+1 candidate scales (rmin + rdelta*i + nmax)/(max - min) with the
-// least-squares scale/min for each. Returns the scale; *neg_min = -min.
+// ggml's make_qkx2_quants: levels 0..nmax with a scale and a non-positive minimum, searched over
+// nstep+1 candidate scales (rmin + rdelta*i + nmax)/(max - min) with the least-squares scale/min
+// for each, the candidates compared by weighted squared error (Q4_K, Q5_K) or weighted absolute
+// error (`abs_error`, Q2_K). Returns the scale; *neg_min = -min.
 float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L,
-                       float* neg_min, float rmin, float rdelta, int nstep);
+                       float* neg_min, float rmin, float rdelta, int nstep, bool abs_error = false);
 
 // Q4_K/Q5_K keep 8 (scale, min) pairs of 6 bits in 12 bytes.
 void get_scale_min_k4(int j, const uint8_t* q, uint8_t* scale, uint8_t* min);
@@ -46,6 +47,22 @@ struct ScaleSearch {
 // recomputed with the rounded scales and written to L.
 void quantize_scale_min_superblock(const float* x, const ScaleSearch& search, fp16_t* d,
                                    fp16_t* dmin, uint8_t* scales, uint8_t* L);
+
+// Q2_K / Q3_K keep 2 bits of each weight: in 128-weight half h, weight 32k + l (k = 0..3) sits in
+// bits 2k..2k+1 of qs[32h + l].
+inline void unpack_k_crumbs(const uint8_t* qs, int8_t* q) {
+  for (int h = 0; h < 2; h++)
+    for (int k = 0; k < 4; k++)
+      for (int l = 0; l < 32; l++) q[128 * h + 32 * k + l] = int8_t((qs[32 * h + l] >> (2 * k)) & 3);
+}
+
+inline void pack_k_crumbs(const uint8_t* L, uint8_t* qs) {
+  for (int h = 0; h < 2; h++)
+    for (int l = 0; l < 32; l++) {
+      const uint8_t* Lh = L + 128 * h + l;
+      qs[32 * h + l] = uint8_t(Lh[0] | (Lh[32] << 2) | (Lh[64] << 4) | (Lh[96] << 6));
+    }
+}
 
 // The operation order of ggml's generic K-quant x Q8_K dot product, which SIMD kernels are held to:
 // within a super-block, integer products scale*w*a are summed in 8 lanes (element index mod 8);

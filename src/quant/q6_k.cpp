@@ -39,13 +39,9 @@ void quantize(const float* src, void* dst, int64_t n) {
   for_each_block<block_q6_K, QK_K>(src, dst, n, [](const float* x, block_q6_K& b) {
     int8_t L[QK_K];
     float scales[16];
-    float max_scale = 0, max_abs_scale = 0;
-    for (int g = 0; g < 16; g++) {
-      scales[g] = make_qx_quants(16, 32, x + 16 * g, L + 16 * g);
-      if (std::fabs(scales[g]) > max_abs_scale)
-        max_abs_scale = std::fabs(scales[g]), max_scale = scales[g];
-    }
-    if (max_abs_scale < 1e-15f) {
+    for (int g = 0; g < 16; g++) scales[g] = make_qx_quants(16, 32, x + 16 * g, L + 16 * g);
+    const float max_scale = abs_max(scales, 16).max;
+    if (std::fabs(max_scale) < 1e-15f) {
       std::memset(&b, 0, sizeof(b));
       return;
     }

@@ -24,11 +24,14 @@ std::array<Codec, kTypeCount> make_table() {
   set(Type::Q5_1, quant::codec_q5_1());
   set(Type::Q8_0, quant::codec_q8_0());
   set(Type::Q8_1, quant::codec_q8_1());
+  set(Type::Q2_K, quant::codec_q2_k());
+  set(Type::Q3_K, quant::codec_q3_k());
   set(Type::Q4_K, quant::codec_q4_k());
   set(Type::Q5_K, quant::codec_q5_k());
   set(Type::Q6_K, quant::codec_q6_k());
   set(Type::Q8_K, quant::codec_q8_k());
   set(Type::IQ4_NL, quant::codec_iq4_nl());
+  set(Type::IQ4_XS, quant::codec_iq4_xs());
   return t;
 }
 
@@ -57,8 +60,9 @@ const Codec& checked(Type t, int64_t n, bool has_fn, const char* what) {
 bool type_supported(Type t) {
   switch (t) {
     case Type::F32: case Type::F16: case Type::BF16: case Type::Q4_0: case Type::Q4_1:
-    case Type::Q5_0: case Type::Q5_1: case Type::Q8_0: case Type::Q4_K: case Type::Q5_K:
-    case Type::Q6_K: case Type::IQ4_NL: case Type::I32: case Type::I64:
+    case Type::Q5_0: case Type::Q5_1: case Type::Q8_0: case Type::Q2_K: case Type::Q3_K:
+    case Type::Q4_K: case Type::Q5_K: case Type::Q6_K: case Type::IQ4_NL: case Type::IQ4_XS:
+    case Type::I32: case Type::I64:
       return true;
     default:
       return false;

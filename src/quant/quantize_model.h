@@ -1,8 +1,8 @@
 // Quantizing a whole GGUF model, with llama.cpp's `llama-quantize` rules for which tensor gets
 // which type: matrices named *weight are converted, norms / biases / other 1-D tensors are copied
-// as they are, mixes (Q4_K_M, Q5_K_M) give sensitive tensors more bits, and a row length that does
-// not fit the block size falls back to a type that fits. Sources may be any type hart can
-// dequantize, so quantized models can be requantized.
+// as they are, mixes (Q2_K, Q3_K_M, Q4_K_M, IQ4_XS, ...) give sensitive tensors more bits, and a
+// row length that does not fit the block size falls back to a type that fits. Sources may be any
+// type hart can dequantize, so quantized models can be requantized.
 #pragma once
 
 #include <cstdint>

@@ -74,6 +74,7 @@ void expect_close(const gguf::File& in, const gguf::File& out, double rel_rmse) 
 // The types llama.cpp's llama-quantize chose for the same model and target.
 void expect_plan_like_llama_cpp(const std::string& source, const std::string& reference,
                                 std::string_view target_name, const std::string& dir = "models/") {
+  SCOPED_TRACE(std::string(target_name));
   HART_REQUIRE_TESTDATA(src_path, dir + source);
   HART_REQUIRE_TESTDATA(ref_path, dir + reference);
   const auto src = gguf::File::open(src_path);
@@ -98,10 +99,58 @@ TEST(QuantizeModel, PlanMatchesLlamaCppMixes) {
   expect_plan_like_llama_cpp("kq-tiny-Q6_K.gguf", "kq-tiny-Q6_K.gguf", "Q6_K");
 }
 
+<<<<<<< HEAD
 TEST(QuantizeModel, PlanMatchesLlamaCppForExperts) {
   // 3-D expert tensors are quantized like their 2-D namesakes; the router (ffn_gate_inp) is kept.
   expect_plan_like_llama_cpp("qwen3moe-tiny-F32.gguf", "qwen3moe-tiny-Q4_0.gguf", "Q4_0", "archs/models/");
   expect_plan_like_llama_cpp("olmoe-tiny-F32.gguf", "olmoe-tiny-Q8_0.gguf", "Q8_0", "archs/models/");
+=======
+// qtypes/: one F32 model (2 layers, 2 heads on 2 KV heads, so no GQA rules; 384-wide ffn_down rows
+// that fall back) and llama-quantize's file of each mix.
+TEST(QuantizeModel, PlanMatchesLlamaCppLowBitMixes) {
+  for (const char* mix : {"Q2_K", "Q3_K_S", "Q3_K_M", "IQ4_XS"})
+    expect_plan_like_llama_cpp("qt-llama-F32.gguf", std::string("qt-llama-") + mix + ".gguf", mix, "qtypes/models/");
+}
+
+// The mixes the test data has no llama.cpp file of, by llama_tensor_get_type's rules for this
+// model: Q2_K_S is Q2_K but for the Q6_K output (no GQA, and n_layer / 8 = 0 layers of Q4_K
+// ffn_down); Q3_K_L gives attn_v, attn_output and ffn_down Q5_K (ffn_down falls back to Q5_1).
+TEST(QuantizeModel, PlanOfQ2_K_SAndQ3_K_L) {
+  HART_REQUIRE_TESTDATA(path, "qtypes/models/qt-llama-F32.gguf");
+  const auto src = gguf::File::open(path);
+  for (auto [mix, base] : {std::pair<const char*, Type>{"Q2_K_S", Type::Q2_K}, {"Q3_K_L", Type::Q3_K}}) {
+    const bool l = std::string(mix) == "Q3_K_L";
+    const auto plan = plan_quantization(*src, target(mix));
+    for (size_t i = 0; i < plan.size(); i++) {
+      const gguf::TensorInfo& t = src->tensors()[i];
+      const std::string& n = t.name;
+      Type want = base;
+      if (t.n_dims == 1 || !n.ends_with("weight")) want = t.type;
+      else if (n == "output.weight") want = Type::Q6_K;
+      else if (n.find("ffn_down") != n.npos) want = l ? Type::Q5_1 : Type::Q4_0;
+      else if (l && (n.find("attn_v") != n.npos || n.find("attn_output") != n.npos)) want = Type::Q5_K;
+      EXPECT_EQ(type_name(plan[i].type), type_name(want)) << mix << " " << n;
+    }
+  }
+}
+
+// Whole-model quantization through the low-bit quantizers (Q2_K, Q3_K, Q4_0 and Q6_K; IQ4_XS, IQ4_NL
+// and Q6_K): llama.cpp's tensor types, and values near the source.
+TEST(QuantizeModel, QtLlamaToLowBitMixes) {
+  HART_REQUIRE_TESTDATA(path, "qtypes/models/qt-llama-F32.gguf");
+  TempDir dir;
+  const auto in = gguf::File::open(path);
+  for (auto [mix, rel_rmse] : {std::pair<const char*, double>{"Q2_K", 0.5}, {"IQ4_XS", 0.15}}) {
+    SCOPED_TRACE(mix);
+    HART_REQUIRE_TESTDATA(ref_path, std::string("qtypes/models/qt-llama-") + mix + ".gguf");
+    const std::string out_path = dir.file(std::string(mix) + ".gguf");
+    quantize_model(path, out_path, target(mix), 2);
+    const auto out = gguf::File::open(out_path);
+    EXPECT_EQ(types_of(*out), types_of(*gguf::File::open(ref_path)));
+    EXPECT_EQ(out->get_int("general.file_type"), target(mix).file_type);
+    expect_close(*in, *out, rel_rmse);
+  }
+>>>>>>> qtypes
 }
 
 TEST(QuantizeModel, StoriesToQ8_0) {
@@ -160,7 +209,8 @@ TEST(QuantizeModel, StoriesToQ4_K_MAndRequantize) {
 
 TEST(QuantizeModel, ReportsBadInput) {
   TempDir dir;
-  EXPECT_EQ(find_quantize_target("Q3_K_M"), nullptr);
+  EXPECT_EQ(find_quantize_target("IQ2_M"), nullptr);
+  EXPECT_EQ(find_quantize_target("q3_k_m")->type, Type::Q3_K);
   EXPECT_EQ(find_quantize_target("q5_k_m")->type, Type::Q5_K);
   EXPECT_THROW(quantize_model(dir.file("missing.gguf"), dir.file("out.gguf"), target("Q8_0"), 1),
                Error);

@@ -12,8 +12,11 @@
 namespace hart {
 namespace {
 
-// llama.cpp's LLAMA_FTYPE numbers.
-constexpr uint32_t kFtypeQ4_K_M = 15, kFtypeQ5_K_M = 17;
+// llama.cpp's LLAMA_FTYPE numbers of the mixes.
+enum Ftype : uint32_t {
+  kQ2_K = 10, kQ3_K_S = 11, kQ3_K_M = 12, kQ3_K_L = 13, kQ4_K_M = 15, kQ5_K_M = 17, kQ2_K_S = 21,
+  kIQ4_XS = 30,
+};
 
 bool iequal(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
@@ -80,6 +83,7 @@ int64_t int_or(const gguf::File& f, const std::string& key, int64_t fallback) {
 struct Model {
   std::string arch;
   int n_layer = 0, n_expert = 0, n_attn_v = 0;
+  int64_t n_gqa = 0;            // query heads per KV head
   bool tied_embeddings = true;  // no output.weight: token_embd doubles as the output matrix
   bool is_70b = false;          // llama.cpp's LLM_TYPE_70B: 8 heads share each attn_v
 };
@@ -98,6 +102,7 @@ Model describe(const gguf::File& in, std::span<const gguf::TensorInfo> tensors) 
   const int64_t heads = int_or(in, m.arch + ".attention.head_count", 0);
   const int64_t kv_heads = int_or(in, m.arch + ".attention.head_count_kv", heads);
   m.is_70b = m.arch == "llama" && m.n_layer == 80 && heads != kv_heads;
+  m.n_gqa = kv_heads > 0 ? heads / kv_heads : 0;
   return m;
 }
 
@@ -105,10 +110,10 @@ Model describe(const gguf::File& in, std::span<const gguf::TensorInfo> tensors) 
 // layer in between.
 bool use_more_bits(int i, int n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
 
-// llama_tensor_get_type_impl, reduced to the branches reachable from hart's targets.
-// `index` is the tensor's position among attn_v tensors (AttnV) or its layer (FfnDown).
+// llama_tensor_get_type_impl, reduced to the branches reachable from hart's targets (no
+// importance matrix). `index` is the tensor's position among attn_v tensors (AttnV) or its layer
+// (FfnDown).
 Type mixed_type(const Model& m, uint32_t ftype, Role role, int64_t ncols, int index, Type type) {
-  const bool q4_k_m = ftype == kFtypeQ4_K_M, q5_k_m = ftype == kFtypeQ5_K_M;
   const bool falcon = m.arch == "falcon";
   switch (role) {
     case Role::Output:
@@ -117,18 +122,44 @@ Type mixed_type(const Model& m, uint32_t ftype, Role role, int64_t ncols, int in
       if (falcon || ncols % type_info(type).block_size != 0) return Type::Q8_0;
       return type == Type::Q8_0 ? type : Type::Q6_K;
     case Role::AttnV:
-      if ((q4_k_m || q5_k_m) && use_more_bits(index, m.n_attn_v)) type = Type::Q6_K;
-      if (m.is_70b && type == Type::Q4_K) type = Type::Q5_K;
+      switch (ftype) {
+        case kQ2_K: type = m.n_gqa >= 4 ? Type::Q4_K : Type::Q3_K; break;
+        case kQ2_K_S: if (m.n_gqa >= 4) type = Type::Q4_K; break;
+        case kQ3_K_M: type = index < 2 ? Type::Q5_K : Type::Q4_K; break;
+        case kQ3_K_L: type = Type::Q5_K; break;
+        case kIQ4_XS: if (m.n_gqa >= 4) type = Type::Q5_K; break;
+        case kQ4_K_M: case kQ5_K_M: if (use_more_bits(index, m.n_attn_v)) type = Type::Q6_K; break;
+      }
+      if (m.is_70b && (type == Type::Q3_K || type == Type::Q4_K)) type = Type::Q5_K;
       return m.n_expert == 8 ? Type::Q8_0 : type;
     case Role::AttnK:
       return m.n_expert == 8 ? Type::Q8_0 : type;
     case Role::FfnDown:
-      if (q4_k_m && falcon)
-        return index < m.n_layer / 16 ? Type::Q6_K
-               : use_more_bits(index, m.n_layer) ? Type::Q5_K : Type::Q4_K;
-      return (q4_k_m || q5_k_m) && use_more_bits(index, m.n_layer) ? Type::Q6_K : type;
+      switch (ftype) {
+        case kQ2_K: return Type::Q3_K;
+        case kQ2_K_S: return index < m.n_layer / 8 ? Type::Q4_K : type;
+        case kQ3_K_M:
+          return index < m.n_layer / 16                           ? Type::Q5_K
+                 : !falcon || use_more_bits(index, m.n_layer) ? Type::Q4_K
+                                                               : Type::Q3_K;
+        case kQ3_K_L: return falcon ? Type::Q4_K : Type::Q5_K;
+        case kQ4_K_M:
+          if (falcon)
+            return index < m.n_layer / 16 ? Type::Q6_K
+                   : use_more_bits(index, m.n_layer) ? Type::Q5_K : Type::Q4_K;
+          return use_more_bits(index, m.n_layer) ? Type::Q6_K : type;
+        case kIQ4_XS: return index < m.n_layer / 8 ? Type::Q5_K : type;
+        case kQ5_K_M: return use_more_bits(index, m.n_layer) ? Type::Q6_K : type;
+      }
+      return type;
     case Role::AttnOutput:
-      return !falcon && m.n_expert == 8 && q4_k_m ? Type::Q5_K : type;
+      if (falcon) return ftype == kQ3_K_L ? Type::Q4_K : type;
+      if (m.n_expert == 8) {
+        const bool more = ftype == kQ2_K || ftype == kQ3_K_S || ftype == kQ3_K_M || ftype == kQ4_K_M ||
+                          ftype == kIQ4_XS;
+        return more ? Type::Q5_K : type;
+      }
+      return ftype == kQ2_K ? Type::Q3_K : ftype == kQ3_K_M ? Type::Q4_K : ftype == kQ3_K_L ? Type::Q5_K : type;
     case Role::Other:
       return type;
   }
@@ -142,9 +173,11 @@ Type fit_rows(Type want, int64_t ncols, Type source, bool* fell_back) {
   *fell_back = true;
   Type alt;
   switch (want) {
+    case Type::Q2_K: case Type::Q3_K: alt = Type::Q4_0; break;
     case Type::Q4_K: alt = Type::Q5_0; break;
     case Type::Q5_K: alt = Type::Q5_1; break;
     case Type::Q6_K: alt = Type::Q8_0; break;
+    case Type::IQ4_XS: alt = Type::IQ4_NL; break;
     default:
       return source == Type::F32 || source == Type::BF16 ? source : Type::F16;
   }
@@ -160,8 +193,11 @@ const std::vector<QuantizeTarget>& quantize_targets() {
       {"Q4_0", Type::Q4_0, 2, true},   {"Q4_1", Type::Q4_1, 3, true},
       {"Q5_0", Type::Q5_0, 8, true},   {"Q5_1", Type::Q5_1, 9, true},
       {"Q4_K", Type::Q4_K, 14, false}, {"Q5_K", Type::Q5_K, 16, false},
-      {"Q6_K", Type::Q6_K, 18, true},  {"Q4_K_M", Type::Q4_K, kFtypeQ4_K_M, true},
-      {"Q5_K_M", Type::Q5_K, kFtypeQ5_K_M, true},
+      {"Q6_K", Type::Q6_K, 18, true},  {"Q4_K_M", Type::Q4_K, kQ4_K_M, true},
+      {"Q5_K_M", Type::Q5_K, kQ5_K_M, true}, {"Q2_K", Type::Q2_K, kQ2_K, true},
+      {"Q2_K_S", Type::Q2_K, kQ2_K_S, true}, {"Q3_K_S", Type::Q3_K, kQ3_K_S, true},
+      {"Q3_K_M", Type::Q3_K, kQ3_K_M, true}, {"Q3_K_L", Type::Q3_K, kQ3_K_L, true},
+      {"IQ4_XS", Type::IQ4_XS, kIQ4_XS, true},
   };
   return targets;
 }

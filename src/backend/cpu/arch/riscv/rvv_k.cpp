@@ -1,9 +1,10 @@
-// K-quants (Q4_K, Q5_K, Q6_K) against Q8_K activations, and the Q8_K activation quantizer.
+// K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K) and IQ4_XS against Q8_K activations, and the Q8_K
+// activation quantizer.
 //
 // A super-block is 16 groups of 16 weights. Per group the 16 products w*a are formed in int16
-// (|w*a| <= 32*127) and added, times the group's integer scale, into int32 lanes (vwmacc.vx);
-// the integer sum of a super-block is exact. Each super-block then adds d*isum to f32 lanes,
-// which are reduced once per row. 16 lanes fit every VLEN >= 128 at LMUL 1 for int8.
+// (|w*a| <= 127*127, IQ4_XS's largest) and added, times the group's integer scale, into int32 lanes
+// (vwmacc.vx); the integer sum of a super-block is exact. Each super-block then adds d*isum to f32
+// lanes, which are reduced once per row. 16 lanes fit every VLEN >= 128 at LMUL 1 for int8.
 #include <riscv_vector.h>
 
 #include <cstring>
@@ -57,23 +58,79 @@ vint8m1_t q6_levels(const block_q6_K& b, int g) {
   return __riscv_vsub_vx_i8m1(__riscv_vreinterpret_v_u8m1_i8m1(v), 32, kGroup);
 }
 
-// Integer scale of each group; returns the min correction dmin * sum(bsums * mins) (0 for Q6_K),
-// still to be multiplied by the activation's d.
+// Q2_K / Q3_K: group g's 2-bit fields. In 128-weight half h, weight 32k + l sits in bits
+// 2k..2k+1 of qs[32h + l].
+vuint8m1_t crumbs(const uint8_t* qs, int g) {
+  const int h = g / 8, k = (g % 8) / 2, l = 16 * (g % 2);
+  const vuint8m1_t q = __riscv_vle8_v_u8m1(qs + 32 * h + l, kGroup);
+  return __riscv_vand_vx_u8m1(__riscv_vsrl_vx_u8m1(q, 2 * k, kGroup), 3, kGroup);
+}
+
+vint8m1_t q2_levels(const block_q2_K& b, int g) { return __riscv_vreinterpret_v_u8m1_i8m1(crumbs(b.qs, g)); }
+
+// Q3_K: the 2-bit field minus 4 where the weight's bit in hmask is clear (weight 32c + l: bit c
+// of hmask[l]).
+vint8m1_t q3_levels(const block_q3_K& b, int g) {
+  const vuint8m1_t h = __riscv_vle8_v_u8m1(b.hmask + 16 * (g % 2), kGroup);
+  const vbool8_t clear = __riscv_vmseq_vx_u8m1_b8(__riscv_vand_vx_u8m1(h, uint8_t(1 << (g / 2)), kGroup), 0, kGroup);
+  const vint8m1_t q = __riscv_vreinterpret_v_u8m1_i8m1(crumbs(b.qs, g));
+  return __riscv_vsub_vx_i8m1_mu(clear, q, q, 4, kGroup);
+}
+
+// IQ4_XS: group g is the low (g even) or high nibbles of the 16 bytes of 32-weight block g / 2,
+// indexing IQ4_NL's table.
+vint8m1_t iq4_xs_levels(const block_iq4_xs& b, int g) {
+  const vuint8m1_t q = __riscv_vle8_v_u8m1(b.qs + 16 * (g / 2), kGroup);
+  const vuint8m1_t idx = g % 2 ? __riscv_vsrl_vx_u8m1(q, 4, kGroup) : __riscv_vand_vx_u8m1(q, 0xF, kGroup);
+  return __riscv_vrgather_vv_i8m1(__riscv_vle8_v_i8m1(kIq4Levels, kGroup), idx, kGroup);
+}
+
+// Integer scale of each group; returns the min correction dmin * sum(bsums * mins) (0 for the
+// types without a minimum), still to be multiplied by the activation's d.
 template <class Block>
-float group_scales(const Block& b, const block_q8_K& x, int16_t* scale16) {
-  if constexpr (requires { b.dmin; }) {
-    int corr = 0;
-    for (int j = 0; j < 8; j++) {
-      int sc, m;
-      scale_min_k4(j, b.scales, sc, m);
-      scale16[2 * j] = scale16[2 * j + 1] = int16_t(sc);
-      corr += m * (x.bsums[2 * j] + x.bsums[2 * j + 1]);
-    }
-    return fp16_to_f32(b.dmin) * float(corr);
-  } else {
-    for (int g = 0; g < kGroups; g++) scale16[g] = b.scales[g];
-    return 0.0f;
+float group_scales(const Block& b, const block_q8_K& x, int16_t* scale16) {  // Q4_K, Q5_K
+  int corr = 0;
+  for (int j = 0; j < 8; j++) {
+    int sc, m;
+    scale_min_k4(j, b.scales, sc, m);
+    scale16[2 * j] = scale16[2 * j + 1] = int16_t(sc);
+    corr += m * (x.bsums[2 * j] + x.bsums[2 * j + 1]);
   }
+  return fp16_to_f32(b.dmin) * float(corr);
+}
+
+float group_scales(const block_q6_K& b, const block_q8_K&, int16_t* scale16) {
+  for (int g = 0; g < kGroups; g++) scale16[g] = b.scales[g];
+  return 0.0f;
+}
+
+// Q2_K: a 4-bit scale (low nibble) and min (high nibble) per group.
+float group_scales(const block_q2_K& b, const block_q8_K& x, int16_t* scale16) {
+  int corr = 0;
+  for (int g = 0; g < kGroups; g++) {
+    scale16[g] = int16_t(b.scales[g] & 0xF);
+    corr += (b.scales[g] >> 4) * x.bsums[g];
+  }
+  return fp16_to_f32(b.dmin) * float(corr);
+}
+
+// Q3_K: 6-bit scales - 32; scale g's low 4 bits are nibble g / 8 of byte g % 8, its high 2 bits
+// bits 2(g/4)..2(g/4)+1 of byte 8 + g % 4.
+float group_scales(const block_q3_K& b, const block_q8_K&, int16_t* scale16) {
+  for (int g = 0; g < kGroups; g++) {
+    const int low = (b.scales[g % 8] >> (4 * (g / 8))) & 0xF, high = (b.scales[8 + g % 4] >> (2 * (g / 4))) & 3;
+    scale16[g] = int16_t((low | (high << 4)) - 32);
+  }
+  return 0.0f;
+}
+
+// IQ4_XS: a 6-bit scale - 32 per two groups (low nibble in scales_l, high 2 bits in scales_h).
+float group_scales(const block_iq4_xs& b, const block_q8_K&, int16_t* scale16) {
+  for (int ib = 0; ib < kGroups / 2; ib++) {
+    const int ls = ((b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0xF) | (((b.scales_h >> (2 * ib)) & 3) << 4);
+    scale16[2 * ib] = scale16[2 * ib + 1] = int16_t(ls - 32);
+  }
+  return 0.0f;
 }
 
 template <class Block, vint8m1_t (*Levels)(const Block&, int)>
@@ -147,6 +204,9 @@ void fill_rvv_k(Kernels& k) {
   k.dot[uint32_t(Type::Q4_K)] = {Type::Q8_K, vec_dot_k<block_q4_K, scale_min_levels<block_q4_K>>};
   k.dot[uint32_t(Type::Q5_K)] = {Type::Q8_K, vec_dot_k<block_q5_K, scale_min_levels<block_q5_K>>};
   k.dot[uint32_t(Type::Q6_K)] = {Type::Q8_K, vec_dot_k<block_q6_K, q6_levels>};
+  k.dot[uint32_t(Type::Q2_K)] = {Type::Q8_K, vec_dot_k<block_q2_K, q2_levels>};
+  k.dot[uint32_t(Type::Q3_K)] = {Type::Q8_K, vec_dot_k<block_q3_K, q3_levels>};
+  k.dot[uint32_t(Type::IQ4_XS)] = {Type::Q8_K, vec_dot_k<block_iq4_xs, iq4_xs_levels>};
   k.from_f32[uint32_t(Type::Q8_K)] = quantize_q8_k;
 }
 

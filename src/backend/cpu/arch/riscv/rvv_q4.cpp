@@ -30,11 +30,9 @@ void offset_levels(const Block& b, vint8m1_t& lo, vint8m1_t& hi) {
   hi = __riscv_vadd_vx_i8m1(__riscv_vreinterpret_v_u8m1_i8m1(uhi), kOffset, kHalf);
 }
 
-// IQ4_NL: the nibble indexes a fixed non-linear table of levels (ggml's kvalues_iq4nl).
+// IQ4_NL: the nibble indexes a fixed non-linear table of levels (kIq4Levels).
 void iq4_nl_levels(const block_iq4_nl& b, vint8m1_t& lo, vint8m1_t& hi) {
-  static constexpr int8_t kValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
-                                         1,    13,   25,  38,  53,  69,  89,  113};
-  const vint8m1_t table = __riscv_vle8_v_i8m1(kValues, kHalf);
+  const vint8m1_t table = __riscv_vle8_v_i8m1(kIq4Levels, kHalf);
   vuint8m1_t ulo, uhi;
   nibbles(b, ulo, uhi);
   lo = __riscv_vrgather_vv_i8m1(table, ulo, kHalf);

@@ -188,20 +188,6 @@ std::vector<uint8_t> quantized(Type t, const std::vector<float>& x) {
   return q;
 }
 
-// Weights of a type the reference cannot quantize (IQ4_NL): random levels, fp16 scale first.
-std::vector<uint8_t> random_blocks(Type t, int64_t n, std::mt19937& rng) {
-  const TypeInfo& ti = type_info(t);
-  std::vector<uint8_t> q(row_size(t, n));
-  std::uniform_int_distribution<int> byte(0, 255);
-  std::uniform_real_distribution<float> scale(-0.05f, 0.05f);
-  for (uint8_t& b : q) b = uint8_t(byte(rng));
-  for (size_t off = 0; off < q.size(); off += ti.type_size) {
-    const fp16_t d = f32_to_fp16(scale(rng));
-    std::memcpy(&q[off], &d, sizeof d);
-  }
-  return q;
-}
-
 std::vector<float> dequantized(Type t, const std::vector<uint8_t>& q, int64_t n) {
   std::vector<float> x(static_cast<size_t>(n));
   dequantize_row(t, q.data(), x.data(), n);
@@ -227,7 +213,7 @@ void check_weight_type(const Kernels& k, Type t, std::mt19937& rng) {
     std::vector<float> wf(static_cast<size_t>(n)), xf(static_cast<size_t>(n));
     for (float& v : wf) v = dist(rng);
     for (float& v : xf) v = dist(rng);
-    const auto w = can_quantize(t) ? quantized(t, wf) : random_blocks(t, n, rng);
+    const auto w = quantized(t, wf);
     const auto x_ref = quantized(dk.act_type, xf);
     std::vector<uint8_t> x(x_ref.size());
     convert(xf.data(), x.data(), n);
@@ -242,8 +228,8 @@ void check_weight_type(const Kernels& k, Type t, std::mt19937& rng) {
 }
 
 TEST_F(RvvTest, WeightTypes) {
-  for (Type t : {Type::Q8_0, Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::IQ4_NL, Type::Q4_K,
-                 Type::Q5_K, Type::Q6_K, Type::BF16})
+  for (Type t : {Type::Q8_0, Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::IQ4_NL, Type::Q2_K,
+                 Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ4_XS, Type::BF16})
     check_weight_type(k, t, rng);
 }
 

@@ -151,6 +151,7 @@ const DotCase kDotCases[] = {
     {Type::Q8_0, Type::Q8_0}, {Type::Q4_0, Type::Q8_0}, {Type::Q5_0, Type::Q8_0},
     {Type::IQ4_NL, Type::Q8_0}, {Type::Q4_1, Type::Q8_1}, {Type::Q5_1, Type::Q8_1},
     {Type::Q4_K, Type::Q8_K}, {Type::Q5_K, Type::Q8_K}, {Type::Q6_K, Type::Q8_K},
+    {Type::Q2_K, Type::Q8_K}, {Type::Q3_K, Type::Q8_K}, {Type::IQ4_XS, Type::Q8_K},
 };
 
 // Weight blocks with every quant bit random (high scale bits, extreme levels included) and the
@@ -162,6 +163,8 @@ std::vector<uint8_t> random_blocks(Type t, int64_t n, std::mt19937& rng) {
   std::vector<size_t> scale_fields = {0};  // byte offsets of fp16 fields in a block
   if (t == Type::Q4_1 || t == Type::Q5_1 || t == Type::Q4_K || t == Type::Q5_K) scale_fields = {0, 2};
   if (t == Type::Q6_K) scale_fields = {offsetof(block_q6_K, d)};
+  if (t == Type::Q2_K) scale_fields = {offsetof(block_q2_K, d), offsetof(block_q2_K, dmin)};
+  if (t == Type::Q3_K) scale_fields = {offsetof(block_q3_K, d)};
   std::uniform_real_distribution<float> d(-0.05f, 0.05f);
   for (size_t b = 0; b < q.size(); b += bsize)
     for (size_t off : scale_fields) {
@@ -181,7 +184,6 @@ TEST_P(X86Set, QuantizedDotsMatchVecDot) {
       const std::vector<float> xf = varied_floats(n);
       const std::vector<uint8_t> x = quantized(c.act, xf);
       for (bool raw : {false, true}) {
-        if (!raw && !can_quantize(c.weight)) continue;  // IQ4_NL: no reference quantizer
         const std::vector<uint8_t> w = raw ? random_blocks(c.weight, n, rng) : quantized(c.weight, varied_floats(n));
         float want = 0, got = 0;
         vec_dot(c.weight, n, &want, w.data(), x.data());

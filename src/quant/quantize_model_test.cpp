@@ -99,12 +99,12 @@ TEST(QuantizeModel, PlanMatchesLlamaCppMixes) {
   expect_plan_like_llama_cpp("kq-tiny-Q6_K.gguf", "kq-tiny-Q6_K.gguf", "Q6_K");
 }
 
-<<<<<<< HEAD
 TEST(QuantizeModel, PlanMatchesLlamaCppForExperts) {
   // 3-D expert tensors are quantized like their 2-D namesakes; the router (ffn_gate_inp) is kept.
   expect_plan_like_llama_cpp("qwen3moe-tiny-F32.gguf", "qwen3moe-tiny-Q4_0.gguf", "Q4_0", "archs/models/");
   expect_plan_like_llama_cpp("olmoe-tiny-F32.gguf", "olmoe-tiny-Q8_0.gguf", "Q8_0", "archs/models/");
-=======
+}
+
 // qtypes/: one F32 model (2 layers, 2 heads on 2 KV heads, so no GQA rules; 384-wide ffn_down rows
 // that fall back) and llama-quantize's file of each mix.
 TEST(QuantizeModel, PlanMatchesLlamaCppLowBitMixes) {
@@ -150,7 +150,6 @@ TEST(QuantizeModel, QtLlamaToLowBitMixes) {
     EXPECT_EQ(out->get_int("general.file_type"), target(mix).file_type);
     expect_close(*in, *out, rel_rmse);
   }
->>>>>>> qtypes
 }
 
 TEST(QuantizeModel, StoriesToQ8_0) {

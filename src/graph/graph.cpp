@@ -27,7 +27,10 @@ Graph build_graph(std::span<Tensor* const> outputs) {
         if (s && done.insert(s).second) stack.emplace_back(s, 0);
         continue;
       }
-      (t->op == Op::NONE ? g.leafs : g.nodes).push_back(t);
+      std::vector<Tensor*>& list = t->op == Op::NONE ? g.leafs : g.nodes;
+      // An unnamed tensor is named by its place, as ggml names them ("node_12", "leaf_3").
+      if (!t->name[0]) t->set_name("%s_%zu", t->op == Op::NONE ? "leaf" : "node", list.size());
+      list.push_back(t);
       stack.pop_back();
     }
   }

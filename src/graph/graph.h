@@ -106,7 +106,8 @@ Tensor* gated_delta_net(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* g, 
 
 // ---- graph -----------------------------------------------------------------------------------
 // The nodes that compute `outputs`, in an order where every source comes before its users.
-// Leafs (Op::NONE) are listed separately. Outputs are flagged kFlagOutput.
+// Leafs (Op::NONE) are listed separately. Outputs are flagged kFlagOutput; an unnamed tensor
+// is named "node_<i>" / "leaf_<i>" by its index in its list (ggml's names).
 struct Graph {
   std::vector<Tensor*> nodes;
   std::vector<Tensor*> leafs;

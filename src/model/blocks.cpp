@@ -3,6 +3,8 @@
 #include <cmath>
 #include <tuple>
 
+#include "model/node_names.h"
+
 namespace hart {
 namespace {
 
@@ -36,22 +38,22 @@ Tensor* biased(Context& c, Tensor* x, Tensor* b) { return b ? add(c, x, b) : x; 
 }  // namespace
 
 Tensor* ffn_linear(Forward& f, const Linear& l, Tensor* x, bool with_scale) {
-  Tensor* y = biased(f.c, mul_mat(f.c, l.w, x), l.b);
-  return with_scale ? scaled(f.c, y, l.s) : y;
+  Tensor* y = biased(f.c, named_after(mul_mat(f.c, l.w, x), l.w), l.b);
+  return named_after(with_scale ? scaled(f.c, y, l.s) : y, l.w);
 }
 
 Tensor* embed(Forward& f, float scale) {
-  Tensor* x = get_rows(f.c, f.w.tok_embd, f.tokens);  // (n_embd, n)
-  return scale == 0.0f || scale == 1.0f ? x : hart::scale(f.c, x, scale);
+  Tensor* x = named(get_rows(f.c, f.w.tok_embd, f.tokens), "inp_embd");  // (n_embd, n)
+  return scale == 0.0f || scale == 1.0f ? x : named(hart::scale(f.c, x, scale), "inp_scaled");
 }
 
 Tensor* norm(Forward& f, Tensor* x, Tensor* w) {
-  Tensor* y = rms_norm(f.c, x, f.hp.rms_eps);
-  return w ? mul(f.c, y, w) : y;
+  Tensor* y = named(rms_norm(f.c, x, f.hp.rms_eps), "norm");
+  return w ? named_after(mul(f.c, y, w), w) : y;
 }
 
 Tensor* linear(Forward& f, const Linear& l, Tensor* x) {
-  return biased(f.c, scaled(f.c, mul_mat(f.c, l.w, x), l.s), l.b);
+  return named_after(biased(f.c, scaled(f.c, named_after(mul_mat(f.c, l.w, x), l.w), l.s), l.b), l.w);
 }
 
 Qkv qkv(Forward& f, int il, Tensor* h) {
@@ -61,8 +63,9 @@ Qkv qkv(Forward& f, int il, Tensor* h) {
   if (L.qkv) {  // one matrix, (n_embd, (nh + 2 nkv) hd): Q, K and V are views of each output row
     Tensor* y = linear(f, L.qkv, h);
     const size_t e = sizeof(float), row = y->nb[1];
-    return {view(f.c, y, {hd, nh, n}, {hd * e, row}, 0), view(f.c, y, {hd, nkv, n}, {hd * e, row}, nh * hd * e),
-            view(f.c, y, {hd, nkv, n}, {hd * e, row}, (nh + nkv) * hd * e)};
+    return {named(view(f.c, y, {hd, nh, n}, {hd * e, row}, 0), "Qcur", il),
+            named(view(f.c, y, {hd, nkv, n}, {hd * e, row}, nh * hd * e), "Kcur", il),
+            named(view(f.c, y, {hd, nkv, n}, {hd * e, row}, (nh + nkv) * hd * e), "Vcur", il)};
   }
   return {reshape(f.c, linear(f, L.q, h), {hd, nh, n}), reshape(f.c, linear(f, L.k, h), {hd, nkv, n}),
           reshape(f.c, linear(f, L.v, h), {hd, nkv, n})};
@@ -89,8 +92,9 @@ Tensor* attend(Forward& f, int il, Tensor* q, Tensor* k, Tensor* v, float kq_sca
   } else {  // a layer sharing an earlier layer's cache, as written in this step
     std::tie(kc, vc) = f.kv_written.at(size_t(cfg.kv_layer));
   }
-  Tensor* attn = paged_attn(f.c, q, pool_view(f.c, kc, cfg.head_dim), pool_view(f.c, vc, cfg.head_dim),
-                            f.attn_index[int(pool)], kq_scale);  // (hd, n_head, n)
+  Tensor* attn = named(paged_attn(f.c, q, pool_view(f.c, kc, cfg.head_dim), pool_view(f.c, vc, cfg.head_dim),
+                                  f.attn_index[int(pool)], kq_scale),
+                       "kqv_out", il);  // (hd, n_head, n)
   return reshape(f.c, attn, {int64_t(cfg.n_embd_q()), q->ne[2]});
 }
 
@@ -104,8 +108,8 @@ Tensor* attention(Forward& f, int il, Tensor* h, Tensor* freq_factors, float kq_
   auto [q, k, v] = qkv(f, il, h);
   if (L.q_norm) q = qk_norm(f, q, L.q_norm);
   if (L.k_norm) k = qk_norm(f, k, L.k_norm);
-  q = rope(f, il, q, freq_factors);
-  k = rope(f, il, k, freq_factors);
+  q = named(rope(f, il, q, freq_factors), "Qcur", il);
+  k = named(rope(f, il, k, freq_factors), "Kcur", il);
   return linear(f, L.o, attend(f, il, q, k, v, kq_scale));
 }
 
@@ -113,29 +117,31 @@ Tensor* glu_ffn(Forward& f, const Linear& gate, const Linear& up, const Linear& 
                 bool with_scales) {
   Tensor* u = ffn_linear(f, up, h, with_scales);
   Tensor* g = ffn_linear(f, gate, h, with_scales);
-  return ffn_linear(f, down, glu(f.c, g, u, act), with_scales);
+  Tensor* a = named(glu(f.c, g, u, act), act == Glu::SWIGLU ? "ffn_swiglu" : "ffn_geglu", layer_of(up.w));
+  return ffn_linear(f, down, a, with_scales);
 }
 
 Tensor* ffn(Forward& f, int il, Tensor* h, Glu act, bool with_scales) {
   const LayerWeights& L = weights(f, il);
-  return glu_ffn(f, L.gate, L.up, L.down, h, act, with_scales);
+  return named(glu_ffn(f, L.gate, L.up, L.down, h, act, with_scales), "ffn_out", il);
 }
 
 Tensor* moe_ffn(Forward& f, int il, Tensor* h, const Moe& o) {
   const LayerWeights& L = weights(f, il);
   const int64_t d = h->ne[0], n = h->ne[1], E = f.hp.n_expert, used = config(f, il).n_expert_used;
-  Tensor* probs = soft_max(f.c, mul_mat(f.c, L.gate_inp.w, h), nullptr, 1.0f, 0.0f);  // (E, n)
-  Tensor* ids = top_k(f.c, probs, int(used));                                           // (used, n)
-  Tensor* w = get_rows(f.c, reshape(f.c, probs, {1, E, n}), ids);                       // (1, used, n)
+  Tensor* logits = named_after(mul_mat(f.c, L.gate_inp.w, h), L.gate_inp.w);
+  Tensor* probs = named(soft_max(f.c, logits, nullptr, 1.0f, 0.0f), "ffn_moe_probs", il);  // (E, n)
+  Tensor* ids = named(top_k(f.c, probs, int(used)), "ffn_moe_topk", il);                   // (used, n)
+  Tensor* w = named(get_rows(f.c, reshape(f.c, probs, {1, E, n}), ids), "ffn_moe_weights", il);  // (1, used, n)
   if (o.norm_weights) {
     Tensor* w2 = reshape(f.c, w, {used, n});
     // The sum clamped to the smallest normal f16 (llama.cpp's guard against dividing by 0).
     Tensor* sum = clamp(f.c, sum_rows(f.c, w2), 6.103515625e-5f, INFINITY);  // (1, n)
-    w = reshape(f.c, div(f.c, w2, sum), {1, used, n});
+    w = reshape(f.c, named(div(f.c, w2, sum), "ffn_moe_weights_norm", il), {1, used, n});
   }
   // Each chosen expert's projection of x: (k, 1 | used, n) -> (rows, used, n), times its scale.
   const auto experts = [&](const Linear& l, Tensor* x) {
-    Tensor* y = mul_mat_id(f.c, l.w, x, ids);
+    Tensor* y = named_after(mul_mat_id(f.c, l.w, x, ids), l.w);
     if (!o.scales || !l.s) return y;
     Tensor* s = get_rows(f.c, reshape(f.c, l.s, {1, E}), reshape(f.c, ids, {used * n}));  // (1, used n)
     return mul(f.c, y, reshape(f.c, s, {1, used, n}));
@@ -146,22 +152,23 @@ Tensor* moe_ffn(Forward& f, int il, Tensor* h, const Moe& o) {
     Tensor* gu = experts(L.gate_up_exps, x);  // (2 n_ff, used, n)
     const int64_t ff = gu->ne[0] / 2;
     const auto half = [&](int i) { return view(f.c, gu, {ff, used, n}, {gu->nb[1], gu->nb[2]}, size_t(i * ff) * sizeof(float)); };
-    act = glu(f.c, half(0), half(1), Glu::SWIGLU);
+    act = named(glu(f.c, half(0), half(1), Glu::SWIGLU), "ffn_moe_swiglu", il);
   } else {
     Tensor* up = experts(L.up_exps, x);
-    act = L.gate_exps ? glu(f.c, experts(L.gate_exps, x), up, Glu::SWIGLU) : unary(f.c, up, Unary::SILU);
+    act = L.gate_exps ? named(glu(f.c, experts(L.gate_exps, x), up, Glu::SWIGLU), "ffn_moe_swiglu", il)
+                      : named(unary(f.c, up, Unary::SILU), "ffn_moe_silu", il);
   }
-  Tensor* y = mul(f.c, experts(L.down_exps, act), w);  // (d, used, n)
+  Tensor* y = named(mul(f.c, experts(L.down_exps, act), w), "ffn_moe_weighted", il);  // (d, used, n)
   // The sum over the chosen experts: views (d, n) of y, one per slot.
   Tensor* out = view(f.c, y, {d, n}, {y->nb[2]}, 0);
   for (int64_t i = 1; i < used; i++) out = add(f.c, out, view(f.c, y, {d, n}, {y->nb[2]}, size_t(i) * y->nb[1]));
-  return used == 1 ? cont(f.c, out) : out;
+  return named(used == 1 ? cont(f.c, out) : out, "ffn_moe_out", il);
 }
 
 Tensor* prenorm_layer(Forward& f, int il, Tensor* x, const PrenormLayer& o) {
   const LayerWeights& L = weights(f, il);
-  x = add(f.c, attention(f, il, norm(f, x, L.attn_norm), o.freq_factors, f.hp.kq_scale(il)), x);
-  return add(f.c, ffn(f, il, norm(f, x, L.ffn_norm), Glu::SWIGLU, o.ffn_scales), x);
+  x = named(add(f.c, attention(f, il, norm(f, x, L.attn_norm), o.freq_factors, f.hp.kq_scale(il)), x), "ffn_inp", il);
+  return named(add(f.c, ffn(f, il, norm(f, x, L.ffn_norm), Glu::SWIGLU, o.ffn_scales), x), "l_out", il);
 }
 
 Tensor* state_read(Forward& f, int il, int part, const SeqRun& r) {
@@ -198,7 +205,8 @@ Tensor* softcap(Forward& f, Tensor* x, float c) {
 Tensor* lm_head(Forward& f, Tensor* x) {
   x = f.output_rows(x);
   if (!x) return nullptr;
-  return linear(f, f.w.output, norm(f, x, f.w.output_norm));  // (n_vocab, n_out)
+  // Named here: a tied output matrix is the token embedding.
+  return named(linear(f, f.w.output, norm(f, x, f.w.output_norm)), "result_output");  // (n_vocab, n_out)
 }
 
 }  // namespace hart

@@ -111,7 +111,7 @@ void build_forward(ForwardGraph& fg, const Model& m, const kv::SequenceStore& st
   fg.logits = m.hp.arch->build(f);
   std::vector<Tensor*> outputs;
   if (fg.logits) {
-    fg.logits->set_name("logits");
+    fg.logits->set_name("result_output");  // llama.cpp's name of the graph's last node
     outputs.push_back(fg.logits);
   }
   outputs.insert(outputs.end(), f.writes.begin(), f.writes.end());

@@ -254,23 +254,72 @@ TEST(EtBackend, PerfLogHasOneLinePerKernelCall) {
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0].rfind("ET_PERF|op=MUL_MAT|kernel=mul_mat_Q8_0xf32|duration_us=", 0), 0u) << lines[0];
   EXPECT_NE(lines[0].find("|flops=16384|"), std::string::npos) << lines[0];  // 2 K per output, 64 x 2 outputs
+  EXPECT_NE(lines[0].find("|tensor=node_0|"), std::string::npos) << lines[0];  // unnamed: ggml's node name
   EXPECT_NE(lines[1].find("|tensor=Qcur-0|shape=[16,4,2,1]|start_us="), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find("|mode=0x2|n_dims=16|freq_base=10000.00|freq_scale=1.00"), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find("|device_us="), std::string::npos) << lines[1];
   // The trace is trace-event JSON: complete events with times, the launches named by kernel.
   const nlohmann::json trace = nlohmann::json::parse(std::ifstream(dir.path + "/prof/et_runtime_trace.json"));
   size_t launches = 0, copies = 0;
+  std::vector<std::string> tensors;  // the device track's launches name the tensors they compute
   for (const auto& e : trace.at("traceEvents")) {
     if (e.at("ph") != "X") continue;
     EXPECT_TRUE(e.at("ts").is_number() && e.at("dur").is_number());
     launches += e.at("cat") == "launch" && e.at("tid") == 1;
     copies += e.at("cat") == "memcpy_h2d" && e.at("tid") == 1;
+    if (e.at("cat") == "launch" && e.at("tid") == 2) tensors.push_back(e.at("args").at("tensor"));
   }
   EXPECT_EQ(launches, 2u);
+  EXPECT_EQ(tensors, (std::vector<std::string>{"node_0", "Qcur-0"}));
   EXPECT_EQ(copies, 3u);  // weights, activations, positions
   const nlohmann::json ids = nlohmann::json::parse(std::ifstream(dir.path + "/prof/kernel_id.json"));
   EXPECT_EQ(ids.at("mul_mat"), 0);
   EXPECT_TRUE(ids.contains("uberkernel"));
+}
+
+// In an uberkernel launch, the device track nests one event per sub-kernel, named by its tensor.
+TEST(EtBackend, TraceNamesTheTensorsOfAnUberkernel) {
+  TempDir dir;
+  {
+    EtOptions o;
+    o.uberkernel = true;
+    o.profile_dir = dir.path + "/prof";
+    EtBackend et(emu::open_emulator(small_device(dir.path)), o);
+    Bench b;
+    Tensor* h = mul_mat(b.ctx, b.random(Type::F32, {32, 16}), b.random(Type::F32, {32, 3}));
+    h->set_name("ffn_up-2");
+    Tensor* y = unary(b.ctx, h, Unary::SILU);
+    y->set_name("ffn_silu-2");
+    Planned p({y});
+    et.compute(p.g);
+  }
+  const nlohmann::json trace = nlohmann::json::parse(std::ifstream(dir.path + "/prof/et_runtime_trace.json"));
+  std::vector<std::string> subs, tensors;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    if (e.at("cat") == "kernel") subs.push_back(e.at("name"));
+    if (e.at("cat") == "launch" && e.at("tid") == 1) tensors = e.at("args").at("tensors");
+  }
+  EXPECT_EQ(subs, (std::vector<std::string>{"ffn_up-2", "ffn_silu-2"}));
+  EXPECT_EQ(tensors, subs);
+}
+
+// HART_ET_* or the seed's GGML_ET_* names; HART_ wins when both are set.
+TEST(EtBackend, OptionsFromEitherNameOfTheEnvironment) {
+  for (const char* v : {"HART_ET_UBERKERNEL", "GGML_ET_UBERKERNEL", "HART_ET_PROFILE", "GGML_ET_PROFILE"}) unsetenv(v);
+  setenv("GGML_ET_UBERKERNEL", "1", 1);
+  setenv("GGML_ET_PROFILE", "/tmp/ggml-prof", 1);
+  EXPECT_TRUE(EtOptions::from_env().uberkernel);
+  EXPECT_EQ(EtOptions::from_env().profile_dir, "/tmp/ggml-prof");
+  setenv("HART_ET_UBERKERNEL", "0", 1);
+  setenv("HART_ET_PROFILE", "/tmp/hart-prof", 1);
+  EXPECT_FALSE(EtOptions::from_env().uberkernel);
+  EXPECT_EQ(EtOptions::from_env().profile_dir, "/tmp/hart-prof");
+  setenv("GGML_ET_UBERKERNEL", "0", 1);
+  setenv("HART_ET_UBERKERNEL", "1", 1);
+  EXPECT_TRUE(EtOptions::from_env().uberkernel);
+  for (const char* v : {"HART_ET_UBERKERNEL", "GGML_ET_UBERKERNEL", "HART_ET_PROFILE", "GGML_ET_PROFILE"}) unsetenv(v);
+  EXPECT_EQ(EtOptions::from_env().profile_dir, "");
 }
 
 // A MUL_MAT_ID line names the experts there are and those each token takes, as llama.cpp's does.

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <set>
 #include <string>
 #include <tuple>
 
@@ -38,10 +40,10 @@ struct Run {
   size_t cpu_nodes = 0;  // nodes the scheduler gave the CPU, over all steps
 };
 
-Run greedy(const Model& m, std::vector<std::string> devices, int n) {
+Run greedy(const Model& m, std::vector<std::string> devices, int n, const std::string& perf_log = "") {
   SessionParams sp;
   sp.n_ctx = 64;
-  Session s(m, sp, BackendSet(devices, 1, ""));
+  Session s(m, sp, BackendSet(devices, 1, perf_log));
   Run r;
   std::vector<int32_t> next = {1, 403, 407};  // BOS and two tokens: a prefill, then decode steps
   for (int i = 0; i < n; i++) {
@@ -86,6 +88,33 @@ TEST(EtModel, TinyStories656KQ8_0) {
 TEST(EtModel, TinyStories656KQ4_0) {
   HART_REQUIRE_TESTDATA(path, "models/TinyStories-656K-requant-Q4_0.gguf");
   check_model(path);
+}
+
+// Every ET_PERF line of a model run names its tensor, with llama.cpp's names where the graph
+// builders give them ("Qcur-0", "ffn_out-1") and ggml's "node_<i>" elsewhere.
+TEST(EtModel, PerfLogNamesEveryTensor) {
+  HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
+  PrivateLockDir lock_dir;
+  const std::string log = lock_dir.path + "/perf.log";
+  auto model = Model::from_file(gguf::File::open(path, gguf::LoadMode::Memory));
+  greedy(*model, {"et"}, 2, log);
+  std::ifstream in(log);
+  size_t lines = 0;
+  std::set<std::string> names;
+  for (std::string l; std::getline(in, l);) {
+    if (l.rfind("ET_PERF|", 0) != 0) continue;
+    lines++;
+    const size_t at = l.find("|tensor=");
+    ASSERT_NE(at, std::string::npos) << l;
+    const std::string name = l.substr(at + 8, l.find('|', at + 8) - at - 8);
+    EXPECT_FALSE(name.empty()) << l;
+    names.insert(name);
+  }
+  EXPECT_GT(lines, 0u);
+  // (attn_out and ffn_out are MUL_MATs whose residual ADD is fused in: the line names the ADD's result.)
+  for (const char* want : {"attn_norm-0", "Qcur-0", "Kcur-0", "Vcur-0", "kqv_out-0", "ffn_inp-0", "ffn_norm-0",
+                           "ffn_up-0", "ffn_gate-0", "ffn_swiglu-0", "l_out-1", "result_norm", "result_output"})
+    EXPECT_TRUE(names.count(want)) << want;
 }
 
 // archs/models/<arch>-tiny-<type>.gguf. Four tokens (a prefill and three decode steps) on two

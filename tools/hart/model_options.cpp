@@ -29,7 +29,8 @@ void ModelOptions::add_to(CLI::App& app) {
                  "devices in order of preference, e.g. et or et,cpu (the CPU runs what others cannot)")
       ->delimiter(',');
   app.add_flag("--list-devices", list_devices, "list the devices and exit");
-  app.add_option("--perf-log", perf_log, "with --device: write one ET_PERF line per kernel launch to FILE");
+  app.add_option("--perf-log,--log-file", perf_log,
+                 "with --device: write one ET_PERF line per kernel launch to FILE");
 }
 
 bool print_devices_if_asked(const ModelOptions& opt) {

@@ -27,13 +27,19 @@ const char* kernel_names[] = {
 #undef ET_KERNEL_ENTRY
 };
 
+// HART_<name>, else the seed's GGML_<name> (llama.cpp's ET backend), else nullptr.
+const char* env(const char* name) {
+  if (const char* v = std::getenv((std::string("HART_") + name).c_str())) return v;
+  return std::getenv((std::string("GGML_") + name).c_str());
+}
+
 }  // namespace
 
 EtOptions EtOptions::from_env() {
   EtOptions o;
-  const char* uber = std::getenv("HART_ET_UBERKERNEL");
+  const char* uber = env("ET_UBERKERNEL");
   o.uberkernel = uber && std::strcmp(uber, "0") != 0 && *uber;
-  if (const char* dir = std::getenv("HART_ET_PROFILE")) o.profile_dir = dir;
+  if (const char* dir = env("ET_PROFILE")) o.profile_dir = dir;
   if (const char* mask = std::getenv("HART_ET_SHIRE_MASK")) {
     char* end = nullptr;
     o.shire_mask = std::strtoull(mask, &end, 16);
@@ -157,7 +163,7 @@ void EtBackend::compute_part(const Graph& g, std::span<Tensor* const> host_reads
 
 void EtBackend::report(const std::vector<ProfileRecord>& recs, const std::vector<Launched>& launched,
                        double origin_us) {
-  std::vector<std::string> labels;
+  std::vector<TraceLaunch> traced;
   size_t li = 0;
   double part_device_s = 0;
   for (const ProfileRecord& r : recs) {
@@ -166,7 +172,12 @@ void EtBackend::report(const std::vector<ProfileRecord>& recs, const std::vector
     stats_.launch_device_s += r.device_s;
     const Launched& l = launched.at(li++);
     const bool uber = l.calls.size() > 1 || options_.uberkernel;
-    labels.push_back(uber ? "uberkernel[" + std::to_string(l.calls.size()) + "]" : l.calls[0].label);
+    TraceLaunch& t = traced.emplace_back();
+    t.label = uber ? "uberkernel[" + std::to_string(l.calls.size()) + "]" : l.calls[0].label;
+    for (size_t i = 0; i < l.calls.size(); i++) {
+      t.kernels.push_back(l.calls[i].label);
+      t.tensors.push_back(l.ops[i].node->name);
+    }
     if (!options_.perf_log) continue;
     // One line per kernel call; an uberkernel's calls are timed by its barrier phases.
     double start_s = r.host_start_s;
@@ -190,7 +201,7 @@ void EtBackend::report(const std::vector<ProfileRecord>& recs, const std::vector
     }
   }
   stats_.device_s += part_device_s;
-  if (trace_) trace_->add(recs, origin_us, device_clock_us_, labels);
+  if (trace_) trace_->add(recs, origin_us, device_clock_us_, traced);
   device_clock_us_ += part_device_s * 1e6;
 }
 

@@ -20,13 +20,14 @@
 namespace hart::et {
 
 struct EtOptions {
-  bool uberkernel = false;             // HART_ET_UBERKERNEL=1
+  bool uberkernel = false;             // HART_ET_UBERKERNEL=1 (or the seed's GGML_ET_UBERKERNEL)
   PerfLog* perf_log = nullptr;         // one ET_PERF line per kernel launch
-  std::string profile_dir;             // HART_ET_PROFILE: trace files written at destruction
+  std::string profile_dir;             // HART_ET_PROFILE (or GGML_ET_PROFILE): trace files written at destruction
   uint64_t memory_budget = 0;          // resident weights + state; 0: 3/4 of the device memory
   uint64_t shire_mask = 0;             // HART_ET_SHIRE_MASK (hex); 0: every shire
 
-  // Fills uberkernel, profile_dir and shire_mask from the environment.
+  // Fills uberkernel, profile_dir and shire_mask from the environment; a HART_ name wins over
+  // the seed's GGML_ name when both are set.
   static EtOptions from_env();
 };
 

@@ -25,11 +25,12 @@ constexpr int kHostTrack = 1, kDeviceTrack = 2;
 }  // namespace
 
 void Trace::add(const std::vector<ProfileRecord>& recs, double host_origin_us, double device_origin_us,
-                const std::vector<std::string>& labels) {
+                const std::vector<TraceLaunch>& launches) {
   size_t launch = 0;
   for (const ProfileRecord& r : recs) {
     const bool is_launch = r.kind == ProfileRecord::Kind::Launch;
-    const std::string name = is_launch && launch < labels.size() ? labels[launch++] : kind_name(r.kind);
+    const TraceLaunch* l = is_launch && launch < launches.size() ? &launches[launch++] : nullptr;
+    const std::string name = l ? l->label : kind_name(r.kind);
     nlohmann::json args = {{"stream", r.stream}, {"failed", r.failed}};
     if (is_launch) {
       args["kernel"] = r.name;
@@ -39,6 +40,7 @@ void Trace::add(const std::vector<ProfileRecord>& recs, double host_origin_us, d
       args["bytes_written"] = r.bytes_written;
       args["device_us"] = r.device_s * 1e6;
       args["phases"] = r.phases.size();
+      if (l) args["tensors"] = l->tensors;
     } else {
       args["bytes"] = r.bytes;
     }
@@ -48,10 +50,20 @@ void Trace::add(const std::vector<ProfileRecord>& recs, double host_origin_us, d
                            {"pid", 1},            {"tid", kHostTrack},       {"args", args}};
     events_.push_back(host.dump());
     if (r.kind == ProfileRecord::Kind::Wait) continue;
-    nlohmann::json dev = {{"name", name}, {"cat", kind_name(r.kind)}, {"ph", "X"},
-                          {"ts", device_origin_us + r.device_start_s * 1e6}, {"dur", r.device_s * 1e6},
-                          {"pid", 1},     {"tid", kDeviceTrack}};
+    const double dev_start = device_origin_us + r.device_start_s * 1e6;
+    nlohmann::json dev = {{"name", name}, {"cat", kind_name(r.kind)}, {"ph", "X"}, {"ts", dev_start},
+                          {"dur", r.device_s * 1e6}, {"pid", 1}, {"tid", kDeviceTrack}};
+    if (l && l->tensors.size() == 1) dev["args"] = {{"tensor", l->tensors[0]}};
     events_.push_back(dev.dump());
+    // An uberkernel's calls, one per barrier phase, nested under its launch.
+    double at = dev_start;
+    for (size_t i = 0; l && l->tensors.size() > 1 && i < r.phases.size() && i < l->tensors.size(); i++) {
+      const double dur = r.phases[i].device_s * 1e6;
+      nlohmann::json sub = {{"name", l->tensors[i]}, {"cat", "kernel"}, {"ph", "X"}, {"ts", at}, {"dur", dur},
+                            {"pid", 1}, {"tid", kDeviceTrack}, {"args", {{"kernel", l->kernels[i]}}}};
+      events_.push_back(sub.dump());
+      at += dur;
+    }
   }
 }
 

@@ -3,6 +3,7 @@
 // feed-forward. Per sequence it carries one token-shift row and the WKV state per layer.
 #include "model/arch.h"
 #include "model/layer_tensors.h"
+#include "model/node_names.h"
 #include "model/rwkv.h"
 
 #include "common/error.h"
@@ -37,8 +38,8 @@ Tensor* build(Forward& f) {
   for (int il = 0; il < f.hp.n_layer; il++) {
     const LayerWeights& L = f.w.layers[size_t(il)];
     Tensor* h = norm(f, x, L.attn_norm);
-    x = add(f.c, rwkv7_time_mix(f, il, h, token_shift(f, il, kAttShift, h), v_first, kWkv), x);
-    x = add(f.c, ffn(f, il, norm(f, x, L.ffn_norm), Glu::SWIGLU, false), x);
+    x = named(add(f.c, rwkv7_time_mix(f, il, h, token_shift(f, il, kAttShift, h), v_first, kWkv), x), "ffn_inp", il);
+    x = named(add(f.c, ffn(f, il, norm(f, x, L.ffn_norm), Glu::SWIGLU, false), x), "l_out", il);
   }
   return lm_head(f, x);
 }

@@ -8,6 +8,7 @@
 #include "model/arch.h"
 #include "model/blocks.h"
 #include "model/layer_tensors.h"
+#include "model/node_names.h"
 
 namespace hart {
 namespace {
@@ -41,9 +42,9 @@ Tensor* build(Forward& f) {
     k = rope(f, il, norm(f, k, L.k_norm), nullptr);
     q = scale(f.c, q, f.hp.attention_scale);
     Tensor* attn = linear(f, L.o, attend(f, il, q, k, v, 1.0f));
-    x = add(f.c, norm(f, attn, L.attn_post_norm), x);
+    x = named(add(f.c, norm(f, attn, L.attn_post_norm), x), "ffn_inp", il);
     Tensor* ff = ffn(f, il, norm(f, x, L.ffn_norm), Glu::GEGLU, false);
-    x = add(f.c, norm(f, ff, L.ffn_post_norm), x);
+    x = named(add(f.c, norm(f, ff, L.ffn_post_norm), x), "l_out", il);
   }
   Tensor* logits = lm_head(f, x);
   return logits ? softcap(f, logits, f.hp.final_softcap) : nullptr;

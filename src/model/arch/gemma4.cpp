@@ -10,6 +10,7 @@
 #include "model/arch.h"
 #include "model/blocks.h"
 #include "model/layer_tensors.h"
+#include "model/node_names.h"
 
 #include "common/error.h"
 
@@ -123,7 +124,7 @@ Tensor* build(Forward& f) {
       k = v = nullptr;
     }
     Tensor* attn = linear(f, L.o, attend(f, il, q, k, v, f.hp.attention_scale));
-    x = add(f.c, norm(f, attn, L.attn_post_norm), x);
+    x = named(add(f.c, norm(f, attn, L.attn_post_norm), x), "ffn_inp", il);
     x = add(f.c, norm(f, ffn(f, il, norm(f, x, L.ffn_norm), Glu::GEGLU), L.ffn_post_norm), x);
     // The per-layer input, gated by this layer's output.
     Tensor* g = unary(f.c, mul_mat(f.c, L.ple_gate.w, x), Unary::GELU);  // (n_pl, n)

@@ -8,6 +8,7 @@
 #include "model/arch.h"
 #include "model/blocks.h"
 #include "model/layer_tensors.h"
+#include "model/node_names.h"
 
 #include "common/error.h"
 
@@ -64,8 +65,8 @@ Tensor* build(Forward& f) {
   for (int il = 0; il < f.hp.n_layer; il++) {
     const LayerWeights& L = f.w.layers[size_t(il)];
     Tensor* attn = attention(f, il, norm(f, x, L.attn_norm), rope_factors(f), f.hp.kq_scale(il));
-    x = add(f.c, residual_scaled(f, attn), x);
-    x = add(f.c, residual_scaled(f, feed_forward(f, il, norm(f, x, L.ffn_norm))), x);
+    x = named(add(f.c, residual_scaled(f, attn), x), "ffn_inp", il);
+    x = named(add(f.c, residual_scaled(f, feed_forward(f, il, norm(f, x, L.ffn_norm))), x), "l_out", il);
   }
   Tensor* logits = lm_head(f, x);
   return logits ? scale(f.c, logits, 1.0f / f.hp.logit_scale) : nullptr;

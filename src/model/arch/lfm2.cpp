@@ -7,6 +7,7 @@
 #include "model/arch.h"
 #include "model/blocks.h"
 #include "model/layer_tensors.h"
+#include "model/node_names.h"
 
 #include "common/error.h"
 
@@ -72,9 +73,10 @@ Tensor* build(Forward& f) {
     const LayerConfig& c = f.hp.layers[size_t(il)];
     const LayerWeights& L = f.w.layers[size_t(il)];
     Tensor* h = norm(f, x, L.attn_norm);
-    x = add(f.c, x, c.recurrent == RecurrentKind::SHORT_CONV ? short_conv(f, il, h)
-                                                            : attention(f, il, h, nullptr, f.hp.kq_scale(il)));
-    x = add(f.c, x, ffn(f, il, norm(f, x, L.ffn_norm), Glu::SWIGLU, false));
+    Tensor* mix = c.recurrent == RecurrentKind::SHORT_CONV ? short_conv(f, il, h)
+                                                           : attention(f, il, h, nullptr, f.hp.kq_scale(il));
+    x = named(add(f.c, x, mix), "ffn_inp", il);
+    x = named(add(f.c, x, ffn(f, il, norm(f, x, L.ffn_norm), Glu::SWIGLU, false)), "l_out", il);
   }
   return lm_head(f, x);
 }

@@ -7,6 +7,7 @@
 #include "model/arch.h"
 #include "model/blocks.h"
 #include "model/layer_tensors.h"
+#include "model/node_names.h"
 
 namespace hart {
 namespace {
@@ -43,8 +44,8 @@ Tensor* build(Forward& f) {
     q = rope(f, il, q, rope_factors(f));
     k = rope(f, il, k, rope_factors(f));
     q = scale(f.c, q, 1.0f / std::sqrt(float(f.hp.layers[size_t(il)].head_dim)));
-    x = add(f.c, linear(f, L.o, attend(f, il, q, k, v, 1.0f)), x);
-    x = add(f.c, fused_ffn(f, L, norm(f, x, L.ffn_norm)), x);
+    x = named(add(f.c, linear(f, L.o, attend(f, il, q, k, v, 1.0f)), x), "ffn_inp", il);
+    x = named(add(f.c, fused_ffn(f, L, norm(f, x, L.ffn_norm)), x), "l_out", il);
   }
   return lm_head(f, x);
 }

@@ -11,6 +11,7 @@
 #include "model/blocks.h"
 #include "model/delta_net.h"
 #include "model/layer_tensors.h"
+#include "model/node_names.h"
 
 #include "common/error.h"
 
@@ -98,8 +99,8 @@ Tensor* build(Forward& f) {
     const LayerWeights& L = f.w.layers[size_t(il)];
     Tensor* h = norm(f, x, L.attn_norm);
     const bool recurrent = f.hp.layers[size_t(il)].recurrent == RecurrentKind::DELTA_NET;
-    x = add(f.c, recurrent ? delta_net(f, il, h) : gated_attention(f, il, h), x);
-    x = add(f.c, feed_forward(f, il, norm(f, x, L.attn_post_norm)), x);
+    x = named(add(f.c, recurrent ? delta_net(f, il, h) : gated_attention(f, il, h), x), "ffn_inp", il);
+    x = named(add(f.c, feed_forward(f, il, norm(f, x, L.attn_post_norm)), x), "l_out", il);
   }
   return lm_head(f, x);
 }

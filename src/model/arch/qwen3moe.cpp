@@ -5,6 +5,7 @@
 #include "model/arch.h"
 #include "model/blocks.h"
 #include "model/layer_tensors.h"
+#include "model/node_names.h"
 
 namespace hart {
 namespace {
@@ -26,8 +27,8 @@ Tensor* build(Forward& f) {
   Tensor* x = embed(f, 1.0f);
   for (int il = 0; il < f.hp.n_layer; il++) {
     const LayerWeights& L = f.w.layers[size_t(il)];
-    x = add(f.c, attention(f, il, norm(f, x, L.attn_norm), nullptr, f.hp.kq_scale(il)), x);
-    x = add(f.c, moe_ffn(f, il, norm(f, x, L.ffn_norm), {.norm_weights = true, .scales = true}), x);
+    x = named(add(f.c, attention(f, il, norm(f, x, L.attn_norm), nullptr, f.hp.kq_scale(il)), x), "ffn_inp", il);
+    x = named(add(f.c, moe_ffn(f, il, norm(f, x, L.ffn_norm), {.norm_weights = true, .scales = true}), x), "l_out", il);
   }
   return lm_head(f, x);
 }

@@ -4,6 +4,7 @@
 // with layer norms; a layer norm right after the embeddings. Per sequence it carries two
 // token-shift rows and the WKV state per layer, whatever its length.
 #include "model/arch.h"
+#include "model/node_names.h"
 #include "model/rwkv.h"
 
 #include "common/error.h"
@@ -45,9 +46,9 @@ Tensor* build(Forward& f) {
   for (int il = 0; il < f.hp.n_layer; il++) {
     const LayerWeights& L = f.w.layers[size_t(il)];
     Tensor* h = layer_norm(f, x, L.attn_norm, L.attn_norm_b);
-    x = add(f.c, rwkv7_time_mix(f, il, h, token_shift(f, il, kAttShift, h), v_first, kWkv), x);
+    x = named(add(f.c, rwkv7_time_mix(f, il, h, token_shift(f, il, kAttShift, h), v_first, kWkv), x), "ffn_inp", il);
     h = layer_norm(f, x, L.attn_norm_2, L.attn_norm_2_b);
-    x = add(f.c, rwkv7_channel_mix(f, il, h, token_shift(f, il, kFfnShift, h)), x);
+    x = named(add(f.c, rwkv7_channel_mix(f, il, h, token_shift(f, il, kFfnShift, h)), x), "l_out", il);
   }
   x = f.output_rows(x);
   if (!x) return nullptr;

@@ -304,9 +304,13 @@ TEST(EtBackend, TraceNamesTheTensorsOfAnUberkernel) {
   EXPECT_EQ(tensors, subs);
 }
 
-// HART_ET_* or the seed's GGML_ET_* names; HART_ wins when both are set.
+// HART_ET_* or the seed's GGML_ET_* names; HART_ wins when both are set. The uberkernel is on
+// unless one says 0.
 TEST(EtBackend, OptionsFromEitherNameOfTheEnvironment) {
   for (const char* v : {"HART_ET_UBERKERNEL", "GGML_ET_UBERKERNEL", "HART_ET_PROFILE", "GGML_ET_PROFILE"}) unsetenv(v);
+  EXPECT_TRUE(EtOptions::from_env().uberkernel);  // the default
+  setenv("GGML_ET_UBERKERNEL", "0", 1);
+  EXPECT_FALSE(EtOptions::from_env().uberkernel);
   setenv("GGML_ET_UBERKERNEL", "1", 1);
   setenv("GGML_ET_PROFILE", "/tmp/ggml-prof", 1);
   EXPECT_TRUE(EtOptions::from_env().uberkernel);

@@ -1,5 +1,6 @@
 // Real models on the ET backend: the same greedy tokens as the CPU, with every op of the decode
-// graph on the device (no CPU part), with and without the uberkernel: the TinyStories models and
+// graph on the device (no CPU part), with and without the uberkernel (the default, which these
+// runs of every architecture justify): the TinyStories models and
 // the tiny test files of the other architectures (Gemma 3's soft-capping TANH, Gemma 4's and
 // Phi-3's RoPE frequency factors, LFM2's CONCAT and SSM_CONV short convolution, RWKV-7's WKV
 // recurrence and norms, the MoE block's TOP_K, MUL_MAT_ID, DIV and CLAMP, Qwen 3.5's

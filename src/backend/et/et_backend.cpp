@@ -38,7 +38,7 @@ const char* env(const char* name) {
 EtOptions EtOptions::from_env() {
   EtOptions o;
   const char* uber = env("ET_UBERKERNEL");
-  o.uberkernel = uber && std::strcmp(uber, "0") != 0 && *uber;
+  o.uberkernel = !uber || std::strcmp(uber, "0") != 0;  // on unless set to 0
   if (const char* dir = env("ET_PROFILE")) o.profile_dir = dir;
   if (const char* mask = std::getenv("HART_ET_SHIRE_MASK")) {
     char* end = nullptr;

@@ -20,7 +20,7 @@
 namespace hart::et {
 
 struct EtOptions {
-  bool uberkernel = false;             // HART_ET_UBERKERNEL=1 (or the seed's GGML_ET_UBERKERNEL)
+  bool uberkernel = false;             // from_env: on unless HART_ET_UBERKERNEL=0 (or GGML_ET_UBERKERNEL=0)
   PerfLog* perf_log = nullptr;         // one ET_PERF line per kernel launch
   std::string profile_dir;             // HART_ET_PROFILE (or GGML_ET_PROFILE): trace files written at destruction
   uint64_t memory_budget = 0;          // resident weights + state; 0: 3/4 of the device memory

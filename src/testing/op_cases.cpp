@@ -36,7 +36,9 @@ double nmse(const Tensor& got, const Tensor& want) {
 
 std::vector<OpCase> op_cases() {
   std::vector<OpCase> cases;
-  const Type weight_types[] = {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0, Type::Q4_K, Type::Q6_K};
+  // The weight types of MUL_MAT, MUL_MAT_ID and GET_ROWS (the types of the model files hart reads).
+  const Type weight_types[] = {Type::F32,  Type::F16,  Type::BF16, Type::Q8_0, Type::Q4_0, Type::Q4_1,
+                               Type::Q5_0, Type::Q5_1, Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ4_NL};
   for (Type w : weight_types) {
     const double tol = type_info(w).quantized ? 5e-4 : 5e-6;
     for (int64_t m : {1, 7}) {
@@ -51,7 +53,7 @@ std::vector<OpCase> op_cases() {
                    }});
   // MUL_MAT_ID as ggml's test names it: n_mats experts, n_used per token, b = 1 for per-slot
   // activations (the down projection), n tokens; ids a strided view as top_k's callers make them.
-  for (Type w : {Type::F32, Type::F16, Type::Q8_0, Type::Q4_0, Type::Q4_K})
+  for (Type w : weight_types)
     for (int64_t b : {0, 1}) {
       cases.push_back({Op::MUL_MAT_ID,
                        "type_a=" + tn(w) + ",type_b=f32,n_mats=4,n_used=2,b=" + std::to_string(b) + ",m=32,n=3,k=256",
@@ -61,7 +63,7 @@ std::vector<OpCase> op_cases() {
                                            view(l.ctx, ids, {2, 3}, {ids->nb[1]}, 0));
                        }});
     }
-  for (Type t : {Type::F32, Type::F16, Type::Q8_0, Type::Q4_0, Type::Q4_K}) {
+  for (Type t : weight_types) {
     cases.push_back({Op::GET_ROWS, "type=" + tn(t) + ",n=256,rows=10,m=5", 1e-7, [=](RandomLeaves& l) {
                        return get_rows(l.ctx, l.random(t, {256, 10}), l.random(Type::I32, {5}, 0, 10));
                      }});

@@ -91,6 +91,27 @@ TEST(EtModel, TinyStories656KQ4_0) {
   check_model(path);
 }
 
+// K-quants (Q4_K_M: Q4_K and Q6_K matrices; Q6_K throughout) and the other 32-element block types,
+// every matrix and the embedding read on the device.
+TEST(EtModel, KqTinyQ4_K_M) {
+  HART_REQUIRE_TESTDATA(path, "models/kq-tiny-Q4_K_M.gguf");
+  check_model(path);
+}
+
+TEST(EtModel, KqTinyQ6_K) {
+  HART_REQUIRE_TESTDATA(path, "models/kq-tiny-Q6_K.gguf");
+  check_model(path);
+}
+
+class EtQuantModel : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(EtQuantModel, GreedyTokensOnTheDeviceAlone) {
+  HART_REQUIRE_TESTDATA(path, std::string("models/TinyStories-656K-requant-") + GetParam() + ".gguf");
+  check_model(path, 4, "3");
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, EtQuantModel, ::testing::Values("Q4_1", "Q5_1", "IQ4_NL"));
+
 // Every ET_PERF line of a model run names its tensor, with llama.cpp's names where the graph
 // builders give them ("Qcur-0", "ffn_out-1") and ggml's "node_<i>" elsewhere.
 TEST(EtModel, PerfLogNamesEveryTensor) {

@@ -14,7 +14,14 @@ namespace hart::et {
 namespace {
 
 bool device_float(Type t) { return t == Type::F32 || t == Type::F16; }
-bool device_blocks(Type t) { return t == Type::Q8_0 || t == Type::Q4_0 || t == Type::Q4_K; }
+// The block types device/et_blocks.h reads (ggml's ids).
+bool device_blocks(Type t) {
+  switch (t) {
+    case Type::Q4_0: case Type::Q4_1: case Type::Q5_0: case Type::Q5_1: case Type::Q8_0: case Type::Q4_K:
+    case Type::Q5_K: case Type::Q6_K: case Type::IQ4_NL: return true;
+    default: return false;
+  }
+}
 bool rows_contiguous(const Tensor& t) { return t.nb[0] == type_info(t.type).type_size; }
 bool f32_rows(const Tensor* t) { return t && t->type == Type::F32 && rows_contiguous(*t); }
 bool broadcasts_to(const Tensor& b, const Tensor& a) {

@@ -15,8 +15,14 @@ enum et_type {
   ET_TYPE_F32 = 0,
   ET_TYPE_F16 = 1,
   ET_TYPE_Q4_0 = 2,
+  ET_TYPE_Q4_1 = 3,
+  ET_TYPE_Q5_0 = 6,
+  ET_TYPE_Q5_1 = 7,
   ET_TYPE_Q8_0 = 8,
   ET_TYPE_Q4_K = 12,
+  ET_TYPE_Q5_K = 13,
+  ET_TYPE_Q6_K = 14,
+  ET_TYPE_IQ4_NL = 20,
   ET_TYPE_I32 = 26,
   ET_TYPE_I64 = 27
 };

@@ -1,32 +1,12 @@
-/* Reading and writing rows of the tensor types the kernels accept: F32, F16 (any element), the
- * 32-element blocks Q8_0 {f16 d; int8 q[32]} and Q4_0 {f16 d; uint8 q[16]} (element j < 16 in the
- * low nibble of q[j], element j >= 16 in the high nibble of q[j - 16], value (nibble - 8) * d), and
- * the 256-element super-blocks Q4_K {f16 d, dmin; uint8 scales[12]; uint8 q[128]}: 8 groups of 32,
- * group g holding 4-bit levels (bytes 32 (g / 2) .. + 31 of q, low nibbles for even g, high for odd)
- * with a 6-bit scale s_g and min m_g packed in scales, value level * (d * s_g) - dmin * m_g. */
+/* Reading and writing rows of the tensor types the kernels accept: F32, F16 (any element) and the
+ * block types of et_blocks.h (dequantized). */
 #ifndef ET_ROWS_H
 #define ET_ROWS_H
 
+#include "et_blocks.h"
 #include "et_device.h"
 #include "et_math.h"
 #include "et_params.h"
-
-#define ET_QK 32
-#define ET_QK_K 256
-#define ET_Q8_0_BYTES 34
-#define ET_Q4_0_BYTES 18
-#define ET_Q4_K_BYTES 144
-
-static inline int et_is_block_type(int32_t type) {
-  return type == ET_TYPE_Q8_0 || type == ET_TYPE_Q4_0 || type == ET_TYPE_Q4_K;
-}
-
-/* Elements and bytes of one block of a block type. */
-static inline int64_t et_block_elems(int32_t type) { return type == ET_TYPE_Q4_K ? ET_QK_K : ET_QK; }
-
-static inline int64_t et_block_bytes(int32_t type) {
-  return type == ET_TYPE_Q8_0 ? ET_Q8_0_BYTES : type == ET_TYPE_Q4_0 ? ET_Q4_0_BYTES : ET_Q4_K_BYTES;
-}
 
 /* Bytes of a row of n elements (n a multiple of the block size for block types); 0 for unknown types. */
 static inline int64_t et_row_bytes(int32_t type, int64_t n) {
@@ -34,16 +14,11 @@ static inline int64_t et_row_bytes(int32_t type, int64_t n) {
     case ET_TYPE_F32: case ET_TYPE_I32: return n * 4;
     case ET_TYPE_F16: return n * 2;
     case ET_TYPE_I64: return n * 8;
-    case ET_TYPE_Q8_0: case ET_TYPE_Q4_0: case ET_TYPE_Q4_K: return n / et_block_elems(type) * et_block_bytes(type);
-    default: return 0;
+    default: return et_is_block_type(type) ? n / et_block_elems(type) * et_block_bytes(type) : 0;
   }
 }
 
 static inline int et_is_float_type(int32_t type) { return type == ET_TYPE_F32 || type == ET_TYPE_F16; }
-
-static inline float et_load_f16(const uint8_t* p) {
-  return et_f16_to_f32((uint16_t)(p[0] | (p[1] << 8)));
-}
 
 /* Element i of an F32 or F16 row. */
 static inline float et_load(const void* row, int32_t type, int64_t i) {
@@ -56,46 +31,6 @@ static inline void et_store(void* row, int32_t type, int64_t i, float v) {
   else ((uint16_t*)row)[i] = et_f32_to_f16(v);
 }
 
-/* Q4_K's 6-bit scale and min of group j (0..7) from the 12 packed bytes: groups 0-3 in the low 6
- * bits of bytes j and j + 4; groups 4-7 in the nibbles of byte j + 4, their top 2 bits in the top
- * bits of bytes j - 4 (scale) and j (min). */
-static inline void et_q4_k_scale_min(const uint8_t* s, int j, int32_t* scale, int32_t* min) {
-  if (j < 4) {
-    *scale = s[j] & 63;
-    *min = s[j + 4] & 63;
-  } else {
-    *scale = (s[j + 4] & 0x0f) | ((s[j - 4] >> 6) << 4);
-    *min = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-  }
-}
-
-/* The 32 integer levels of group g (elements 32 g .. 32 g + 31) of a block-type row, its scale
- * (returned) and its offset (*offset; 0 but for Q4_K): element j is q[j] * scale - offset. */
-static inline float et_group_levels(const uint8_t* row, int32_t type, int64_t g, int32_t* q, float* offset) {
-  if (type == ET_TYPE_Q4_K) {
-    const uint8_t* sb = row + g / 8 * ET_Q4_K_BYTES;
-    const int j = (int)(g % 8);
-    const uint8_t* qs = sb + 16 + 32 * (j / 2);
-    const int shift = 4 * (j % 2);
-    for (int l = 0; l < ET_QK; l++) q[l] = (qs[l] >> shift) & 0x0f;
-    int32_t sc, m;
-    et_q4_k_scale_min(sb + 4, j, &sc, &m);
-    *offset = et_load_f16(sb + 2) * (float)m;
-    return et_load_f16(sb) * (float)sc;
-  }
-  const uint8_t* block = row + g * et_block_bytes(type);
-  if (type == ET_TYPE_Q8_0) {
-    for (int j = 0; j < ET_QK; j++) q[j] = (int8_t)block[2 + j];
-  } else {
-    for (int j = 0; j < ET_QK / 2; j++) {
-      q[j] = (int32_t)(block[2 + j] & 0x0f) - 8;
-      q[j + ET_QK / 2] = (int32_t)(block[2 + j] >> 4) - 8;
-    }
-  }
-  *offset = 0.0f;
-  return et_load_f16(block);
-}
-
 /* Elements [i0, i1) of a row of any accepted type, as floats into out[0 .. i1 - i0). The product
  * and the offset are separate statements so that no compiler fuses them into an fma: the values
  * are ggml's dequantization bit for bit. */
@@ -105,11 +40,12 @@ static inline void et_dequant_row(const void* row, int32_t type, int64_t i0, int
     return;
   }
   int32_t q[ET_QK];
-  for (int64_t g = i0 / ET_QK; g * ET_QK < i1; g++) {
+  const int64_t ge = et_group_elems(type);
+  for (int64_t g = i0 / ge; g * ge < i1; g++) {
     float offset;
     const float d = et_group_levels((const uint8_t*)row, type, g, q, &offset);
-    for (int j = 0; j < ET_QK; j++) {
-      const int64_t i = g * ET_QK + j;
+    for (int j = 0; j < ge; j++) {
+      const int64_t i = g * ge + j;
       if (i < i0 || i >= i1) continue;
       const float scaled = (float)q[j] * d;
       out[i - i0] = scaled - offset;
@@ -132,16 +68,17 @@ static inline float et_dot_row(const void* row, int32_t type, const float* x, in
     return sum;
   }
   int32_t q[ET_QK];
-  for (int64_t g = 0; g < k / ET_QK; g++) {
+  const int64_t ge = et_group_elems(type);
+  for (int64_t g = 0; g < k / ge; g++) {
     float offset;
     const float d = et_group_levels((const uint8_t*)row, type, g, q, &offset);
-    const float* xg = x + g * ET_QK;
+    const float* xg = x + g * ge;
     float group_sum = 0.0f;
-    for (int j = 0; j < ET_QK; j++) group_sum += (float)q[j] * xg[j];
+    for (int j = 0; j < ge; j++) group_sum += (float)q[j] * xg[j];
     sum += d * group_sum;
     if (offset != 0.0f) {
       float x_sum = 0.0f;
-      for (int j = 0; j < ET_QK; j++) x_sum += xg[j];
+      for (int j = 0; j < ge; j++) x_sum += xg[j];
       sum -= offset * x_sum;
     }
   }

@@ -1,5 +1,5 @@
 /* GET_ROWS: dst (ne0, n, r2, r3) F32, row (i, j, k) = src row rows[i, j, k] of plane (j, k),
- * src F32, F16, Q8_0, Q4_0 or Q4_K (dequantized), rows I32. */
+ * src F32, F16 or a block type of et_blocks.h (dequantized), rows I32. */
 #include "et_rows.h"
 
 static void get_rows_row(const et_rows* job, int64_t row, const int64_t idx[3], int64_t i0, int64_t i1) {
@@ -15,7 +15,7 @@ ET_KERNEL(get_rows) {
   const et_get_rows_params* p = (const et_get_rows_params*)params;
   const int32_t t = p->src.type;
   et_require(env, et_is_float_type(t) || et_is_block_type(t),
-             "get_rows: src type must be F32, F16, Q8_0, Q4_0 or Q4_K");
+             "get_rows: src type must be F32, F16 or a block type");
   et_require(env, et_is_float_type(t) || p->src.ne[0] % et_block_elems(t) == 0,
              "get_rows: rows of a block type must be whole blocks");
   et_require(env, p->rows.type == ET_TYPE_I32 && p->dst.type == ET_TYPE_F32, "get_rows: rows must be I32, dst F32");

@@ -67,7 +67,7 @@ class Dev {
 std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
 std::vector<uint16_t> to_f16(const std::vector<float>& v);
 std::vector<float> from_f16(const std::vector<uint16_t>& v);
-// Rows of k elements quantized to block type t (Q8_0, Q4_0, Q4_K) as raw blocks.
+// Rows of k elements quantized to block type t (any of device/et_blocks.h) as raw blocks.
 std::vector<uint8_t> quantize(Type t, const std::vector<float>& v, int64_t k);
 
 // The memory graph tensor t views (its owner's bytes) uploaded, and t described over it with its

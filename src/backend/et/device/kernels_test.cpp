@@ -88,6 +88,14 @@ TEST(EtMulMat, F32) { check_mul_mat({Type::F32, 67, 37, 3, 2, kSmallMask}); }
 TEST(EtMulMat, F16) { check_mul_mat({Type::F16, 64, 29, 5, 1, kSmallMask}); }
 TEST(EtMulMat, Q8_0) { check_mul_mat({Type::Q8_0, 96, 41, 2, 2, kSmallMask}); }
 TEST(EtMulMat, Q4_0) { check_mul_mat({Type::Q4_0, 128, 53, 1, 1, kSmallMask}); }
+// The other block types of et_blocks.h: odd N and M, K one or more blocks (super-blocks).
+TEST(EtMulMat, Q4_1) { check_mul_mat({Type::Q4_1, 96, 37, 3, 1, kSmallMask}); }
+TEST(EtMulMat, Q5_0) { check_mul_mat({Type::Q5_0, 160, 29, 3, 1, kSmallMask}); }
+TEST(EtMulMat, Q5_1) { check_mul_mat({Type::Q5_1, 64, 41, 5, 1, kSmallMask}); }
+TEST(EtMulMat, IQ4_NL) { check_mul_mat({Type::IQ4_NL, 96, 23, 3, 1, kSmallMask}); }
+TEST(EtMulMat, Q5_K) { check_mul_mat({Type::Q5_K, 512, 37, 3, 1, kSmallMask}); }
+TEST(EtMulMat, Q6_K) { check_mul_mat({Type::Q6_K, 768, 29, 3, 1, kSmallMask}); }
+TEST(EtMulMat, Q6_KDecodeOnAll32Shires) { check_mul_mat({Type::Q6_K, 256, 523, 1, 1, kFullMask}); }
 TEST(EtMulMat, Q4_0OnAll32Shires) { check_mul_mat({Type::Q4_0, 64, 515, 4, 1, kFullMask}); }
 TEST(EtMulMat, F32OnAll32Shires) { check_mul_mat({Type::F32, 33, 1031, 3, 1, kFullMask}); }
 
@@ -174,9 +182,9 @@ TEST(EtScale, ScaleAndBias) {
 
 // ---- GET_ROWS / SET_ROWS -------------------------------------------------------------------
 
-void check_get_rows(Type type) {
+void check_get_rows(Type type, int64_t ne0 = 64) {
   Dev& dev = Dev::get();
-  const int64_t ne0 = 64, rows = 10;
+  const int64_t rows = 10;
   const auto table = random_floats(size_t(ne0 * rows), 8);
   std::vector<uint8_t> raw;
   if (type == Type::F32) raw.assign(reinterpret_cast<const uint8_t*>(table.data()), reinterpret_cast<const uint8_t*>(table.data() + table.size()));
@@ -201,6 +209,12 @@ TEST(EtGetRows, F32) { check_get_rows(Type::F32); }
 TEST(EtGetRows, F16) { check_get_rows(Type::F16); }
 TEST(EtGetRows, Q8_0) { check_get_rows(Type::Q8_0); }
 TEST(EtGetRows, Q4_0) { check_get_rows(Type::Q4_0); }
+TEST(EtGetRows, Q4_1) { check_get_rows(Type::Q4_1, 96); }
+TEST(EtGetRows, Q5_0) { check_get_rows(Type::Q5_0, 160); }
+TEST(EtGetRows, Q5_1) { check_get_rows(Type::Q5_1, 96); }
+TEST(EtGetRows, IQ4_NL) { check_get_rows(Type::IQ4_NL, 32); }
+TEST(EtGetRows, Q5_K) { check_get_rows(Type::Q5_K, 512); }
+TEST(EtGetRows, Q6_K) { check_get_rows(Type::Q6_K, 768); }
 
 void check_set_rows(Type dst_type) {
   Dev& dev = Dev::get();

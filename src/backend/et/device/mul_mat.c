@@ -1,8 +1,8 @@
 /* MUL_MAT: dst (N, M, b2, b3) = W (K, N, a2, a3) x X (K, M, b2, b3) [+ addend (MUL_MAT+ADD)].
  * MUL_MAT_ID (has_ids): dst (N, U, T) column (i, t) = expert ids(i, t) of W (K, N, E) x X row
  * (i % X.ne[1], t), X (K, 1 | U, T): the same dot products, each output row choosing its plane.
- * Weights F32, F16, Q8_0, Q4_0 or Q4_K (dequantized on the fly), activations and output F32. Each hart
- * owns whole cache lines of dst and computes their dot products. */
+ * Weights F32, F16 or a block type of et_blocks.h (dequantized on the fly), activations and output
+ * F32. Each hart owns whole cache lines of dst and computes their dot products. */
 #include "et_rows.h"
 
 /* The weight plane output row idx reads: its expert, or plane i2 / (b2 / a2), i3 / (b3 / a3)
@@ -52,10 +52,10 @@ ET_KERNEL(mul_mat) {
   const et_tensor* d = &p->dst;
   const int32_t wt = w->type;
   et_require(env, et_is_float_type(wt) || et_is_block_type(wt),
-             "mul_mat: weight type must be F32, F16, Q8_0, Q4_0 or Q4_K");
+             "mul_mat: weight type must be F32, F16 or a block type");
   et_require(env, x->type == ET_TYPE_F32 && d->type == ET_TYPE_F32, "mul_mat: activations and output must be F32");
   et_require(env, et_is_float_type(wt) || w->ne[0] % et_block_elems(wt) == 0,
-             "mul_mat: K must be a multiple of the block size (32, 256 for Q4_K)");
+             "mul_mat: K must be a multiple of the block size (32, 256 for K-quants)");
   et_require(env, x->ne[0] == w->ne[0] && x->nb[0] == 4, "mul_mat: activation rows must be K contiguous floats");
   et_require(env, et_is_float_type(wt) ? w->nb[0] == et_row_bytes(wt, 1) : 1, "mul_mat: weight rows must be contiguous");
   if (p->has_ids) {

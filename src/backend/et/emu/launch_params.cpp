@@ -63,7 +63,8 @@ constexpr uint64_t kMaxAddress = uint64_t(1) << 48;  // the device's address spa
 int64_t type_alignment(int32_t type) {
   switch (type) {
     case ET_TYPE_F32: case ET_TYPE_I32: return 4;
-    case ET_TYPE_F16: case ET_TYPE_Q4_0: case ET_TYPE_Q8_0: case ET_TYPE_Q4_K: return 2;
+    case ET_TYPE_F16: case ET_TYPE_Q4_0: case ET_TYPE_Q4_1: case ET_TYPE_Q5_0: case ET_TYPE_Q5_1: case ET_TYPE_Q8_0:
+    case ET_TYPE_Q4_K: case ET_TYPE_Q5_K: case ET_TYPE_Q6_K: case ET_TYPE_IQ4_NL: return 2;  // every block size is even
     case ET_TYPE_I64: return 8;
     default: return 0;
   }

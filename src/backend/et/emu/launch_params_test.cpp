@@ -152,7 +152,7 @@ TEST(LaunchParams, RejectsHostileTensorDescriptors) {
     void (*spoil)(et_tensor&);
   };
   const Case cases[] = {
-      {"unknown type", [](et_tensor& t) { t.type = 3; }},
+      {"unknown type", [](et_tensor& t) { t.type = 4; }},
       {"extent ne[1] = 0", [](et_tensor& t) { t.ne[1] = 0; }},
       {"extent ne[2] = -1", [](et_tensor& t) { t.ne[2] = -1; }},
       {"more than 2^40 elements", [](et_tensor& t) { t.ne[0] = t.ne[1] = int64_t(1) << 21; }},
@@ -208,7 +208,7 @@ TEST(LaunchParams, ChecksUberkernelOpsAgainstTheirBlock) {
   EXPECT_NE(rejection(ET_KERNEL_ID_uberkernel, uber({{ET_KERNEL_ID_scale, 0}}, 512).data(), 512).find("offset 0"),
             std::string::npos);
   std::vector<uint8_t> bad = ok;
-  bad[second + offsetof(et_scale_params, dst) + offsetof(et_tensor, type)] = 3;
+  bad[second + offsetof(et_scale_params, dst) + offsetof(et_tensor, type)] = 4;  // ggml's retired Q4_2
   EXPECT_NE(rejection(ET_KERNEL_ID_uberkernel, bad.data(), bad.size()).find("unknown type"), std::string::npos);
 }
 

@@ -46,6 +46,8 @@ class JinjaChatTemplate {
 
   const ChatTemplateCaps& caps() const { return caps_; }
   const std::string& source() const { return source_; }
+  const std::string& bos_token() const { return bos_; }
+  const std::string& eos_token() const { return eos_; }
 
  private:
   std::string source_;

@@ -24,7 +24,7 @@ List iterate(const Value& v);
 // len(): code points of a string, items of a list or dict.
 size_t length(const Value& v);
 // Python's ordering (numbers, strings, lists); throws for anything else.
-int compare(const Value& a, const Value& b);
+int compare(const Value& a, const Value& b, int depth = 0);
 // A string's code points, each as its UTF-8 bytes.
 std::vector<std::string> code_points(const std::string& s);
 

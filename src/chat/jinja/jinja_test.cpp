@@ -120,6 +120,10 @@ TEST(Jinja, RunawayTemplatesAreStopped) {
                 .find("too large"),
             std::string::npos);
   EXPECT_NE(error_of("{{ 'x' * 100000000000 }}").find("too large"), std::string::npos);
+  // A list nested 200000 deep is built, refused when printed, and freed without recursion.
+  EXPECT_NE(error_of("{% set ns = namespace(l=[]) %}{% for i in range(200000) %}{% set ns.l = [ns.l] %}{% endfor %}{{ ns.l }}")
+                .find("nested too deeply"),
+            std::string::npos);
   // Appending while looping walks the list as it was: no endless loop.
   EXPECT_EQ(r("{% set l = [1] %}{% for x in l %}{% set _ = l.append(x) %}{% endfor %}{{ l | length }}"), "2");
 }

@@ -84,7 +84,7 @@ void quote_json(std::string& out, const std::string& s, bool ensure_ascii) {
 }
 
 void dump(std::string& out, const Value& v, const JsonStyle& st, int level) {
-  if (level > 100) throw Error("tojson: value nested too deeply");
+  if (level > kMaxNesting) throw Error("tojson: value nested too deeply");
   check_size(out.size());
   const auto newline = [&](int lvl) {
     if (st.indent < 0) return;

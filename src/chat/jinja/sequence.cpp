@@ -45,7 +45,8 @@ size_t length(const Value& v) {
   throw Error("object of type '" + v.type_name() + "' has no len()");
 }
 
-int compare(const Value& a, const Value& b) {
+int compare(const Value& a, const Value& b, int depth) {
+  if (depth > kMaxNesting) throw Error("values nested too deeply to compare");
   if (a.is_number() && b.is_number()) {
     if (a.is_float() || b.is_float()) {
       const double x = a.as_double(), y = b.as_double();
@@ -61,7 +62,7 @@ int compare(const Value& a, const Value& b) {
   if (a.is_list() && b.is_list()) {
     const List &x = a.as_list(), &y = b.as_list();
     for (size_t i = 0; i < x.size() && i < y.size(); ++i)
-      if (const int c = compare(x[i], y[i])) return c;
+      if (const int c = compare(x[i], y[i], depth + 1)) return c;
     return x.size() < y.size() ? -1 : x.size() > y.size() ? 1 : 0;
   }
   throw Error("'<' not supported between '" + a.type_name() + "' and '" + b.type_name() + "'");

@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "chat/jinja/builtins.h"
+#include "common/error.h"
+
 namespace hart::jinja {
 
 const Value* Args::get(size_t index, const std::string& name) const {
@@ -12,7 +15,47 @@ const Value* Args::get(size_t index, const std::string& name) const {
   return index < pos.size() ? &pos[index] : nullptr;
 }
 
-Value Value::dict() { return Value(std::make_shared<Dict>()); }
+namespace {
+
+// Freeing a container frees its items; when an item is a container held only here, its items
+// are moved onto a work list first, so each delete is shallow and the depth is never recursion.
+void take_children(List& items, List& work);
+void take_children(Dict& d, List& work) {
+  for (auto& e : d.items) {
+    work.push_back(std::move(e.second));
+    work.push_back(std::move(e.key));
+  }
+  d.items.clear();
+}
+void take_children(List& items, List& work) {
+  for (auto& v : items) work.push_back(std::move(v));
+  items.clear();
+}
+
+void drain(List& work) {
+  while (!work.empty()) {
+    Value v = std::move(work.back());
+    work.pop_back();
+    // Only the last holder may empty a container; others keep it alive and intact.
+    if (v.is_list() && v.list_use_count() == 1) take_children(v.as_list(), work);
+    else if (v.is_dict() && v.dict_use_count() == 1) take_children(v.as_dict(), work);
+  }
+}
+
+template <class Container>
+struct ShallowDelete {
+  void operator()(Container* c) const {
+    List work;
+    take_children(*c, work);
+    delete c;
+    drain(work);
+  }
+};
+
+}  // namespace
+
+Value Value::list(List items) { return Value(ListPtr(new List(std::move(items)), ShallowDelete<List>{})); }
+Value Value::dict() { return Value(DictPtr(new Dict(), ShallowDelete<Dict>{})); }
 
 Value Value::function(std::string name, std::function<Value(const Args&)> fn) {
   return Value(std::make_shared<const Function>(Function{std::move(name), std::move(fn)}));
@@ -69,7 +112,8 @@ bool Dict::erase(const std::string& key) {
   return false;
 }
 
-bool equal(const Value& a, const Value& b) {
+bool equal(const Value& a, const Value& b, int depth) {
+  if (depth > kMaxNesting) throw Error("values nested too deeply to compare");
   if (a.is_number() && b.is_number()) {
     if (a.is_float() || b.is_float()) return a.as_double() == b.as_double();
     return a.as_int() == b.as_int();
@@ -81,7 +125,7 @@ bool equal(const Value& a, const Value& b) {
     const List &x = a.as_list(), &y = b.as_list();
     if (x.size() != y.size()) return false;
     for (size_t i = 0; i < x.size(); ++i)
-      if (!equal(x[i], y[i])) return false;
+      if (!equal(x[i], y[i], depth + 1)) return false;
     return true;
   }
   if (a.is_dict() && b.is_dict()) {
@@ -89,7 +133,7 @@ bool equal(const Value& a, const Value& b) {
     if (x.items.size() != y.items.size()) return false;
     for (const auto& e : x.items) {
       const Value* w = y.find(e.first);
-      if (!w || !equal(e.second, *w)) return false;
+      if (!w || !equal(e.second, *w, depth + 1)) return false;
     }
     return true;
   }
@@ -129,25 +173,36 @@ std::string quote(const std::string& s) {
 
 }  // namespace
 
-std::string repr(const Value& v) {
+namespace {
+
+std::string repr_at(const Value& v, int depth) {
+  if (depth > kMaxNesting) throw Error("value nested too deeply to print");
   if (v.is_string()) return quote(v.as_string());
   if (v.is_list()) {
     std::string out = "[";
     const List& l = v.as_list();
-    for (size_t i = 0; i < l.size(); ++i) out += (i ? ", " : "") + repr(l[i]);
+    for (size_t i = 0; i < l.size(); ++i) {
+      out += (i ? ", " : "") + repr_at(l[i], depth + 1);
+      check_size(out.size());
+    }
     return out + "]";
   }
   if (v.is_dict()) {
     std::string out = "{";
     bool first = true;
     for (const auto& e : v.as_dict().items) {
-      out += (first ? "" : ", ") + repr(e.key_value()) + ": " + repr(e.second);
+      out += (first ? "" : ", ") + repr_at(e.key_value(), depth + 1) + ": " + repr_at(e.second, depth + 1);
+      check_size(out.size());
       first = false;
     }
     return out + "}";
   }
   return to_str(v);
 }
+
+}  // namespace
+
+std::string repr(const Value& v) { return repr_at(v, 0); }
 
 std::string to_str(const Value& v) {
   if (v.is_undefined()) return "";

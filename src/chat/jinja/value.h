@@ -59,7 +59,9 @@ class Value {
     v.v_ = Undefined{std::move(name)};
     return v;
   }
-  static Value list(List items = {}) { return Value(std::make_shared<List>(std::move(items))); }
+  // Containers are freed without recursion (see value.cpp), so a list nested a million deep
+  // cannot overflow the stack when it goes.
+  static Value list(List items = {});
   static Value dict();
   static Value function(std::string name, std::function<Value(const Args&)> fn);
 
@@ -82,6 +84,8 @@ class Value {
   Dict& as_dict() const { return *std::get<DictPtr>(v_); }
   const Function& as_function() const { return *std::get<FuncPtr>(v_); }
   const std::string& undefined_name() const { return std::get<Undefined>(v_).name; }
+  long list_use_count() const { return std::get<ListPtr>(v_).use_count(); }
+  long dict_use_count() const { return std::get<DictPtr>(v_).use_count(); }
 
   bool truthy() const;
   // Python's type name: "NoneType", "str", "list", ... (for error messages)
@@ -112,8 +116,11 @@ struct Dict {
   bool erase(const std::string& key);
 };
 
+// Nesting deeper than this is an error where values are walked (==, printing, tojson).
+inline constexpr int kMaxNesting = 100;
+
 // Python's == (1 == 1.0 == True; lists and dicts compare element-wise).
-bool equal(const Value& a, const Value& b);
+bool equal(const Value& a, const Value& b, int depth = 0);
 
 // str(v) as Jinja prints it: "" for Undefined, "None", "True", Python reprs for lists and dicts.
 std::string to_str(const Value& v);

@@ -6,8 +6,9 @@ namespace hart {
 
 ChatFormatter::ChatFormatter(ChatTemplate builtin) : builtin_(builtin) {}
 
-ChatFormatter::ChatFormatter(std::shared_ptr<const JinjaChatTemplate> jinja, bool strip_bos, bool strip_eos)
-    : jinja_(std::move(jinja)), strip_bos_(strip_bos), strip_eos_(strip_eos) {}
+ChatFormatter::ChatFormatter(std::shared_ptr<const JinjaChatTemplate> jinja, bool strip_bos, bool strip_eos,
+                             std::shared_ptr<const JinjaChatTemplate> tool_use)
+    : jinja_(std::move(jinja)), tool_use_(std::move(tool_use)), strip_bos_(strip_bos), strip_eos_(strip_eos) {}
 
 std::string ChatFormatter::name() const { return jinja_ ? "jinja" : chat_template_name(builtin_); }
 
@@ -48,9 +49,11 @@ std::string ChatFormatter::apply(const ChatRequest& r) const {
   in.add_generation_prompt = r.add_generation_prompt;
   in.kwargs = r.kwargs;
   in.now = local_now();
-  std::string prompt = jinja_->apply(in);
-  const std::string& bos = jinja_->bos_token();
-  const std::string& eos = jinja_->eos_token();
+  const bool has_tools = r.tools.is_array() && !r.tools.empty();
+  const JinjaChatTemplate& t = has_tools && tool_use_ ? *tool_use_ : *jinja_;
+  std::string prompt = t.apply(in);
+  const std::string& bos = t.bos_token();
+  const std::string& eos = t.eos_token();
   if (strip_bos_ && !bos.empty() && prompt.compare(0, bos.size(), bos) == 0) prompt.erase(0, bos.size());
   if (strip_eos_ && !eos.empty() && prompt.size() >= eos.size() &&
       prompt.compare(prompt.size() - eos.size(), eos.size(), eos) == 0)

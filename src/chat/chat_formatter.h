@@ -24,7 +24,10 @@ class ChatFormatter {
   explicit ChatFormatter(ChatTemplate builtin);
   // The tokenizer adds BOS (EOS) itself when the vocabulary says so; then a template's own
   // leading bos_token (trailing eos_token) is cut from the text, as llama.cpp does.
-  ChatFormatter(std::shared_ptr<const JinjaChatTemplate> jinja, bool strip_bos, bool strip_eos);
+  // `tool_use` (may be null): the file's tokenizer.chat_template.tool_use, which llama.cpp renders
+  // requests that carry tools with.
+  ChatFormatter(std::shared_ptr<const JinjaChatTemplate> jinja, bool strip_bos, bool strip_eos,
+                std::shared_ptr<const JinjaChatTemplate> tool_use = nullptr);
 
   // Throws hart::Error for a conversation the template cannot render (jinja::RaisedError with
   // the template's own message when it refuses one).
@@ -35,7 +38,7 @@ class ChatFormatter {
   std::string name() const;
 
  private:
-  std::shared_ptr<const JinjaChatTemplate> jinja_;
+  std::shared_ptr<const JinjaChatTemplate> jinja_, tool_use_;
   ChatTemplate builtin_ = ChatTemplate::CHATML;
   bool strip_bos_ = false, strip_eos_ = false;
 };

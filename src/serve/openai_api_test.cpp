@@ -118,5 +118,16 @@ TEST_F(Api, ChatThroughTheModelsJinjaTemplate) {
   }
 }
 
+// A file's tokenizer.chat_template.tool_use renders the requests that carry tools.
+TEST_F(Api, ToolUseVariantForRequestsWithTools) {
+  const auto make = [](const char* src) { return std::make_shared<const JinjaChatTemplate>(src, "<s>", "</s>"); };
+  const ChatFormatter chat(make("plain:{{ messages[0].content }}"), true, false, make("tools:{{ tools | length }}"));
+  const auto plain = nlohmann::ordered_json::parse(R"({"messages": [{"role": "user", "content": "hi"}]})");
+  auto with_tools = plain;
+  with_tools["tools"] = nlohmann::ordered_json::parse(R"([{"type": "function", "function": {"name": "f"}}])");
+  EXPECT_EQ(parse_request(plain, Endpoint::CHAT, {*tok, chat, 256}).gen.prompt, tok->encode("plain:hi", true, true));
+  EXPECT_EQ(parse_request(with_tools, Endpoint::CHAT, {*tok, chat, 256}).gen.prompt, tok->encode("tools:1", true, true));
+}
+
 }  // namespace
 }  // namespace hart::serve

@@ -33,19 +33,31 @@ std::string read_text_file(const std::string& path) {
 ChatFormatter choose_chat_formatter(const gguf::File* file, const Tokenizer& tok, const ChatTemplateOptions& o,
                                     std::optional<ChatTemplate> fallback) {
   if (!o.builtin.empty()) return ChatFormatter(chat_template_from_name(o.builtin));
-  std::optional<std::string> text;
+  std::optional<std::string> text, tool_use;
   std::string origin;
   if (!o.file.empty()) {
     text = read_text_file(o.file);
     origin = o.file;
   } else if (file) {
     text = gguf_chat_template(*file);
+    tool_use = gguf_chat_template(*file, "tool_use");
+    if (!text) std::swap(text, tool_use);  // only a tool_use template: it is the template
     origin = "the model's tokenizer.chat_template";
   }
   if (text) {
+    const auto make = [&](const std::string& src) {
+      return std::make_shared<const JinjaChatTemplate>(src, token_text(tok, tok.bos()), token_text(tok, tok.eos()));
+    };
     try {
-      auto t = std::make_shared<const JinjaChatTemplate>(*text, token_text(tok, tok.bos()), token_text(tok, tok.eos()));
-      return ChatFormatter(std::move(t), tok.add_bos(), tok.add_eos());
+      std::shared_ptr<const JinjaChatTemplate> variant;
+      if (tool_use) {
+        try {
+          variant = make(*tool_use);
+        } catch (const Error& e) {  // as llama.cpp: a broken variant is ignored
+          std::fprintf(stderr, "hart: tokenizer.chat_template.tool_use does not parse (%s): not used\n", e.what());
+        }
+      }
+      return ChatFormatter(make(*text), tok.add_bos(), tok.add_eos(), std::move(variant));
     } catch (const Error& e) {
       if (!o.file.empty()) throw Error(o.file + ": " + e.what());
       // A template the engine cannot parse: the built-in family it resembles, if any.

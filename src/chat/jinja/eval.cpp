@@ -408,6 +408,13 @@ class Interpreter {
       check_size(s.size());
       return s;
     }
+    if (op == "%" && a.is_string()) {
+      // "%s and %s" % (x, y): Python's printf-style formatting, the format filter's.
+      Args args;
+      if (b.is_list()) args.pos = b.as_list();
+      else args.pos.push_back(b);
+      return apply_filter("format", a, args);
+    }
     return arithmetic(op, a, b);
   }
 

@@ -59,6 +59,7 @@ TEST(Jinja, ExpressionsAsPython) {
   EXPECT_EQ(r("{{ {'a': [1, 'x', none, 1.5]} }}"), "{'a': [1, 'x', None, 1.5]}");
   EXPECT_EQ(r("{{ x.y.z is defined }} {{ x is undefined }} {{ 3 is divisibleby 3 }} {{ 'a' is string }}"), "False True True True");
   EXPECT_EQ(r("{{ 0 or 'a' }} {{ 1 and 'b' }}"), "a b");
+  EXPECT_EQ(r("{{ '%s=%d%%' % ('x', 5) }} {{ 'v%s' % 1 }}"), "x=5% v1");
 }
 
 TEST(Jinja, StringAndContainerMethods) {

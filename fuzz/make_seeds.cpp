@@ -6,7 +6,7 @@
 //              their first few hundred tokens, kept consistent (merges of kept tokens only,
 //              special ids inside the vocabulary)
 //   tokenize/  the conformance test strings, each after a byte that picks vocabulary and flags
-//   chat/      the chat templates stored in the test files
+//   chat/      the chat templates stored in the test files and chat_templates/templates/*.jinja
 //   request/   OpenAI-style request bodies for both endpoints (a byte picking the endpoint first)
 //   et_launch/ (empty: the fuzzer starts from nothing)
 // Usage: fuzz_seeds OUT
@@ -160,6 +160,12 @@ int main(int argc, char** argv) {
         }
       }
     }
+    if (fs::exists(data / "chat_templates/templates"))
+      for (const auto& e : fs::directory_iterator(data / "chat_templates/templates"))
+        if (e.path().extension() == ".jinja") {
+          std::ifstream in(e.path(), std::ios::binary);
+          write_file(out / "chat" / e.path().stem(), std::string(std::istreambuf_iterator<char>(in), {}));
+        }
     const std::vector<std::string> texts = test_strings(data / "tokenizer/ggml-vocab-llama-spm.gguf.inp");
     for (size_t i = 0; i < texts.size(); i++) {
       // Byte 0 picks one of fuzz_tokenize's 13 vocabularies (every third one here) and the flags.

@@ -32,9 +32,10 @@ void send_error(httplib::Response& res, Metrics& m, int status, const std::strin
   send_json(res, status, error_body(message, type, param));
 }
 
-json parse_body(const httplib::Request& req) {
+template <class Json = json>
+Json parse_body(const httplib::Request& req) {
   try {
-    return json::parse(req.body);
+    return Json::parse(req.body);
   } catch (const json::parse_error& e) {
     throw ApiError(400, "invalid_request_error", std::string("the body is not valid JSON: ") + e.what());
   }
@@ -70,9 +71,9 @@ void HttpServer::bind() {
 void HttpServer::run() { http_->listen_after_bind(); }
 void HttpServer::stop() { http_->stop(); }
 
-void HttpServer::attach(Engine& engine, const Tokenizer& tok, ChatTemplate tmpl) {
+void HttpServer::attach(Engine& engine, const Tokenizer& tok, ChatFormatter chat) {
   tok_ = &tok;
-  tmpl_ = tmpl;
+  chat_.emplace(std::move(chat));
   engine_ = &engine;
 }
 
@@ -150,7 +151,7 @@ void HttpServer::routes() {
     return [this, endpoint](const httplib::Request& http_req, httplib::Response& res) {
       Engine& engine = *engine_.load();
       auto st = std::make_shared<StreamState>(StreamState{
-          parse_request(parse_body(http_req), endpoint, {*tok_, tmpl_, engine.n_ctx()}), nullptr});
+          parse_request(parse_body<nlohmann::ordered_json>(http_req), endpoint, {*tok_, *chat_, engine.n_ctx()}), nullptr});
       st->stream = engine.submit(st->req.gen);
       if (!st->req.stream) {
         // A client that hangs up frees its slots now, not after max_tokens more tokens: the

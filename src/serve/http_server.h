@@ -4,9 +4,10 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 
-#include "chat/chat.h"
+#include "chat/chat_formatter.h"
 #include "serve/engine.h"
 #include "serve/metrics.h"
 #include "tokenizer/tokenizer.h"
@@ -36,7 +37,7 @@ class HttpServer {
   void run();
   void stop();
   // The model is loaded: start serving generation requests.
-  void attach(Engine& engine, const Tokenizer& tok, ChatTemplate tmpl);
+  void attach(Engine& engine, const Tokenizer& tok, ChatFormatter chat);
 
  private:
   void routes();
@@ -46,7 +47,7 @@ class HttpServer {
   std::unique_ptr<httplib::Server> http_;
   std::atomic<Engine*> engine_{nullptr};
   const Tokenizer* tok_ = nullptr;
-  ChatTemplate tmpl_ = ChatTemplate::CHATML;
+  std::optional<ChatFormatter> chat_;
 };
 
 }  // namespace hart::serve

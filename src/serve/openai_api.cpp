@@ -8,6 +8,7 @@
 namespace hart::serve {
 
 using nlohmann::json;
+using Body = nlohmann::ordered_json;  // request bodies, in the client's key order
 
 json error_body(const std::string& message, const std::string& type, const std::string& param) {
   return {{"error", {{"message", message}, {"type", type}, {"param", param.empty() ? json() : json(param)}, {"code", json()}}}};
@@ -21,7 +22,7 @@ namespace {
 
 // The value of body[key] as T when present and not null; names the field when it has the wrong type.
 template <class T>
-bool get(const json& body, const char* key, T& out) {
+bool get(const Body& body, const char* key, T& out) {
   auto it = body.find(key);
   if (it == body.end() || it->is_null()) return false;
   const bool ok = std::is_same_v<T, bool>          ? it->is_boolean()
@@ -41,7 +42,7 @@ bool get(const json& body, const char* key, T& out) {
 }
 
 template <class T>
-void get_in(const json& body, const char* key, T& out, T lo, T hi) {
+void get_in(const Body& body, const char* key, T& out, T lo, T hi) {
   if (get(body, key, out) && !(out >= lo && out <= hi))
     invalid(key, std::string("'") + key + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi));
 }
@@ -56,45 +57,38 @@ std::vector<int32_t> encode(const PromptContext& pc, const std::string& text, co
   }
 }
 
-std::string message_text(const json& content, size_t i) {
-  if (content.is_string()) return content.get<std::string>();
-  if (!content.is_array()) invalid("messages", "messages[" + std::to_string(i) + "].content must be a string or an array of parts");
-  std::string text;
-  for (const json& part : content) {
-    // Each field's type is checked before its value is read (json::value("type", "") throws on a
-    // number, which would surface as a 500).
-    const auto is_string_field = [&](const char* k) { return part.contains(k) && part[k].is_string(); };
-    if (!part.is_object() || !is_string_field("type") || part["type"] != "text" || !is_string_field("text"))
-      invalid("messages", "messages[" + std::to_string(i) + "].content: only text parts are supported");
-    text += part["text"].get<std::string>();
-  }
-  return text;
-}
-
-std::vector<int32_t> chat_prompt(const json& body, const PromptContext& pc) {
+std::vector<int32_t> chat_prompt(const Body& body, const PromptContext& pc) {
   auto it = body.find("messages");
   if (it == body.end() || !it->is_array() || it->empty()) invalid("messages", "'messages' must be a non-empty array");
-  std::vector<ChatMessage> messages;
-  for (size_t i = 0; i < it->size(); i++) {
-    const json& m = (*it)[i];
-    if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
-      invalid("messages", "messages[" + std::to_string(i) + "] needs a string 'role'");
-    std::string role = m["role"].get<std::string>();
-    if (role == "developer") role = "system";
-    if (role != "system" && role != "user" && role != "assistant")
-      invalid("messages", "messages[" + std::to_string(i) + "].role '" + role + "' is not system, user or assistant");
-    messages.push_back({role, message_text(m.contains("content") ? m["content"] : json(""), i)});
+  ChatRequest r;
+  r.messages = *it;
+  if (auto t = body.find("tools"); t != body.end() && !t->is_null()) {
+    if (!t->is_array()) invalid("tools", "'tools' must be an array");
+    r.tools = *t;
   }
-  return encode(pc, apply_chat_template(pc.tmpl, messages, true), "messages");
+  // llama-server keeps past reasoning by default (preserve_reasoning); the request's
+  // chat_template_kwargs add to that and win.
+  r.kwargs = Body{{"preserve_reasoning", true}};
+  if (auto k = body.find("chat_template_kwargs"); k != body.end() && !k->is_null()) {
+    if (!k->is_object()) invalid("chat_template_kwargs", "'chat_template_kwargs' must be an object");
+    for (const auto& [key, v] : k->items()) r.kwargs[key] = v;
+  }
+  std::string prompt;
+  try {
+    prompt = pc.chat.apply(r);
+  } catch (const Error& e) {
+    invalid("messages", std::string("the chat template cannot render these messages: ") + e.what());
+  }
+  return encode(pc, prompt, "messages");
 }
 
-std::vector<int32_t> completion_prompt(const json& body, const PromptContext& pc) {
+std::vector<int32_t> completion_prompt(const Body& body, const PromptContext& pc) {
   auto it = body.find("prompt");
   if (it == body.end()) invalid("prompt", "'prompt' is required");
   if (it->is_string()) return encode(pc, it->get<std::string>(), "prompt");
-  if (it->is_array() && !it->empty() && std::all_of(it->begin(), it->end(), [](const json& x) { return x.is_number_integer(); })) {
+  if (it->is_array() && !it->empty() && std::all_of(it->begin(), it->end(), [](const Body& x) { return x.is_number_integer(); })) {
     std::vector<int32_t> ids;
-    for (const json& x : *it) {
+    for (const Body& x : *it) {
       const int64_t id = x.get<int64_t>();
       if (id < 0 || id >= pc.tok.n_vocab()) invalid("prompt", "token id " + std::to_string(id) + " is outside the vocabulary");
       ids.push_back(int32_t(id));
@@ -106,7 +100,7 @@ std::vector<int32_t> completion_prompt(const json& body, const PromptContext& pc
 
 }  // namespace
 
-ApiRequest parse_request(const json& body, Endpoint endpoint, const PromptContext& pc) {
+ApiRequest parse_request(const Body& body, Endpoint endpoint, const PromptContext& pc) {
   if (!body.is_object()) invalid("", "the request body must be a JSON object");
   ApiRequest r{endpoint, {}};
   GenParams& g = r.gen;
@@ -148,8 +142,8 @@ ApiRequest parse_request(const json& body, Endpoint endpoint, const PromptContex
 
   if (auto it = body.find("stop"); it != body.end() && !it->is_null()) {
     if (it->is_string()) g.stops.push_back(it->get<std::string>());
-    else if (it->is_array() && it->size() <= 4 && std::all_of(it->begin(), it->end(), [](const json& x) { return x.is_string(); }))
-      for (const json& x : *it) g.stops.push_back(x.get<std::string>());
+    else if (it->is_array() && it->size() <= 4 && std::all_of(it->begin(), it->end(), [](const Body& x) { return x.is_string(); }))
+      for (const Body& x : *it) g.stops.push_back(x.get<std::string>());
     else invalid("stop", "'stop' must be a string or an array of up to 4 strings");
   }
 

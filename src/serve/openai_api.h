@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "chat/chat.h"
+#include "chat/chat_formatter.h"
 #include "common/error.h"
 #include "serve/request.h"
 #include "tokenizer/tokenizer.h"
@@ -36,12 +36,13 @@ struct ApiRequest {
 
 struct PromptContext {
   const Tokenizer& tok;
-  ChatTemplate tmpl;
+  const ChatFormatter& chat;
   int n_ctx;
 };
 
-// Throws ApiError (400) naming the field for invalid values or a prompt that does not fit.
-ApiRequest parse_request(const nlohmann::json& body, Endpoint endpoint, const PromptContext& pc);
+// Throws ApiError (400) naming the field for invalid values or a prompt that does not fit. The
+// body keeps its key order: a chat template prints the tools' schemas as the client wrote them.
+ApiRequest parse_request(const nlohmann::ordered_json& body, Endpoint endpoint, const PromptContext& pc);
 
 // Builds the responses of one request.
 class ResponseWriter {

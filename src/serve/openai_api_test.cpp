@@ -12,12 +12,13 @@ using nlohmann::json;
 
 struct Api : ::testing::Test {
   std::unique_ptr<Tokenizer> tok;
+  const ChatFormatter chatml{ChatTemplate::CHATML};
   void SetUp() override {
     HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
     tok = Tokenizer::from_gguf(*gguf::File::open(path, gguf::LoadMode::Mmap));
   }
   ApiRequest parse(const json& body, Endpoint e = Endpoint::COMPLETION, int n_ctx = 64) {
-    return parse_request(body, e, {*tok, ChatTemplate::CHATML, n_ctx});
+    return parse_request(body, e, {*tok, chatml, n_ctx});
   }
   // The field an invalid body is blamed on.
   std::string blamed(const json& body, Endpoint e = Endpoint::COMPLETION) {
@@ -95,6 +96,46 @@ TEST_F(Api, ResponseCarriesUsageWithCachedTokens) {
   EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
   EXPECT_EQ(j["usage"]["total_tokens"], 11);
   EXPECT_EQ(j["usage"]["prompt_tokens_details"]["cached_tokens"], 4);
+}
+
+
+// With the model's Jinja template a chat request renders as llama-server renders it: tools and
+// tool-role messages reach the template in the client's key order, the template's bos_token is
+// cut (the tokenizer adds BOS), chat_template_kwargs reach it, and its raise_exception is a 400.
+TEST_F(Api, ChatThroughTheModelsJinjaTemplate) {
+  const std::string src =
+      "{{ bos_token }}{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+      "{% if tools %}{{ tools[0].function.parameters | tojson }}{% endif %}"
+      "{% if flavor is defined %}/{{ flavor }}{% endif %}{% if add_generation_prompt %}<assistant>{% endif %}"
+      "{% if messages[0].role == 'assistant' %}{{ raise_exception('user first') }}{% endif %}";
+  const ChatFormatter chat(std::make_shared<const JinjaChatTemplate>(src, "<s>", "</s>"), true, false);
+  const auto body = nlohmann::ordered_json::parse(R"({
+    "messages": [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "c1", "content": "18 C"}],
+    "tools": [{"type": "function", "function": {"name": "f", "parameters": {"z": 1, "a": 2}}}],
+    "chat_template_kwargs": {"flavor": "x"}})");
+  const ApiRequest r = parse_request(body, Endpoint::CHAT, {*tok, chat, 256});
+  EXPECT_EQ(r.gen.prompt, tok->encode("<user>hi<tool>18 C{\"z\": 1, \"a\": 2}/x<assistant>", true, true));
+
+  const auto bad = nlohmann::ordered_json::parse(R"({"messages": [{"role": "assistant", "content": "hi"}]})");
+  try {
+    parse_request(bad, Endpoint::CHAT, {*tok, chat, 256});
+    ADD_FAILURE() << "accepted";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 400);
+    EXPECT_EQ(e.param, "messages");
+    EXPECT_NE(std::string(e.what()).find("user first"), std::string::npos) << e.what();
+  }
+}
+
+// A file's tokenizer.chat_template.tool_use renders the requests that carry tools.
+TEST_F(Api, ToolUseVariantForRequestsWithTools) {
+  const auto make = [](const char* src) { return std::make_shared<const JinjaChatTemplate>(src, "<s>", "</s>"); };
+  const ChatFormatter chat(make("plain:{{ messages[0].content }}"), true, false, make("tools:{{ tools | length }}"));
+  const auto plain = nlohmann::ordered_json::parse(R"({"messages": [{"role": "user", "content": "hi"}]})");
+  auto with_tools = plain;
+  with_tools["tools"] = nlohmann::ordered_json::parse(R"([{"type": "function", "function": {"name": "f"}}])");
+  EXPECT_EQ(parse_request(plain, Endpoint::CHAT, {*tok, chat, 256}).gen.prompt, tok->encode("plain:hi", true, true));
+  EXPECT_EQ(parse_request(with_tools, Endpoint::CHAT, {*tok, chat, 256}).gen.prompt, tok->encode("tools:1", true, true));
 }
 
 }  // namespace

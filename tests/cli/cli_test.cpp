@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/testdata.h"
+#include "gguf/gguf.h"
 
 namespace {
 
@@ -20,9 +21,8 @@ struct Result {
   std::string out;  // stdout
 };
 
-// Runs `hart ARGS` with stderr sent to a file, returns exit status and stdout.
-Result hart(const std::string& args, const std::string& env = "") {
-  const std::string cmd = env + " " + HART_BINARY + std::string(" ") + args + " 2>/dev/null";
+// Runs a shell command, returns its exit status and what it wrote to the pipe.
+Result run_command(const std::string& cmd) {
   FILE* p = popen(cmd.c_str(), "r");
   Result r{-1, {}};
   if (!p) return r;
@@ -33,6 +33,14 @@ Result hart(const std::string& args, const std::string& env = "") {
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return r;
 }
+
+// Runs `hart ARGS` with stderr discarded, returns exit status and stdout.
+Result hart(const std::string& args, const std::string& env = "") {
+  return run_command(env + " " + HART_BINARY + std::string(" ") + args + " 2>/dev/null");
+}
+
+// Runs `hart ARGS`, returns exit status and stderr.
+Result hart_stderr(const std::string& args) { return run_command(std::string(HART_BINARY) + " " + args + " 2>&1 >/dev/null"); }
 
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
@@ -163,6 +171,74 @@ TEST(Cli, DefaultSyntheticModelRuns) {
   Result r = hart("run -n 4 --temp 0 --json");
   ASSERT_EQ(r.status, 0);
   EXPECT_EQ(nlohmann::json::parse(r.out)["generated_tokens"].size(), 4u);
+}
+
+}  // namespace
+
+namespace {
+
+// A copy of `model` that carries `tmpl` as its tokenizer.chat_template.
+std::string with_chat_template(const std::string& model, const std::string& tmpl, const std::string& name) {
+  const auto in = hart::gguf::File::open(model);
+  hart::gguf::Writer w;
+  for (const auto& kv : in->metadata())
+    if (kv.key != "general.alignment") w.set(kv.key, kv.value);
+  w.set("tokenizer.chat_template", tmpl);
+  for (const auto& t : in->tensors()) w.add_tensor(t.name, t.type, std::span<const int64_t>(t.ne, t.n_dims), t.data, t.nbytes);
+  const std::string out = temp_path(name);
+  w.write(out);
+  return out;
+}
+
+// The first case of cases.json for this template and conversation.
+nlohmann::ordered_json find_case(const nlohmann::ordered_json& cases, const std::string& file, const std::string& name) {
+  for (const auto& c : cases)
+    if (c["template_file"] == file && c["case"] == name) return c;
+  ADD_FAILURE() << "no case " << file << " / " << name;
+  return {};
+}
+
+TEST(Cli, TemplateRendersAsLlamaServer) {
+  HART_REQUIRE_TESTDATA(dir, "chat_templates");
+  // In file order: a template prints the tools' schemas key by key.
+  std::ifstream in(dir + "/cases.json");
+  const auto cases = nlohmann::ordered_json::parse(in);
+  const std::string tmpl = dir + "/templates/Qwen-Qwen3-0.6B.jinja";
+  const std::string case_file = temp_path("case.json");
+  std::ofstream(case_file) << find_case(cases, "Qwen-Qwen3-0.6B.jinja", "d_tool_call").dump();
+  Result r = hart("template --template " + tmpl + " --case " + case_file);
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, find_case(cases, "Qwen-Qwen3-0.6B.jinja", "d_tool_call")["expected"].get<std::string>());
+
+  // The template's raise_exception is the error, word for word.
+  std::ofstream(case_file) << find_case(cases, "mistralai-Mistral-Nemo-Instruct-2407.jinja", "d_tool_call").dump();
+  Result e = hart_stderr("template --template " + dir + "/templates/mistralai-Mistral-Nemo-Instruct-2407.jinja --case " + case_file);
+  EXPECT_NE(e.status, 0);
+  EXPECT_EQ(e.out, "hart: error: Tool call IDs should be alphanumeric strings with length 9!\n");
+  std::filesystem::remove(case_file);
+}
+
+// The GGUF's own template is what hart template -m, hart chat and hart serve use.
+TEST(Cli, ModelsJinjaTemplateIsTheDefault) {
+  HART_REQUIRE_TESTDATA(model, "models/stories260K.gguf");
+  const std::string with = with_chat_template(
+      model, "{{ bos_token }}{% for m in messages %}[{{ m.role | upper }}] {{ m.content }}\n{% endfor %}"
+             "{% if add_generation_prompt %}[ASSISTANT]{% endif %}", "templated.gguf");
+  const std::string case_file = temp_path("hello.json");
+  std::ofstream(case_file) << R"({"messages": [{"role": "user", "content": "Hello"}]})";
+  Result r = hart("template -m " + with + " --case " + case_file);
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "<s>[USER] Hello\n[ASSISTANT]");  // bos_token: the vocabulary's BOS text
+
+  const std::string input = temp_path("chat_in.txt");
+  std::ofstream(input) << "Hi\n";
+  Result chat = hart_stderr("chat -m " + with + " --temp 0 -n 4 < " + input);
+  EXPECT_EQ(chat.status, 0);
+  EXPECT_NE(chat.out.find("hart: chat template jinja"), std::string::npos) << chat.out;
+  // A built-in family still overrides the file's template.
+  Result builtin = hart_stderr("chat -m " + with + " --chat-template chatml --temp 0 -n 4 < " + input);
+  EXPECT_NE(builtin.out.find("hart: chat template chatml"), std::string::npos) << builtin.out;
+  for (const auto& f : {with, case_file, input}) std::filesystem::remove(f);
 }
 
 }  // namespace

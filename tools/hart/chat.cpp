@@ -1,13 +1,13 @@
-// hart chat: an interactive conversation. The model's chat template (detected from
-// tokenizer.chat_template, or --chat-template) renders the whole history each turn; the KV
-// cache keeps the common prefix, so only the new part of the conversation is processed.
+// hart chat: an interactive conversation. The model's chat template (its Jinja
+// tokenizer.chat_template, or --chat-template / --chat-template-file) renders the whole history
+// each turn; the KV cache keeps the common prefix, so only the new part is processed.
 #include <unistd.h>
 
 #include <iostream>
 #include <string>
 #include <vector>
 
-#include "chat/chat.h"
+#include "chat_setup.h"
 #include "command.h"
 #include "parse_args.h"
 #include "common/error.h"
@@ -19,13 +19,6 @@
 namespace hart::cli {
 namespace {
 
-ChatTemplate pick_template(const Model& m, const std::string& override_name) {
-  if (!override_name.empty()) return chat_template_from_name(override_name);
-  const auto text = m.file->get_string("tokenizer.chat_template");
-  if (!text) throw Error("the model has no tokenizer.chat_template: choose one with --chat-template");
-  if (auto t = detect_chat_template(*text)) return *t;
-  throw Error("the model's chat template is not one hart knows: choose one with --chat-template");
-}
 
 size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
   size_t i = 0;
@@ -37,12 +30,12 @@ int cmd_chat(int argc, char** argv) {
   CLI::App app{"Chat with a model interactively (/reset starts over, /exit or Ctrl-D quits)", "hart chat"};
   ModelOptions mo;
   SamplingOptions so;
-  std::string template_name, system_prompt;
+  ChatTemplateOptions cto;
+  std::string system_prompt;
   int n_predict = -1;
   mo.add_to(app);
   so.add_to(app);
-  app.add_option("--chat-template", template_name, "template name, overriding the model's")
-      ->check(CLI::IsMember(chat_template_names()));
+  cto.add_to(app);
   app.add_option("--system", system_prompt, "system message opening the conversation");
   app.add_option("-n,--n-predict", n_predict, "max tokens per reply (-1: until the model stops)")
       ->capture_default_str();
@@ -51,13 +44,18 @@ int cmd_chat(int argc, char** argv) {
 
   LoadedModel lm = load_model(mo);
   const Tokenizer& tok = *lm.tokenizer;
-  const ChatTemplate tmpl = pick_template(*lm.model, template_name);
-  std::fprintf(stderr, "hart: chat template %s\n", chat_template_name(tmpl).c_str());
+  // A file without a template is an error here: the user picks one.
+  const ChatFormatter chat = choose_chat_formatter(lm.model->file.get(), tok, cto, std::nullopt);
+  std::fprintf(stderr, "hart: chat template %s\n", chat.name().c_str());
 
   Session session(*lm.model, mo.session_params(), mo.backends());
   Sampler sampler(so.p, lm.model->hp.n_vocab);
-  std::vector<ChatMessage> history;
-  if (!system_prompt.empty()) history.push_back({"system", system_prompt});
+  ChatRequest history;
+  history.kwargs = nlohmann::ordered_json{{"preserve_reasoning", true}};  // llama-server's default
+  const auto add = [&](const char* role, const std::string& text) {
+    history.messages.push_back({{"role", role}, {"content", text}});
+  };
+  if (!system_prompt.empty()) add("system", system_prompt);
   std::vector<int32_t> cached;  // the tokens whose K/V the session holds, in order
   const bool interactive = isatty(STDIN_FILENO);
 
@@ -67,12 +65,20 @@ int cmd_chat(int argc, char** argv) {
     if (!std::getline(std::cin, line)) break;
     if (line == "/exit") break;
     if (line == "/reset") {
-      history.resize(system_prompt.empty() ? 0 : 1);
+      history.messages.erase(history.messages.begin() + (system_prompt.empty() ? 0 : 1), history.messages.end());
       continue;
     }
     if (line.empty()) continue;
-    history.push_back({"user", line});
-    const std::string prompt = apply_chat_template(tmpl, history, true);
+    add("user", line);
+    std::string prompt;
+    try {
+      prompt = chat.apply(history);
+    } catch (const Error& e) {
+      // The template refuses this conversation (say, roles that must alternate): drop the turn.
+      std::fprintf(stderr, "hart: the chat template cannot render this turn: %s\n", e.what());
+      history.messages.erase(history.messages.end() - 1);
+      continue;
+    }
     std::vector<int32_t> tokens = tok.encode(prompt, true, true);
 
     // Reuse the cached prefix; always process at least the last token to get fresh logits. A
@@ -100,7 +106,7 @@ int cmd_chat(int argc, char** argv) {
     cached.insert(cached.end(), fresh.begin(), fresh.end());
     // The reply tokens that were fed back through the model (all but a cut-off last one).
     cached.insert(cached.end(), reply.begin(), reply.begin() + (session.n_past() - long(cached.size())));
-    history.push_back({"assistant", tok.decode(reply)});
+    add("assistant", tok.decode(reply));
   }
   return 0;
 }

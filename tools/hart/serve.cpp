@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "chat_setup.h"
 #include "command.h"
 #include "common/error.h"
 #include "model_options.h"
@@ -13,12 +14,12 @@
 namespace hart::cli {
 namespace {
 
-ChatTemplate serve_template(const Model& m, const std::string& name) {
-  if (!name.empty()) return chat_template_from_name(name);
-  if (const auto text = m.file->get_string("tokenizer.chat_template"))
-    if (auto t = detect_chat_template(*text)) return *t;
-  std::fprintf(stderr, "hart: the model has no chat template hart knows: chat requests use chatml\n");
-  return ChatTemplate::CHATML;
+// The model's own template by default; a file without one gets chatml, as llama-server does.
+ChatFormatter serve_chat(const LoadedModel& lm, const ChatTemplateOptions& o) {
+  ChatFormatter chat = choose_chat_formatter(lm.model->file.get(), *lm.tokenizer, o, ChatTemplate::CHATML);
+  std::fprintf(stderr, "hart: chat template: %s\n",
+               chat.is_jinja() ? (o.file.empty() ? "the model's (Jinja)" : o.file.c_str()) : chat.name().c_str());
+  return chat;
 }
 
 int cmd_serve(int argc, char** argv) {
@@ -26,7 +27,7 @@ int cmd_serve(int argc, char** argv) {
   ModelOptions mo;
   serve::ServerOptions so;
   serve::EngineOptions eo;
-  std::string template_name;
+  ChatTemplateOptions cto;
   bool no_prefix_cache = false;
   mo.add_to(app);
   app.add_option("--host", so.host, "address to listen on")->capture_default_str();
@@ -39,8 +40,7 @@ int cmd_serve(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--api-key", so.api_key, "require 'Authorization: Bearer KEY'");
   app.add_flag("--no-prefix-cache", no_prefix_cache, "do not reuse the KV of earlier prompts");
-  app.add_option("--chat-template", template_name, "template name, overriding the model's")
-      ->check(CLI::IsMember(chat_template_names()));
+  cto.add_to(app);
   app.add_option("--alias", so.model_name, "model name reported by the API (default: the file name)");
   CLI11_PARSE(app, argc, argv);
   if (so.model_name.empty()) so.model_name = mo.model.substr(mo.model.find_last_of('/') + 1);
@@ -69,7 +69,7 @@ int cmd_serve(int argc, char** argv) {
   eo.cache_type = sp.cache_type;
   eo.prefix_cache = !no_prefix_cache;
   serve::Engine engine(*lm.model, *lm.tokenizer, eo, mo.backends(), metrics);
-  server.attach(engine, *lm.tokenizer, serve_template(*lm.model, template_name));
+  server.attach(engine, *lm.tokenizer, serve_chat(lm, cto));
   std::fprintf(stderr, "hart: ready: context %d, KV pool %d tokens, prefix cache %s\n", engine.n_ctx(), engine.kv_size(),
                no_prefix_cache ? "off" : "on");
   http.join();

@@ -1,5 +1,5 @@
 // Internal: the machinery shared by the 32-element block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
-// IQ4_NL). Each type only says how to read its integer levels; dequantization (level * d [+ m])
+// IQ4_NL, MXFP4). Each type only says how to read its integer levels; dequantization (level * d [+ m])
 // and the integer dot product against Q8_0 / Q8_1 are the same mechanism for all of them.
 #pragma once
 
@@ -19,6 +19,14 @@ inline void unpack_nibbles(const uint8_t* qs, int8_t* q, int offset) {
   for (int j = 0; j < 16; j++) {
     q[j] = int8_t((qs[j] & 0x0F) + offset);
     q[j + 16] = int8_t((qs[j] >> 4) + offset);
+  }
+}
+
+// The same packing with each nibble indexing a table of 16 levels (IQ4_NL, IQ4_XS, MXFP4).
+inline void lookup_nibbles(const uint8_t* qs, const int8_t* table, int8_t* q) {
+  for (int j = 0; j < 16; j++) {
+    q[j] = table[qs[j] & 0x0F];
+    q[j + 16] = table[qs[j] >> 4];
   }
 }
 
@@ -44,6 +52,13 @@ inline void pack_fifth_bits(const uint8_t* levels, uint8_t* qh) {
   std::memcpy(qh, &bits, 4);
 }
 
+// A weight block's scale: its fp16 d, or MXFP4's E8M0 exponent (halved: its levels are doubled).
+template <class Block>
+float block_scale(const Block& b) {
+  if constexpr (requires { b.e; }) return e8m0_to_f32_half(b.e);
+  else return fp16_to_f32(b.d);
+}
+
 template <class Block>
 concept HasMin = requires(const Block& b) { b.m; };
 
@@ -53,7 +68,7 @@ void dequantize_levels(const void* src, float* dst, int64_t n) {
   for_each_block<Block, QK32>(src, dst, n, [](const Block& b, float* y) {
     int8_t q[QK32];
     Levels(b, q);
-    const float d = fp16_to_f32(b.d);
+    const float d = block_scale(b);
     if constexpr (HasMin<Block>) {
       const float m = fp16_to_f32(b.m);
       for (int j = 0; j < QK32; j++) y[j] = float(q[j]) * d + m;
@@ -64,10 +79,10 @@ void dequantize_levels(const void* src, float* dst, int64_t n) {
 }
 
 // How one block's integer sum becomes a float, in ggml's generic operation order:
-// Q5_0 / Q8_0 / IQ4_NL: (dw*dx)*sumi; Q4_1 / Q5_1: (dw*dx)*sumi + mw*sx; Q4_0 (sumi*dw)*dx.
+// Q5_0 / Q8_0 / IQ4_NL / MXFP4: (dw*dx)*sumi; Q4_1 / Q5_1: (dw*dx)*sumi + mw*sx; Q4_0 (sumi*dw)*dx.
 template <class Block, class Act>
 float combine_block(const Block& w, const Act& x, int sumi) {
-  const float dw = fp16_to_f32(w.d), dx = fp16_to_f32(x.d);
+  const float dw = block_scale(w), dx = fp16_to_f32(x.d);
   if constexpr (HasMin<Block>) return (dw * dx) * float(sumi) + fp16_to_f32(w.m) * fp16_to_f32(x.s);
   else return (dw * dx) * float(sumi);
 }

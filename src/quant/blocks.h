@@ -2,6 +2,7 @@
 // in place by the reference codecs here and by the optimized kernels of the backends.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 
 #include "common/fp16.h"
@@ -9,7 +10,7 @@
 namespace hart {
 
 constexpr int QK4_0 = 32, QK4_1 = 32, QK5_0 = 32, QK5_1 = 32, QK8_0 = 32, QK8_1 = 32;
-constexpr int QK4_NL = 32;
+constexpr int QK4_NL = 32, QK_MXFP4 = 32;
 constexpr int QK_K = 256, K_SCALE_SIZE = 12;
 
 struct block_q4_0 { fp16_t d; uint8_t qs[QK4_0 / 2]; };
@@ -26,6 +27,10 @@ struct block_q5_K { fp16_t d, dmin; uint8_t scales[K_SCALE_SIZE]; uint8_t qh[QK_
 struct block_q6_K { uint8_t ql[QK_K / 2]; uint8_t qh[QK_K / 4]; int8_t scales[QK_K / 16]; fp16_t d; };
 struct block_q8_K { float d; int8_t qs[QK_K]; int16_t bsums[QK_K / 16]; };
 struct block_iq4_xs { fp16_t d; uint16_t scales_h; uint8_t scales_l[QK_K / 64]; uint8_t qs[QK_K / 2]; };
+// Ternary: qs holds 5 trits per byte (240 weights), qh 4 per byte (the last 16).
+struct block_tq1_0 { uint8_t qs[(QK_K - 4 * QK_K / 64) / 5]; uint8_t qh[QK_K / 64]; fp16_t d; };
+struct block_tq2_0 { uint8_t qs[QK_K / 4]; fp16_t d; };
+struct block_mxfp4 { uint8_t e; uint8_t qs[QK_MXFP4 / 2]; };  // e: E8M0 shared exponent
 
 // The 16 non-linear int8 levels that IQ4_NL and IQ4_XS indices pick from (ggml's kvalues_iq4nl).
 // Not inline: each file keeps an internal copy, where an inline variable would be a weak symbol,
@@ -33,11 +38,21 @@ struct block_iq4_xs { fp16_t d; uint16_t scales_h; uint8_t scales_l[QK_K / 64]; 
 constexpr int8_t kIq4Levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
                                    1,    13,   25,  38,  53,  69,  89,  113};
 
+// MXFP4's E2M1 values, doubled to integers (ggml's kvalues_mxfp4); the scale is halved to match.
+constexpr int8_t kFp4Levels[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+// 2^(e - 128): half of E8M0's 2^(e - 127), subnormal for e < 2 (ggml_e8m0_to_fp32_half).
+// static, for the reason kIq4Levels is not inline.
+static inline float e8m0_to_f32_half(uint8_t e) {
+  return std::bit_cast<float>(e < 2 ? uint32_t(0x00200000) << e : uint32_t(e - 1) << 23);
+}
+
 static_assert(sizeof(block_q4_0) == 18 && sizeof(block_q4_1) == 20);
 static_assert(sizeof(block_q5_0) == 22 && sizeof(block_q5_1) == 24);
 static_assert(sizeof(block_q8_0) == 34 && sizeof(block_q8_1) == 36 && sizeof(block_iq4_nl) == 18);
 static_assert(sizeof(block_q2_K) == 84 && sizeof(block_q3_K) == 110);
 static_assert(sizeof(block_q4_K) == 144 && sizeof(block_q5_K) == 176 && sizeof(block_q6_K) == 210);
 static_assert(sizeof(block_q8_K) == 292 && sizeof(block_iq4_xs) == 136);
+static_assert(sizeof(block_tq1_0) == 54 && sizeof(block_tq2_0) == 66 && sizeof(block_mxfp4) == 17);
 
 }  // namespace hart

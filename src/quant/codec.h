@@ -32,6 +32,9 @@ Codec codec_q6_k();
 Codec codec_q8_k();
 Codec codec_iq4_nl();
 Codec codec_iq4_xs();
+Codec codec_tq1_0();
+Codec codec_tq2_0();
+Codec codec_mxfp4();
 
 // The largest magnitude among n values and the signed value that has it (the first one on ties),
 // as ggml's symmetric quantizers pick their scale.

@@ -5,17 +5,12 @@
 
 #include <cstdint>
 
-#include "quant/blocks.h"
+#include "quant/block32.h"
 
 namespace hart::quant {
 
 // 16 bytes of indices -> the 32 levels of a block: low nibbles first, then high ones.
-inline void iq4_levels(const uint8_t* qs, int8_t* q) {
-  for (int j = 0; j < 16; j++) {
-    q[j] = kIq4Levels[qs[j] & 0x0F];
-    q[j + 16] = kIq4Levels[qs[j] >> 4];
-  }
-}
+inline void iq4_levels(const uint8_t* qs, int8_t* q) { lookup_nibbles(qs, kIq4Levels, q); }
 
 // Quantizes n = 32 or 256 weights x: fp16 scale *d, the 4-bit level indices in qs (32-weight
 // blocks as IQ4_NL packs them), and for n = 256 the 8 sub-scales (scale + 32 in 6 bits: low

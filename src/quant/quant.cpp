@@ -32,6 +32,9 @@ std::array<Codec, kTypeCount> make_table() {
   set(Type::Q8_K, quant::codec_q8_k());
   set(Type::IQ4_NL, quant::codec_iq4_nl());
   set(Type::IQ4_XS, quant::codec_iq4_xs());
+  set(Type::TQ1_0, quant::codec_tq1_0());
+  set(Type::TQ2_0, quant::codec_tq2_0());
+  set(Type::MXFP4, quant::codec_mxfp4());
   return t;
 }
 
@@ -62,6 +65,7 @@ bool type_supported(Type t) {
     case Type::F32: case Type::F16: case Type::BF16: case Type::Q4_0: case Type::Q4_1:
     case Type::Q5_0: case Type::Q5_1: case Type::Q8_0: case Type::Q2_K: case Type::Q3_K:
     case Type::Q4_K: case Type::Q5_K: case Type::Q6_K: case Type::IQ4_NL: case Type::IQ4_XS:
+    case Type::TQ1_0: case Type::TQ2_0: case Type::MXFP4:
     case Type::I32: case Type::I64:
       return true;
     default:

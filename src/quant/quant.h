@@ -19,7 +19,8 @@ void dequantize_row(Type t, const void* src, float* dst, int64_t n);
 void quantize_row(Type t, const float* src, void* dst, int64_t n);
 
 // The activation type a weight type's integer dot product pairs with, as in ggml:
-// Q8_0 for Q4_0/Q5_0/Q8_0/IQ4_NL, Q8_1 for Q4_1/Q5_1, Q8_K for the K-quants and IQ4_XS, and the
+// Q8_0 for Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4, Q8_1 for Q4_1/Q5_1, Q8_K for the K-quants, IQ4_XS and
+// the ternary TQ1_0/TQ2_0, and the
 // type itself for F32/F16/BF16.
 Type vec_dot_type(Type weight);
 // out = dot(weight row w (type `weight`, n elements), activation row x (type vec_dot_type(weight))).

@@ -108,7 +108,7 @@ TEST(QuantizeModel, PlanMatchesLlamaCppForExperts) {
 // qtypes/: one F32 model (2 layers, 2 heads on 2 KV heads, so no GQA rules; 384-wide ffn_down rows
 // that fall back) and llama-quantize's file of each mix.
 TEST(QuantizeModel, PlanMatchesLlamaCppLowBitMixes) {
-  for (const char* mix : {"Q2_K", "Q3_K_S", "Q3_K_M", "IQ4_XS"})
+  for (const char* mix : {"Q2_K", "Q3_K_S", "Q3_K_M", "IQ4_XS", "TQ1_0", "TQ2_0", "MXFP4_MOE"})
     expect_plan_like_llama_cpp("qt-llama-F32.gguf", std::string("qt-llama-") + mix + ".gguf", mix, "qtypes/models/");
 }
 
@@ -134,13 +134,33 @@ TEST(QuantizeModel, PlanOfQ2_K_SAndQ3_K_L) {
   }
 }
 
+// MXFP4_MOE on a mixture of experts: the stacked (3-D) expert matrices MXFP4, every other matrix
+// Q8_0 (output and embeddings included), the rest kept.
+TEST(QuantizeModel, PlanOfMXFP4_MOEForExperts) {
+  HART_REQUIRE_TESTDATA(path, "archs/models/olmoe-tiny-F32.gguf");
+  const auto src = gguf::File::open(path);
+  const auto plan = plan_quantization(*src, target("MXFP4_MOE"));
+  int n_mxfp4 = 0;
+  for (size_t i = 0; i < plan.size(); i++) {
+    const gguf::TensorInfo& t = src->tensors()[i];
+    const std::string& n = t.name;
+    Type want = Type::Q8_0;
+    if (t.n_dims == 1 || n.find("_norm") != n.npos || n.find("ffn_gate_inp") != n.npos) want = t.type;
+    else if (t.ne[2] > 1) want = Type::MXFP4;
+    n_mxfp4 += want == Type::MXFP4;
+    EXPECT_EQ(type_name(plan[i].type), type_name(want)) << n;
+  }
+  EXPECT_GT(n_mxfp4, 0);
+}
+
 // Whole-model quantization through the low-bit quantizers (Q2_K, Q3_K, Q4_0 and Q6_K; IQ4_XS, IQ4_NL
-// and Q6_K): llama.cpp's tensor types, and values near the source.
+// and Q6_K; TQ1_0 / TQ2_0, Q4_K, Q4_0 and Q6_K; Q8_0 for MXFP4_MOE on a model without experts): llama.cpp's tensor types, and values near the source.
 TEST(QuantizeModel, QtLlamaToLowBitMixes) {
   HART_REQUIRE_TESTDATA(path, "qtypes/models/qt-llama-F32.gguf");
   TempDir dir;
   const auto in = gguf::File::open(path);
-  for (auto [mix, rel_rmse] : {std::pair<const char*, double>{"Q2_K", 0.5}, {"IQ4_XS", 0.15}}) {
+  for (auto [mix, rel_rmse] : {std::pair<const char*, double>{"Q2_K", 0.5}, {"IQ4_XS", 0.15}, {"TQ1_0", 0.9},
+                               {"TQ2_0", 0.9}, {"MXFP4_MOE", 0.01}}) {
     SCOPED_TRACE(mix);
     HART_REQUIRE_TESTDATA(ref_path, std::string("qtypes/models/qt-llama-") + mix + ".gguf");
     const std::string out_path = dir.file(std::string(mix) + ".gguf");

@@ -15,7 +15,7 @@ namespace {
 // llama.cpp's LLAMA_FTYPE numbers of the mixes.
 enum Ftype : uint32_t {
   kQ2_K = 10, kQ3_K_S = 11, kQ3_K_M = 12, kQ3_K_L = 13, kQ4_K_M = 15, kQ5_K_M = 17, kQ2_K_S = 21,
-  kIQ4_XS = 30,
+  kIQ4_XS = 30, kTQ1_0 = 36, kTQ2_0 = 37, kMXFP4_MOE = 38,
 };
 
 bool iequal(std::string_view a, std::string_view b) {
@@ -112,13 +112,15 @@ bool use_more_bits(int i, int n) { return i < n / 8 || i >= 7 * n / 8 || (i - n 
 
 // llama_tensor_get_type_impl, reduced to the branches reachable from hart's targets (no
 // importance matrix). `index` is the tensor's position among attn_v tensors (AttnV) or its layer
-// (FfnDown).
-Type mixed_type(const Model& m, uint32_t ftype, Role role, int64_t ncols, int index, Type type) {
+// (FfnDown); `experts` says the tensor stacks experts (a third dimension).
+Type mixed_type(const Model& m, uint32_t ftype, Role role, int64_t ncols, int index, bool experts, Type type) {
   const bool falcon = m.arch == "falcon";
+  if (ftype == kMXFP4_MOE) return experts ? type : Type::Q8_0;  // MXFP4 experts, Q8_0 for the rest
   switch (role) {
     case Role::Output:
     case Role::TokenEmbd:
-      if (role == Role::TokenEmbd && !m.tied_embeddings) return type;
+      if (role == Role::TokenEmbd && !m.tied_embeddings)
+        return ftype == kTQ1_0 || ftype == kTQ2_0 ? Type::Q4_K : type;
       if (falcon || ncols % type_info(type).block_size != 0) return Type::Q8_0;
       return type == Type::Q8_0 ? type : Type::Q6_K;
     case Role::AttnV:
@@ -173,7 +175,7 @@ Type fit_rows(Type want, int64_t ncols, Type source, bool* fell_back) {
   *fell_back = true;
   Type alt;
   switch (want) {
-    case Type::Q2_K: case Type::Q3_K: alt = Type::Q4_0; break;
+    case Type::Q2_K: case Type::Q3_K: case Type::TQ1_0: case Type::TQ2_0: alt = Type::Q4_0; break;
     case Type::Q4_K: alt = Type::Q5_0; break;
     case Type::Q5_K: alt = Type::Q5_1; break;
     case Type::Q6_K: alt = Type::Q8_0; break;
@@ -197,7 +199,8 @@ const std::vector<QuantizeTarget>& quantize_targets() {
       {"Q5_K_M", Type::Q5_K, kQ5_K_M, true}, {"Q2_K", Type::Q2_K, kQ2_K, true},
       {"Q2_K_S", Type::Q2_K, kQ2_K_S, true}, {"Q3_K_S", Type::Q3_K, kQ3_K_S, true},
       {"Q3_K_M", Type::Q3_K, kQ3_K_M, true}, {"Q3_K_L", Type::Q3_K, kQ3_K_L, true},
-      {"IQ4_XS", Type::IQ4_XS, kIQ4_XS, true},
+      {"IQ4_XS", Type::IQ4_XS, kIQ4_XS, true}, {"TQ1_0", Type::TQ1_0, kTQ1_0, true},
+      {"TQ2_0", Type::TQ2_0, kTQ2_0, true},    {"MXFP4_MOE", Type::MXFP4, kMXFP4_MOE, true},
   };
   return targets;
 }
@@ -238,7 +241,7 @@ std::vector<TensorPlan> plan_quantization(const gguf::File& meta, std::span<cons
       if (type_info(target.type).quantized) {
         const Role role = role_of(t.name);
         const int index = role == Role::AttnV ? attn_v_rank[i] : layer_of(t.name);
-        if (target.mix) p.type = mixed_type(model, target.file_type, role, t.ne[0], index, p.type);
+        if (target.mix) p.type = mixed_type(model, target.file_type, role, t.ne[0], index, t.ne[2] > 1, p.type);
         p.type = fit_rows(p.type, t.ne[0], t.type, &p.fallback);
       }
     }

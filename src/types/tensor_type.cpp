@@ -50,6 +50,9 @@ constexpr std::array<Entry, kTypeCount> make_table() {
   set(Type::TQ1_0, "tq1_0", 256, 54, true);
   set(Type::TQ2_0, "tq2_0", 256, 66, true);
   set(Type::MXFP4, "mxfp4", 32, 17, true);
+  set(Type::NVFP4, "nvfp4", 64, 36, true);
+  set(Type::Q1_0, "q1_0", 128, 18, true);
+  set(Type::Q2_0, "q2_0", 64, 18, true);
   return t;
 }
 

@@ -410,7 +410,7 @@ double mul_mat_tol(Type wt, int64_t k) {
 
 TEST_P(Ops, MulMatEveryWeightTypeAndShape) {
   for (Type t : {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0, Type::IQ4_NL, Type::Q2_K, Type::Q3_K,
-                 Type::Q4_K, Type::Q6_K, Type::IQ4_XS}) {
+                 Type::Q4_K, Type::Q6_K, Type::IQ4_XS, Type::TQ1_0, Type::TQ2_0, Type::MXFP4}) {
     if (!can_quantize(t)) continue;
     const int64_t k = type_info(t).block_size == 256 ? 256 : (type_info(t).quantized ? 96 : 65);
     for (int64_t m : {1, 7, 19}) {

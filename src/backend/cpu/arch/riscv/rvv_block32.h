@@ -1,5 +1,5 @@
 // The RVV integer dot product shared by the 32-element block types (Q8_0, Q4_0, Q4_1, Q5_0,
-// Q5_1, IQ4_NL) against Q8_0 / Q8_1 activations. Each type only says how to unpack its levels.
+// Q5_1, IQ4_NL, MXFP4) against Q8_0 / Q8_1 activations. Each type only says how to unpack its levels.
 //
 // Per block, the 32 products are formed in 16 int16 lanes (elements j and j+16 share a lane:
 // |w*x| <= 127*128, so a pair still fits int16), widened to f32 and accumulated with the block's
@@ -46,9 +46,13 @@ void vec_dot_block32(int64_t n, float* out, const void* wv, const void* xv) {
   float scale[kScaleChunk];
   for (size_t b0 = 0, nc; b0 < nb; b0 += nc) {
     nc = __riscv_vsetvl_e16m1(std::min(nb - b0, kScaleChunk));
-    const vfloat32m2_t dw = load_fp16_field<WBlock>(&w[b0].d, nc);
-    const vfloat32m2_t dx = load_fp16_field<ABlock>(&x[b0].d, nc);
-    __riscv_vse32_v_f32m2(scale, __riscv_vfmul_vv_f32m2(dw, dx, nc), nc);
+    if constexpr (requires { w->e; }) {  // MXFP4: the halved E8M0 exponent, one block at a time
+      for (size_t b = 0; b < nc; b++) scale[b] = e8m0_to_f32_half(w[b0 + b].e) * fp16_to_f32(x[b0 + b].d);
+    } else {
+      const vfloat32m2_t dw = load_fp16_field<WBlock>(&w[b0].d, nc);
+      const vfloat32m2_t dx = load_fp16_field<ABlock>(&x[b0].d, nc);
+      __riscv_vse32_v_f32m2(scale, __riscv_vfmul_vv_f32m2(dw, dx, nc), nc);
+    }
     if constexpr (AffineBlock<WBlock>) {
       const vfloat32m2_t mw = load_fp16_field<WBlock>(&w[b0].m, nc);
       const vfloat32m2_t sx = load_fp16_field<ABlock>(&x[b0].s, nc);

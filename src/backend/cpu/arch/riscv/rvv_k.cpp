@@ -1,5 +1,5 @@
-// K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K) and IQ4_XS against Q8_K activations, and the Q8_K
-// activation quantizer.
+// K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K), IQ4_XS and the ternary TQ1_0 / TQ2_0 against Q8_K
+// activations, and the Q8_K activation quantizer.
 //
 // A super-block is 16 groups of 16 weights. Per group the 16 products w*a are formed in int16
 // (|w*a| <= 127*127, IQ4_XS's largest) and added, times the group's integer scale, into int32 lanes
@@ -85,6 +85,32 @@ vint8m1_t iq4_xs_levels(const block_iq4_xs& b, int g) {
   return __riscv_vrgather_vv_i8m1(__riscv_vle8_v_i8m1(kIq4Levels, kGroup), idx, kGroup);
 }
 
+// TQ2_0: Q2_K's 2-bit fields minus 1.
+vint8m1_t tq2_levels(const block_tq2_0& b, int g) {
+  return __riscv_vsub_vx_i8m1(__riscv_vreinterpret_v_u8m1_i8m1(crumbs(b.qs, g)), 1, kGroup);
+}
+
+// TQ1_0 (layout in src/quant/tq1_0.cpp): trit k of a byte is (3 * (byte * 3^k mod 256)) >> 8.
+// Groups 0..9 are trit g / 2 of qs[16 (g % 2) ..), 10..14 trit g - 10 of qs[32..48), and 15 trit
+// l / 4 of qh[l % 4] in lane l.
+constexpr uint8_t kTq1TailBytes[kGroup] = {0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3};
+constexpr uint8_t kTq1TailPow3[kGroup] = {1, 1, 1, 1, 3, 3, 3, 3, 9, 9, 9, 9, 27, 27, 27, 27};
+
+vint8m1_t tq1_levels(const block_tq1_0& b, int g) {
+  vuint8m1_t q;
+  if (g < 15) {
+    constexpr uint8_t kPow3[5] = {1, 3, 9, 27, 81};
+    const vuint8m1_t bytes = __riscv_vle8_v_u8m1(g < 10 ? b.qs + 16 * (g % 2) : b.qs + 32, kGroup);
+    q = __riscv_vmul_vx_u8m1(bytes, kPow3[g < 10 ? g / 2 : g - 10], kGroup);
+  } else {
+    const vuint8m1_t qh = __riscv_vle8_v_u8m1(b.qh, 4);
+    const vuint8m1_t bytes = __riscv_vrgather_vv_u8m1(qh, __riscv_vle8_v_u8m1(kTq1TailBytes, kGroup), kGroup);
+    q = __riscv_vmul_vv_u8m1(bytes, __riscv_vle8_v_u8m1(kTq1TailPow3, kGroup), kGroup);
+  }
+  const vuint8m1_t t = __riscv_vnsrl_wx_u8m1(__riscv_vwmulu_vx_u16m2(q, 3, kGroup), 8, kGroup);
+  return __riscv_vsub_vx_i8m1(__riscv_vreinterpret_v_u8m1_i8m1(t), 1, kGroup);
+}
+
 // Integer scale of each group; returns the min correction dmin * sum(bsums * mins) (0 for the
 // types without a minimum), still to be multiplied by the activation's d.
 template <class Block>
@@ -132,6 +158,14 @@ float group_scales(const block_iq4_xs& b, const block_q8_K&, int16_t* scale16) {
   }
   return 0.0f;
 }
+
+// The ternary types: one scale for the whole super-block.
+float unit_scales(int16_t* scale16) {
+  for (int g = 0; g < kGroups; g++) scale16[g] = 1;
+  return 0.0f;
+}
+float group_scales(const block_tq1_0&, const block_q8_K&, int16_t* scale16) { return unit_scales(scale16); }
+float group_scales(const block_tq2_0&, const block_q8_K&, int16_t* scale16) { return unit_scales(scale16); }
 
 template <class Block, vint8m1_t (*Levels)(const Block&, int)>
 void vec_dot_k(int64_t n, float* out, const void* wv, const void* xv) {
@@ -207,6 +241,8 @@ void fill_rvv_k(Kernels& k) {
   k.dot[uint32_t(Type::Q2_K)] = {Type::Q8_K, vec_dot_k<block_q2_K, q2_levels>};
   k.dot[uint32_t(Type::Q3_K)] = {Type::Q8_K, vec_dot_k<block_q3_K, q3_levels>};
   k.dot[uint32_t(Type::IQ4_XS)] = {Type::Q8_K, vec_dot_k<block_iq4_xs, iq4_xs_levels>};
+  k.dot[uint32_t(Type::TQ1_0)] = {Type::Q8_K, vec_dot_k<block_tq1_0, tq1_levels>};
+  k.dot[uint32_t(Type::TQ2_0)] = {Type::Q8_K, vec_dot_k<block_tq2_0, tq2_levels>};
   k.from_f32[uint32_t(Type::Q8_K)] = quantize_q8_k;
 }
 

@@ -1,4 +1,5 @@
-// 4- and 5-bit block types against Q8_0 / Q8_1 activations: Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL.
+// 4- and 5-bit block types against Q8_0 / Q8_1 activations: Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL,
+// MXFP4.
 // Element j < 16 is the low nibble of qs[j], element j + 16 the high one; the Q5 types' fifth
 // bits (bit j of qh, little-endian) load directly as a vector mask (vlm).
 #include <riscv_vector.h>
@@ -30,9 +31,10 @@ void offset_levels(const Block& b, vint8m1_t& lo, vint8m1_t& hi) {
   hi = __riscv_vadd_vx_i8m1(__riscv_vreinterpret_v_u8m1_i8m1(uhi), kOffset, kHalf);
 }
 
-// IQ4_NL: the nibble indexes a fixed non-linear table of levels (kIq4Levels).
-void iq4_nl_levels(const block_iq4_nl& b, vint8m1_t& lo, vint8m1_t& hi) {
-  const vint8m1_t table = __riscv_vle8_v_i8m1(kIq4Levels, kHalf);
+// IQ4_NL and MXFP4: the nibble indexes a fixed table of 16 levels (kIq4Levels, kFp4Levels).
+template <class Block, const int8_t* kTable>
+void table_levels(const Block& b, vint8m1_t& lo, vint8m1_t& hi) {
+  const vint8m1_t table = __riscv_vle8_v_i8m1(kTable, kHalf);
   vuint8m1_t ulo, uhi;
   nibbles(b, ulo, uhi);
   lo = __riscv_vrgather_vv_i8m1(table, ulo, kHalf);
@@ -46,7 +48,10 @@ void fill_rvv_q4(Kernels& k) {
   k.dot[uint32_t(Type::Q4_1)] = {Type::Q8_1, vec_dot_block32<block_q4_1, block_q8_1, offset_levels<block_q4_1, 0>>};
   k.dot[uint32_t(Type::Q5_0)] = {Type::Q8_0, vec_dot_block32<block_q5_0, block_q8_0, offset_levels<block_q5_0, -16>>};
   k.dot[uint32_t(Type::Q5_1)] = {Type::Q8_1, vec_dot_block32<block_q5_1, block_q8_1, offset_levels<block_q5_1, 0>>};
-  k.dot[uint32_t(Type::IQ4_NL)] = {Type::Q8_0, vec_dot_block32<block_iq4_nl, block_q8_0, iq4_nl_levels>};
+  k.dot[uint32_t(Type::IQ4_NL)] =
+      {Type::Q8_0, vec_dot_block32<block_iq4_nl, block_q8_0, table_levels<block_iq4_nl, kIq4Levels>>};
+  k.dot[uint32_t(Type::MXFP4)] =
+      {Type::Q8_0, vec_dot_block32<block_mxfp4, block_q8_0, table_levels<block_mxfp4, kFp4Levels>>};
 }
 
 }  // namespace hart::cpu::riscv

@@ -229,7 +229,8 @@ void check_weight_type(const Kernels& k, Type t, std::mt19937& rng) {
 
 TEST_F(RvvTest, WeightTypes) {
   for (Type t : {Type::Q8_0, Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::IQ4_NL, Type::Q2_K,
-                 Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ4_XS, Type::BF16})
+                 Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ4_XS, Type::TQ1_0,
+                 Type::TQ2_0, Type::MXFP4, Type::BF16})
     check_weight_type(k, t, rng);
 }
 

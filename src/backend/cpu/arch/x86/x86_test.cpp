@@ -152,6 +152,7 @@ const DotCase kDotCases[] = {
     {Type::IQ4_NL, Type::Q8_0}, {Type::Q4_1, Type::Q8_1}, {Type::Q5_1, Type::Q8_1},
     {Type::Q4_K, Type::Q8_K}, {Type::Q5_K, Type::Q8_K}, {Type::Q6_K, Type::Q8_K},
     {Type::Q2_K, Type::Q8_K}, {Type::Q3_K, Type::Q8_K}, {Type::IQ4_XS, Type::Q8_K},
+    {Type::TQ1_0, Type::Q8_K}, {Type::TQ2_0, Type::Q8_K}, {Type::MXFP4, Type::Q8_0},
 };
 
 // Weight blocks with every quant bit random (high scale bits, extreme levels included) and the
@@ -165,6 +166,12 @@ std::vector<uint8_t> random_blocks(Type t, int64_t n, std::mt19937& rng) {
   if (t == Type::Q6_K) scale_fields = {offsetof(block_q6_K, d)};
   if (t == Type::Q2_K) scale_fields = {offsetof(block_q2_K, d), offsetof(block_q2_K, dmin)};
   if (t == Type::Q3_K) scale_fields = {offsetof(block_q3_K, d)};
+  if (t == Type::TQ1_0) scale_fields = {offsetof(block_tq1_0, d)};
+  if (t == Type::TQ2_0) scale_fields = {offsetof(block_tq2_0, d)};
+  if (t == Type::MXFP4) {  // E8M0 exponents near 2^-4 instead of an fp16 field
+    for (size_t b = 0; b < q.size(); b += bsize) q[b] = uint8_t(118 + rng() % 8);
+    return q;
+  }
   std::uniform_real_distribution<float> d(-0.05f, 0.05f);
   for (size_t b = 0; b < q.size(); b += bsize)
     for (size_t off : scale_fields) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "chat/chat.h"
+#include "chat/chat_formatter.h"
 #include "fuzz_testdata.h"
 #include "gguf/gguf.h"
 #include "serve/openai_api.h"
@@ -35,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::vector<std::string> templates = chat_template_names();
   if (size == 0) return 0;
   const serve::Endpoint endpoint = data[0] & 1 ? serve::Endpoint::CHAT : serve::Endpoint::COMPLETION;
-  const ChatTemplate tmpl = chat_template_from_name(templates[(data[0] >> 1) % templates.size()]);
+  const ChatFormatter chat(chat_template_from_name(templates[(data[0] >> 1) % templates.size()]));
   const nlohmann::json body = nlohmann::json::parse(data + 1, data + size, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) return 0;
 
@@ -43,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Tokenizer& tok = *vocab();
   serve::ApiRequest r;
   try {
-    r = serve::parse_request(body, endpoint, serve::PromptContext{tok, tmpl, kCtx});
+    r = serve::parse_request(body, endpoint, serve::PromptContext{tok, chat, kCtx});
   } catch (const serve::ApiError& e) {
     if (e.status != 400 || (e.param.empty() && std::string(e.what()).find("JSON object") == std::string::npos)) {
       std::fprintf(stderr, "unexpected ApiError %d '%s' for field '%s'\n", e.status, e.what(), e.param.c_str());

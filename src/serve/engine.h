@@ -57,6 +57,11 @@ class Engine {
   std::shared_ptr<Stream> submit(GenParams p);
   int n_ctx() const { return n_ctx_; }
   int kv_size() const { return int(store_.capacity().full); }
+  int chunk_size() const { return chunk_size_; }
+  int max_queue() const { return max_queue_; }
+  // submit() would queue a request now (fewer than --max-queue are waiting).
+  bool accepting() const { return n_waiting_ < max_queue_; }
+  const Model& model() const { return model_; }
 
  private:
   struct Seq;

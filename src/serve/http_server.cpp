@@ -41,11 +41,39 @@ Json parse_body(const httplib::Request& req) {
   }
 }
 
+// The generation routes: what a drain waits for. The pre-routing handler counts such a request
+// in before anything else can see it, so a drain never misses one between the check and the
+// handler; the handler's InFlight (or its stream's) counts it out.
+bool generation_route(const httplib::Request& req) {
+  return req.method == "POST" && (req.path == "/v1/chat/completions" || req.path == "/v1/completions");
+}
+
+// Takes over one count of in-flight requests and gives it back when destroyed.
+class InFlight {
+ public:
+  explicit InFlight(std::atomic<int>& n) : n_(n) {}
+  ~InFlight() { n_--; }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+
+ private:
+  std::atomic<int>& n_;
+};
+
 // A request and its event stream, shared by the content provider's calls.
 struct StreamState {
   ApiRequest req;
   std::shared_ptr<Stream> stream;
+  std::shared_ptr<InFlight> in_flight;
 };
+
+// While draining: the client is told to come back (to another replica, through a router), and
+// the connection is closed so that a router's kept-alive connection does not bring the next one.
+void refuse_draining(httplib::Response& res, Metrics& m) {
+  res.set_header("Retry-After", "1");
+  res.set_header("Connection", "close");
+  send_error(res, m, 503, "unavailable_error", "the server is shutting down");
+}
 
 bool write_sse(httplib::DataSink& sink, const std::string& data) {
   const std::string frame = "data: " + data + "\n\n";
@@ -80,7 +108,7 @@ void HttpServer::attach(Engine& engine, const Tokenizer& tok, ChatFormatter chat
 void HttpServer::routes() {
   httplib::Server& s = *http_;
 
-  // Authentication and readiness, in front of every route but /health and /metrics.
+  // Authentication, readiness and draining, in front of every route but /health and /metrics.
   s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (req.path == "/health" || req.path == "/metrics") return httplib::Server::HandlerResponse::Unhandled;
     if (!opt_.api_key.empty() && req.get_header_value("Authorization") != "Bearer " + opt_.api_key) {
@@ -89,6 +117,17 @@ void HttpServer::routes() {
     }
     if (!engine_) {
       send_error(res, metrics_, 503, "unavailable_error", "the model is still loading");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (generation_route(req)) {
+      in_flight_++;  // before the check: a drain that starts now waits for this request or refuses it
+      if (draining_) {
+        in_flight_--;
+        refuse_draining(res, metrics_);
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    } else if (draining_ && req.method != "GET") {
+      refuse_draining(res, metrics_);
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
@@ -106,8 +145,11 @@ void HttpServer::routes() {
   });
 
   s.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
-    if (engine_) send_json(res, 200, {{"status", "ok"}});
-    else send_json(res, 503, {{"status", "loading"}});
+    const Engine* engine = engine_;
+    if (!engine) send_json(res, 503, {{"status", "loading"}});
+    else if (draining_) send_json(res, 503, {{"status", "draining"}});
+    else if (!engine->accepting()) send_json(res, 503, {{"status", "busy"}});
+    else send_json(res, 200, {{"status", "ok"}});
   });
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(metrics_.prometheus(), "text/plain; version=0.0.4");
@@ -149,9 +191,11 @@ void HttpServer::routes() {
 
   auto generate = [this](Endpoint endpoint) {
     return [this, endpoint](const httplib::Request& http_req, httplib::Response& res) {
+      auto in_flight = std::make_shared<InFlight>(in_flight_);  // counted in by the pre-routing handler
       Engine& engine = *engine_.load();
       auto st = std::make_shared<StreamState>(StreamState{
-          parse_request(parse_body<nlohmann::ordered_json>(http_req), endpoint, {*tok_, *chat_, engine.n_ctx()}), nullptr});
+          parse_request(parse_body<nlohmann::ordered_json>(http_req), endpoint, {*tok_, *chat_, engine.n_ctx()}), nullptr,
+          std::move(in_flight)});
       st->stream = engine.submit(st->req.gen);
       if (!st->req.stream) {
         // A client that hangs up frees its slots now, not after max_tokens more tokens: the
@@ -195,6 +239,32 @@ void HttpServer::routes() {
   };
   s.Post("/v1/chat/completions", generate(Endpoint::CHAT));
   s.Post("/v1/completions", generate(Endpoint::COMPLETION));
+  metadata_routes();
+}
+
+// What SGLang's Model Gateway (and its users) read of a worker: /model_info, /server_info and
+// their older /get_ names, with SGLang's key names where a key means the same.
+void HttpServer::metadata_routes() {
+  httplib::Server& s = *http_;
+  const auto model_info = [this](const httplib::Request&, httplib::Response& res) {
+    const Model& m = engine_.load()->model();
+    send_json(res, 200, {{"model_path", opt_.model_path}, {"tokenizer_path", opt_.model_path},
+                         {"served_model_name", opt_.model_name}, {"is_generation", true},
+                         {"model_type", m.hp.arch_name}, {"architectures", json::array({m.hp.arch_name})},
+                         {"has_image_understanding", false}, {"has_audio_understanding", false}});
+  };
+  const auto server_info = [this](const httplib::Request&, httplib::Response& res) {
+    const Engine& e = *engine_.load();
+    send_json(res, 200, {{"version", "hart"}, {"model_path", opt_.model_path}, {"served_model_name", opt_.model_name},
+                         {"host", opt_.host}, {"port", opt_.port}, {"context_length", e.n_ctx()},
+                         {"max_total_num_tokens", e.kv_size()}, {"chunked_prefill_size", e.chunk_size()},
+                         {"max_queued_requests", e.max_queue()}, {"tp_size", 1}, {"dp_size", 1},
+                         {"draining", bool(draining_)}, {"in_flight_requests", int(in_flight_)}});
+  };
+  s.Get("/model_info", model_info);
+  s.Get("/get_model_info", model_info);
+  s.Get("/server_info", server_info);
+  s.Get("/get_server_info", server_info);
 }
 
 }  // namespace hart::serve

@@ -1,5 +1,11 @@
 // The HTTP front of `hart serve` (cpp-httplib): the OpenAI routes, /tokenize, /detokenize,
-// /health and /metrics. It answers /health with 503 until attach() hands it a loaded model.
+// /health, /metrics and the metadata routes routers probe (/server_info, /model_info and
+// SGLang's /get_ names for them).
+// /health is a router's readiness check: 200 only while the model is loaded, the queue takes
+// work and the server is not draining; 503 with the reason otherwise. drain() starts a graceful
+// shutdown: from then on every request but /health, /metrics and the metadata is refused with
+// 503 and Retry-After (a router retries it on another replica), while the requests already in
+// flight, streams included, run to their end; idle() says when none is left.
 #pragma once
 
 #include <atomic>
@@ -23,6 +29,7 @@ struct ServerOptions {
   int port = 8080;
   std::string api_key;     // empty: no authentication
   std::string model_name;  // reported by /v1/models and in responses
+  std::string model_path;  // reported by /model_info and /server_info
   int max_connections = 256;
 };
 
@@ -38,14 +45,21 @@ class HttpServer {
   void stop();
   // The model is loaded: start serving generation requests.
   void attach(Engine& engine, const Tokenizer& tok, ChatFormatter chat);
+  // Refuse new requests from now on; the ones in flight go on.
+  void drain() { draining_ = true; }
+  // Requests being answered (a stream until its last byte is written or its client is gone).
+  int in_flight() const { return in_flight_; }
 
  private:
   void routes();
+  void metadata_routes();
 
   ServerOptions opt_;
   Metrics& metrics_;
   std::unique_ptr<httplib::Server> http_;
   std::atomic<Engine*> engine_{nullptr};
+  std::atomic<bool> draining_{false};
+  std::atomic<int> in_flight_{0};
   const Tokenizer* tok_ = nullptr;
   std::optional<ChatFormatter> chat_;
 };

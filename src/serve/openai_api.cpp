@@ -128,6 +128,12 @@ ApiRequest parse_request(const Body& body, Endpoint endpoint, const PromptContex
     get(*it, "include_usage", r.include_usage);
   }
 
+  // Routing hints for what sits in front of the replicas (deploy/haproxy hashes on the key); a
+  // replica only checks them.
+  std::string hint;
+  get(body, "prompt_cache_key", hint);
+  get(body, "user", hint);
+
   if (endpoint == Endpoint::CHAT) {
     bool want = false;
     get(body, "logprobs", want);

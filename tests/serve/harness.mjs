@@ -20,8 +20,24 @@ function freePort() {
   });
 }
 
-export async function startServer(args, { apiKey = 'none' } = {}) {
-  const port = await freePort();
+// n consecutive free loopback ports (for a cluster: HAProxy's, then one per replica).
+export async function freePortRange(n) {
+  const isFree = (port) => new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.on('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+  for (;;) {
+    const base = 20000 + Math.floor(Math.random() * 40000);
+    let ok = true;
+    for (let p = base; ok && p < base + n; p++) ok = await isFree(p);
+    if (ok) return base;
+  }
+}
+
+// port: a given port (a replica restarted where it was) instead of a free one.
+export async function startServer(args, { apiKey = 'none', port: fixedPort } = {}) {
+  const port = fixedPort ?? await freePort();
   const proc = spawn(HART, ['serve', '--host', '127.0.0.1', '--port', String(port), '-t', '2', ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -31,8 +47,9 @@ export async function startServer(args, { apiKey = 'none' } = {}) {
   for (let i = 0; ; i++) {
     if (proc.exitCode !== null) throw new Error(`hart serve exited: ${log}`);
     try {
+      // Loaded: 200, or 503 "busy" for a server whose queue takes nothing (--max-queue 0).
       const r = await fetch(`${base}/health`);
-      if (r.status === 200) break;
+      if (r.status === 200 || (await r.json()).status === 'busy') break;
     } catch {}
     if (i > 300) throw new Error(`hart serve did not become ready: ${log}`);
     await new Promise((r) => setTimeout(r, 50));
@@ -44,8 +61,11 @@ export async function startServer(args, { apiKey = 'none' } = {}) {
     log: () => log,
     post: (route, body) =>
       fetch(`${base}${route}`, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    proc,
+    // Resolves with the exit code (null when a signal ended it).
     stop: () => new Promise((resolve) => {
-      proc.on('exit', resolve);
+      if (proc.exitCode !== null) return resolve(proc.exitCode);
+      proc.on('exit', (code) => resolve(code));
       proc.kill('SIGTERM');
     }),
   };

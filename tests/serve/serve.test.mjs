@@ -22,6 +22,27 @@ describe('stories260K, prefix cache on', () => {
     assert.equal(typeof r.usage.prompt_tokens_details.cached_tokens, 'number');
   });
 
+  test('routers: health, model and server metadata, routing hints', async () => {
+    assert.deepEqual(await (await fetch(`${s.base}/health`)).json(), { status: 'ok' });
+    for (const route of ['/model_info', '/get_model_info']) {
+      const info = await (await fetch(`${s.base}${route}`)).json();
+      assert.ok(info.model_path.endsWith('stories260K.gguf'));
+      assert.equal(info.is_generation, true);
+      assert.equal(info.model_type, 'llama');
+    }
+    for (const route of ['/server_info', '/get_server_info']) {
+      const info = await (await fetch(`${s.base}${route}`)).json();
+      assert.equal(info.context_length, 512);
+      assert.equal(info.draining, false);
+      assert.ok(info.max_total_num_tokens >= 512);
+    }
+    const r = await s.client.completions.create({ model: 'x', prompt: 'Once', max_tokens: 2, prompt_cache_key: 'k', user: 'u' });
+    assert.equal(r.usage.completion_tokens, 2);
+    const bad = await s.post('/v1/completions', { prompt: 'Once', prompt_cache_key: 7 });
+    assert.equal(bad.status, 400);
+    assert.equal((await bad.json()).error.param, 'prompt_cache_key');
+  });
+
   test('chat streaming equals non-streaming, usage in the last chunk', async () => {
     const req = { model: 'x', messages: [{ role: 'user', content: 'Tell me a story' }], max_tokens: 16, ...greedy };
     const full = await s.client.chat.completions.create(req);
@@ -192,6 +213,10 @@ describe('limits and options', () => {
                            (e) => e.status === 503 && /busy/.test(e.message));
       const noKey = await s.post('/v1/completions', { prompt: 'hi' });
       assert.equal(noKey.status, 401);
+      // A queue that takes nothing is not ready for a router.
+      const health = await fetch(`${s.base}/health`);
+      assert.equal(health.status, 503);
+      assert.equal((await health.json()).status, 'busy');
     } finally {
       await s.stop();
     }

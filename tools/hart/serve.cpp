@@ -1,7 +1,11 @@
 // hart serve: an OpenAI-compatible HTTP server with continuous batching and a prefix cache.
-// The socket is bound first, so /health answers 503 while the model loads.
+// The socket is bound first, so /health answers 503 while the model loads. SIGTERM (or SIGINT)
+// drains: new requests get 503 + Retry-After, the ones in flight finish, then the process exits
+// 0; after --drain-timeout seconds, or at a second signal, what is left is cut off.
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <ctime>
 #include <thread>
 
 #include "chat_setup.h"
@@ -22,6 +26,27 @@ ChatFormatter serve_chat(const LoadedModel& lm, const ChatTemplateOptions& o) {
   return chat;
 }
 
+// Refuses new requests and waits, up to timeout_s or a second signal, until none is in flight.
+void drain(serve::HttpServer& server, const sigset_t& signals, double timeout_s) {
+  server.drain();
+  if (server.in_flight() == 0) return;
+  std::fprintf(stderr, "hart: draining: %d requests in flight (at most %g s; a second signal stops now)\n",
+               server.in_flight(), timeout_s);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  const timespec poll{0, 20'000'000};  // 20 ms
+  while (server.in_flight() > 0) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      std::fprintf(stderr, "hart: drain timeout: %d requests cut off\n", server.in_flight());
+      return;
+    }
+    if (sigtimedwait(&signals, nullptr, &poll) > 0) {
+      std::fprintf(stderr, "hart: second signal: %d requests cut off\n", server.in_flight());
+      return;
+    }
+  }
+  std::fprintf(stderr, "hart: drained\n");
+}
+
 int cmd_serve(int argc, char** argv) {
   CLI::App app{"Serve a model over HTTP with the OpenAI API (chat/completions, completions)", "hart serve"};
   ModelOptions mo;
@@ -29,6 +54,7 @@ int cmd_serve(int argc, char** argv) {
   serve::EngineOptions eo;
   ChatTemplateOptions cto;
   bool no_prefix_cache = false;
+  double drain_timeout = 30;
   mo.add_to(app);
   app.add_option("--host", so.host, "address to listen on")->capture_default_str();
   app.add_option("--port", so.port, "port to listen on")->check(CLI::Range(1, 65535))->capture_default_str();
@@ -42,8 +68,12 @@ int cmd_serve(int argc, char** argv) {
   app.add_flag("--no-prefix-cache", no_prefix_cache, "do not reuse the KV of earlier prompts");
   cto.add_to(app);
   app.add_option("--alias", so.model_name, "model name reported by the API (default: the file name)");
+  app.add_option("--drain-timeout", drain_timeout,
+                 "seconds a SIGTERM waits for the requests in flight before the server exits anyway")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (so.model_name.empty()) so.model_name = mo.model.substr(mo.model.find_last_of('/') + 1);
+  so.model_path = mo.model;
 
   // SIGINT / SIGTERM are handled by one thread that stops the server (no work in a signal handler).
   sigset_t signals;
@@ -59,6 +89,7 @@ int cmd_serve(int argc, char** argv) {
   std::thread waiter([&] {
     int sig = 0;
     sigwait(&signals, &sig);
+    drain(server, signals, drain_timeout);
     server.stop();
   });
   std::fprintf(stderr, "hart: listening on http://%s:%d (loading the model)\n", so.host.c_str(), so.port);

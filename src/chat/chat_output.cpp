@@ -53,8 +53,11 @@ OutputSyntax output_syntax_of_template(std::string_view src) {
   OutputSyntax s;
   if (has("<|channel|>") && has("<|message|>")) s.tools = ToolCallSyntax::GPT_OSS;
   else if (has("[TOOL_CALLS]")) s.tools = ToolCallSyntax::MISTRAL;
-  else if (has("<tool_call>") && !has("<function=")) s.tools = ToolCallSyntax::HERMES;  // <function=: Qwen3-Coder XML
-  else if (has("<|start_header_id|>") && (has("<|python_tag|>") || has("parameters"))) s.tools = ToolCallSyntax::LLAMA3;
+  // <tool_call> with XML inside (Qwen3-Coder's <function=, GLM's <arg_key>) is another syntax;
+  // so are Functionary's <function= and >>> on Llama 3's headers.
+  else if (has("<tool_call>") && !has("<function=") && !has("<arg_key>")) s.tools = ToolCallSyntax::HERMES;
+  else if (has("<|start_header_id|>") && (has("<|python_tag|>") || has("parameters")) && !has("<function=") && !has(">>>"))
+    s.tools = ToolCallSyntax::LLAMA3;
   if (s.tools == ToolCallSyntax::GPT_OSS) return s;  // its reasoning is the analysis channel
   if (has("<think>")) s.think_open = "<think>", s.think_close = "</think>";
   else if (has("[THINK]")) s.think_open = "[THINK]", s.think_close = "[/THINK]";

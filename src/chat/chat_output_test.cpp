@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <random>
 
 #include "chat/json_scan.h"
+#include "common/testdata.h"
 
 namespace hart {
 namespace {
@@ -193,6 +196,32 @@ TEST(ChatOutput, TemplateSyntaxDetection) {
   EXPECT_EQ(output_syntax_of_template("[INST][TOOL_CALLS]").tools, ToolCallSyntax::MISTRAL);
   EXPECT_EQ(output_syntax_of_template("<|channel|><|message|><think>").tools, ToolCallSyntax::GPT_OSS);
   EXPECT_EQ(output_syntax_of_template("<|im_start|>").tools, ToolCallSyntax::NONE);
+}
+
+// The syntax of real templates (../shared/testdata/chat_templates/templates).
+TEST(ChatOutput, SyntaxOfRealTemplates) {
+  HART_REQUIRE_TESTDATA(dir, "chat_templates/templates");
+  auto of = [&](const std::string& name) {
+    std::ifstream f(dir + "/" + name + ".jinja");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    EXPECT_FALSE(ss.str().empty()) << name;
+    return output_syntax_of_template(ss.str());
+  };
+  using T = ToolCallSyntax;
+  const std::vector<std::pair<std::string, T>> want = {
+      {"Qwen-Qwen3-0.6B", T::HERMES}, {"Qwen-Qwen2.5-7B-Instruct", T::HERMES}, {"NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use", T::HERMES},
+      {"MiMo-VL", T::HERMES}, {"meta-llama-Llama-3.1-8B-Instruct", T::LLAMA3}, {"meta-llama-Llama-3.2-3B-Instruct", T::LLAMA3},
+      {"mistralai-Mistral-Nemo-Instruct-2407", T::MISTRAL}, {"unsloth-mistral-Devstral-Small-2507", T::MISTRAL},
+      {"mistralai-Ministral-3-14B-Reasoning-2512", T::MISTRAL}, {"openai-gpt-oss-120b", T::GPT_OSS},
+      // Syntaxes not read (XML calls, Functionary, DeepSeek, Gemma): tools there are a 400.
+      {"Qwen3-Coder", T::NONE}, {"GLM-4.6", T::NONE}, {"meetkai-functionary-medium-v3.1", T::NONE},
+      {"meetkai-functionary-medium-v3.2", T::NONE}, {"google-gemma-2-2b-it", T::NONE}, {"deepseek-ai-DeepSeek-V3.1", T::NONE}};
+  for (const auto& [name, t] : want) EXPECT_EQ(tool_call_syntax_name(of(name).tools), tool_call_syntax_name(t)) << name;
+  EXPECT_EQ(of("Qwen-Qwen3-0.6B").think_open, "<think>");
+  EXPECT_EQ(of("mistralai-Ministral-3-14B-Reasoning-2512").think_open, "[THINK]");
+  EXPECT_EQ(of("openai-gpt-oss-120b").think_open, "");  // its reasoning is the analysis channel
+  EXPECT_EQ(of("deepseek-ai-DeepSeek-R1-Distill-Qwen-32B").think_close, "</think>");
 }
 
 // Random text made of the families' markers and JSON pieces: never a crash, every call's

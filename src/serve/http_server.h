@@ -1,4 +1,5 @@
-// The HTTP front of `hart serve` (cpp-httplib): the OpenAI routes, /tokenize, /detokenize,
+// The HTTP front of `hart serve` (cpp-httplib): the OpenAI routes (chat/completions,
+// completions, embeddings, models), llama-server's /tokenize, /detokenize and /apply-template,
 // /health and /metrics. It answers /health with 503 until attach() hands it a loaded model.
 #pragma once
 
@@ -8,15 +9,20 @@
 #include <string>
 
 #include "chat/chat_formatter.h"
+#include "serve/embeddings.h"
 #include "serve/engine.h"
 #include "serve/metrics.h"
 #include "tokenizer/tokenizer.h"
 
 namespace httplib {
 class Server;
+struct Request;
+struct Response;
 }
 
 namespace hart::serve {
+
+struct ApiRequest;
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
@@ -37,16 +43,20 @@ class HttpServer {
   void run();
   void stop();
   // The model is loaded: start serving generation requests.
-  void attach(Engine& engine, const Tokenizer& tok, ChatFormatter chat);
+  void attach(Engine& engine, const Tokenizer& tok, ChatFormatter chat, Embedder& embedder);
 
  private:
   void routes();
+  // Runs a parsed generation request, answering with Writer's response or its stream.
+  template <class Writer>
+  void serve_generation(ApiRequest req, const httplib::Request& http_req, httplib::Response& res);
 
   ServerOptions opt_;
   Metrics& metrics_;
   std::unique_ptr<httplib::Server> http_;
   std::atomic<Engine*> engine_{nullptr};
   const Tokenizer* tok_ = nullptr;
+  Embedder* embedder_ = nullptr;
   std::optional<ChatFormatter> chat_;
 };
 

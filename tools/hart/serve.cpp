@@ -23,7 +23,7 @@ ChatFormatter serve_chat(const LoadedModel& lm, const ChatTemplateOptions& o) {
 }
 
 int cmd_serve(int argc, char** argv) {
-  CLI::App app{"Serve a model over HTTP with the OpenAI API (chat/completions, completions)", "hart serve"};
+  CLI::App app{"Serve a model over HTTP with the OpenAI API (chat/completions, completions, embeddings)", "hart serve"};
   ModelOptions mo;
   serve::ServerOptions so;
   serve::EngineOptions eo;
@@ -69,7 +69,8 @@ int cmd_serve(int argc, char** argv) {
   eo.cache_type = sp.cache_type;
   eo.prefix_cache = !no_prefix_cache;
   serve::Engine engine(*lm.model, *lm.tokenizer, eo, mo.backends(), metrics);
-  server.attach(engine, *lm.tokenizer, serve_chat(lm, cto));
+  serve::Embedder embedder(*lm.model, mo.backends(), engine.n_ctx());
+  server.attach(engine, *lm.tokenizer, serve_chat(lm, cto), embedder);
   std::fprintf(stderr, "hart: ready: context %d, KV pool %d tokens, prefix cache %s\n", engine.n_ctx(), engine.kv_size(),
                no_prefix_cache ? "off" : "on");
   http.join();

@@ -43,6 +43,7 @@ ParsedOutput parse_chat_output(const OutputSyntax& syntax, std::string_view text
       case ToolCallSyntax::LLAMA3: chat_output::parse_llama3(c); break;
       case ToolCallSyntax::MISTRAL: chat_output::parse_mistral(c); break;
       case ToolCallSyntax::GPT_OSS: chat_output::parse_gpt_oss(c); break;
+      case ToolCallSyntax::GEMMA4: chat_output::parse_gemma4(c); break;
     }
   }
   return std::move(c.out);
@@ -58,7 +59,12 @@ OutputSyntax output_syntax_of_template(std::string_view src) {
   else if (has("<tool_call>") && !has("<function=") && !has("<arg_key>")) s.tools = ToolCallSyntax::HERMES;
   else if (has("<|start_header_id|>") && (has("<|python_tag|>") || has("parameters")) && !has("<function=") && !has(">>>"))
     s.tools = ToolCallSyntax::LLAMA3;
+  else if (has("<|tool_call>call:")) s.tools = ToolCallSyntax::GEMMA4;
   if (s.tools == ToolCallSyntax::GPT_OSS) return s;  // its reasoning is the analysis channel
+  if (has("<|channel>thought")) {
+    s.think_open = "<|channel>thought", s.think_close = "<channel|>";
+    return s;
+  }
   if (has("<think>")) s.think_open = "<think>", s.think_close = "</think>";
   else if (has("[THINK]")) s.think_open = "[THINK]", s.think_close = "[/THINK]";
   return s;
@@ -75,6 +81,7 @@ std::vector<std::string> output_markers(const OutputSyntax& s) {
     case ToolCallSyntax::GPT_OSS:
       m.insert(m.end(), {"<|channel|>", "<|message|>", "<|end|>", "<|start|>", "<|constrain|>"});
       break;
+    case ToolCallSyntax::GEMMA4: m.insert(m.end(), {"<|tool_call>", "<tool_call|>", "<|\"|>"}); break;
   }
   return m;
 }
@@ -86,6 +93,7 @@ std::string tool_call_syntax_name(ToolCallSyntax s) {
     case ToolCallSyntax::LLAMA3: return "llama3";
     case ToolCallSyntax::MISTRAL: return "mistral";
     case ToolCallSyntax::GPT_OSS: return "gpt-oss";
+    case ToolCallSyntax::GEMMA4: return "gemma4";
   }
   return "none";
 }

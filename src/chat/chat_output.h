@@ -5,7 +5,10 @@
 //   MISTRAL  [TOOL_CALLS][{"name": N, "arguments": {...}}, ...]  or  [TOOL_CALLS]N[ARGS]{...}
 //   GPT_OSS  harmony: <|channel|>analysis<|message|>...<|end|>, <|channel|>final<|message|>...,
 //            <|channel|>commentary to=functions.N <|constrain|>json<|message|>{...}
-// plus <think>...</think> (or [THINK]...[/THINK]) reasoning before the reply.
+//   GEMMA4   <|tool_call>call:N{key:value,...}<tool_call|>, strings between <|"|> (Gemma 4's
+//            own notation, turned into JSON)
+// plus <think>...</think> (or [THINK]...[/THINK], Gemma 4's <|channel>thought...<channel|>)
+// reasoning before the reply.
 //
 // Parsing runs on the whole text so far, again at every new piece (partial = true) and once at
 // the end. A partial parse is conservative, so successive results only grow: text that may still
@@ -21,7 +24,7 @@
 
 namespace hart {
 
-enum class ToolCallSyntax { NONE, HERMES, LLAMA3, MISTRAL, GPT_OSS };
+enum class ToolCallSyntax { NONE, HERMES, LLAMA3, MISTRAL, GPT_OSS, GEMMA4 };
 
 struct OutputSyntax {
   ToolCallSyntax tools = ToolCallSyntax::NONE;  // NONE: every reply is content

@@ -11,42 +11,7 @@ constexpr size_t npos = std::string_view::npos;
 
 namespace {
 
-// A call that is not well-formed (or cut off): its text, up to `end`, is content.
-void as_content(Cursor& c, size_t end) { c.content_to(end); }
-
 bool is_name_char(char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.'; }
-
-// Reads `<marker>`-introduced calls until the reply ends: content between them, each call by
-// `read(at)` where `at` is just after the marker. `close`: the call's closing tag ("" for none).
-template <class Read>
-void marked_calls(Cursor& c, std::string_view marker, std::string_view close, Read read) {
-  while (!c.stopped) {
-    const Found m = c.find(c.pos, marker);
-    if (m.at == npos) return c.content_to(c.size());
-    c.content_to(m.at);
-    if (!m.whole) return c.stop();
-    const size_t start = c.pos;
-    const CallRead r = read(m.at + marker.size());
-    if (r == CallRead::OPEN) return c.stop();
-    if (r == CallRead::BAD) {
-      const Found end = close.empty() ? Found{} : c.find(m.at, close);
-      if (end.at == npos || !end.whole) {
-        if (c.partial) return c.stop();  // the final parse makes it content
-        return as_content(c, c.size());
-      }
-      c.pos = start;
-      as_content(c, end.at + close.size());
-      continue;
-    }
-    if (c.stopped) return;
-    // After a call: its closing tag, then whitespace.
-    size_t i = c.skip_ws(c.pos);
-    if (!close.empty() && c.starts(i, close)) i += close.size();
-    else if (!close.empty() && c.could_become(i, close)) return c.stop();
-    c.pos = c.skip_ws(i);
-    if (c.partial && c.pos == c.size()) return;
-  }
-}
 
 // <|python_tag|>name.call(key=value, ...): Llama 3.1's built-in tools.
 CallRead read_builtin_call(Cursor& c, size_t at) {

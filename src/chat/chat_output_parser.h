@@ -61,6 +61,38 @@ CallRead read_json_arguments(Cursor& c, size_t at, ParsedToolCall call);
 // an object nor a string.
 bool call_from_json(const nlohmann::ordered_json& j, std::initializer_list<std::string_view> args_keys, ParsedToolCall& out);
 
+// Reads `<marker>`-introduced calls until the reply ends: content between them, each call by
+// `read(at)` where `at` is just after the marker. `close`: the call's closing tag ("" for none).
+template <class Read>
+void marked_calls(Cursor& c, std::string_view marker, std::string_view close, Read read) {
+  while (!c.stopped) {
+    const Found m = c.find(c.pos, marker);
+    if (m.at == std::string_view::npos) return c.content_to(c.size());
+    c.content_to(m.at);
+    if (!m.whole) return c.stop();
+    const size_t start = c.pos;
+    const CallRead r = read(m.at + marker.size());
+    if (r == CallRead::OPEN) return c.stop();
+    if (r == CallRead::BAD) {
+      const Found end = close.empty() ? Found{} : c.find(m.at, close);
+      if (end.at == std::string_view::npos || !end.whole) {
+        if (c.partial) return c.stop();  // the final parse makes it content
+        return c.content_to(c.size());
+      }
+      c.pos = start;
+      c.content_to(end.at + close.size());  // a call that is not well-formed is content
+      continue;
+    }
+    if (c.stopped) return;
+    // After a call: its closing tag, then whitespace.
+    size_t i = c.skip_ws(c.pos);
+    if (!close.empty() && c.starts(i, close)) i += close.size();
+    else if (!close.empty() && c.could_become(i, close)) return c.stop();
+    c.pos = c.skip_ws(i);
+    if (c.partial && c.pos == c.size()) return;
+  }
+}
+
 // <think>...</think> at the start of the reply (or the rest of an open block).
 void read_reasoning(Cursor& c);
 
@@ -68,5 +100,6 @@ void parse_hermes(Cursor& c);
 void parse_llama3(Cursor& c);
 void parse_mistral(Cursor& c);
 void parse_gpt_oss(Cursor& c);
+void parse_gemma4(Cursor& c);
 
 }  // namespace hart::chat_output

@@ -175,6 +175,21 @@ TEST(ChatOutput, GptOssHarmonyChannels) {
   EXPECT_TRUE(out.calls.empty());
 }
 
+TEST(ChatOutput, Gemma4CallsInItsNotation) {
+  OutputSyntax s = syntax(ToolCallSyntax::GEMMA4);
+  s.think_open = "<|channel>thought", s.think_close = "<channel|>";
+  const ParsedOutput out = streamed(s, "<|channel>thought\nCity first.<channel|>On it.<|tool_call>call:get_weather{city:<|\"|>Paris, FR<|\"|>,"
+                                       "days:3,opts:{metric:true,tags:[<|\"|>a<|\"|>,2.5]},note:None}<tool_call|>");
+  EXPECT_EQ(out.reasoning, "City first.");
+  EXPECT_EQ(out.content, "On it.");
+  ASSERT_EQ(out.calls.size(), 1u);
+  EXPECT_EQ(out.calls[0].name, "get_weather");
+  EXPECT_EQ(nlohmann::json::parse(out.calls[0].arguments),
+            nlohmann::json::parse(R"({"city": "Paris, FR", "days": 3, "opts": {"metric": true, "tags": ["a", 2.5]}, "note": null})"));
+  EXPECT_TRUE(parse_chat_output(s, "<|tool_call>call:f{a:<|\"|>x}<tool_call|>", false).calls.empty());  // string never closed
+  EXPECT_EQ(parse_chat_output(s, "<|tool_call>call:f{a:oops}<tool_call|>", false).content, "<|tool_call>call:f{a:oops}<tool_call|>");
+}
+
 TEST(ChatOutput, ReasoningOnlyFamiliesAndOpenThinking) {
   OutputSyntax s = syntax(ToolCallSyntax::NONE, true);
   ParsedOutput out = streamed(s, "<think>hmm</think>\n\nAnswer");
@@ -214,6 +229,7 @@ TEST(ChatOutput, SyntaxOfRealTemplates) {
       {"MiMo-VL", T::HERMES}, {"meta-llama-Llama-3.1-8B-Instruct", T::LLAMA3}, {"meta-llama-Llama-3.2-3B-Instruct", T::LLAMA3},
       {"mistralai-Mistral-Nemo-Instruct-2407", T::MISTRAL}, {"unsloth-mistral-Devstral-Small-2507", T::MISTRAL},
       {"mistralai-Ministral-3-14B-Reasoning-2512", T::MISTRAL}, {"openai-gpt-oss-120b", T::GPT_OSS},
+      {"google-gemma-4-31B-it", T::GEMMA4},
       // Syntaxes not read (XML calls, Functionary, DeepSeek, Gemma): tools there are a 400.
       {"Qwen3-Coder", T::NONE}, {"GLM-4.6", T::NONE}, {"meetkai-functionary-medium-v3.1", T::NONE},
       {"meetkai-functionary-medium-v3.2", T::NONE}, {"google-gemma-2-2b-it", T::NONE}, {"deepseek-ai-DeepSeek-V3.1", T::NONE}};
@@ -221,6 +237,7 @@ TEST(ChatOutput, SyntaxOfRealTemplates) {
   EXPECT_EQ(of("Qwen-Qwen3-0.6B").think_open, "<think>");
   EXPECT_EQ(of("mistralai-Ministral-3-14B-Reasoning-2512").think_open, "[THINK]");
   EXPECT_EQ(of("openai-gpt-oss-120b").think_open, "");  // its reasoning is the analysis channel
+  EXPECT_EQ(of("google-gemma-4-31B-it").think_close, "<channel|>");
   EXPECT_EQ(of("deepseek-ai-DeepSeek-R1-Distill-Qwen-32B").think_close, "</think>");
 }
 
@@ -231,10 +248,12 @@ TEST(ChatOutput, RandomTextNeverBreaksTheParsers) {
   const std::vector<std::string> pieces = {"<tool_call>", "</tool_call>", "{", "}", "[", "]", "\"name\"", ": ", "\"f\"", ", ",
                                            "\"arguments\"", "\"parameters\"", "1", "\"x\"", "<think>", "</think>",
                                            "[TOOL_CALLS]", "[ARGS]", "<|python_tag|>", ".call(", "a=", ")", "<|channel|>",
-                                           "analysis", "final", " to=functions.g", "<|message|>", "<|end|>", "<|start|>", " ", "\n", "\\"};
+                                           "analysis", "final", " to=functions.g", "<|message|>", "<|end|>", "<|start|>", " ", "\n", "\\",
+                                           "<|tool_call>", "call:g", "<tool_call|>", "<|\"|>", "k:"};
   std::mt19937 rng(7);
   size_t n_calls = 0;
-  for (ToolCallSyntax t : {ToolCallSyntax::HERMES, ToolCallSyntax::LLAMA3, ToolCallSyntax::MISTRAL, ToolCallSyntax::GPT_OSS})
+  for (ToolCallSyntax t : {ToolCallSyntax::HERMES, ToolCallSyntax::LLAMA3, ToolCallSyntax::MISTRAL, ToolCallSyntax::GPT_OSS,
+                           ToolCallSyntax::GEMMA4})
     for (int round = 0; round < 300; round++) {
       std::string text;
       for (int k = 0; k < 24; k++) text += pieces[rng() % pieces.size()];

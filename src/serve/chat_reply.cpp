@@ -90,7 +90,7 @@ OutputSyntax reply_syntax(const std::string& template_source, const std::string&
   else if (s.tools == ToolCallSyntax::NONE)
     throw ApiError(400, "invalid_request_error",
                    "this model's chat template has no tool-call syntax the server can read (Hermes/Qwen, Llama 3.x, "
-                   "Mistral, gpt-oss)",
+                   "Mistral, gpt-oss, Gemma 4)",
                    "tools");
   if (!tools.parallel) s.max_calls = 1;
   if (!s.think_open.empty()) {

@@ -128,6 +128,17 @@ int main(int argc, char** argv) {
       // an integer wider than its field.
       "\x01{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":0,\"text\":\"hi\"}]}]}"sv,
       "\x00{\"prompt\":\"hi\",\"n\":4294967297,\"top_k\":-4294967296}"sv,
+      // Tools (0x43: the Jinja template with Hermes tool calls), choices, embeddings (0x80).
+      "\x43{\"messages\":[{\"role\":\"user\",\"content\":\"weather?\"},{\"role\":\"assistant\",\"content\":null,"
+      "\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"w\",\"arguments\":\"{}\"}}]},"
+      "{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"<tool_call>{\\\"name\\\": \\\"w\\\", \\\"arguments\\\": {}}</tool_call>\"}],"
+      "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"w\",\"parameters\":{\"type\":\"object\"}}}],"
+      "\"tool_choice\":\"auto\",\"parallel_tool_calls\":false,\"n\":3,\"seed\":7}"sv,
+      "\x43{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"w\"}}],"
+      "\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"w\"}}}"sv,
+      "\x01{\"messages\":[{\"role\":\"tool\",\"tool_call_id\":\"none\",\"content\":\"x\"}],\"tools\":{}}"sv,
+      "\x80{\"input\":[\"Once upon a time\",\"The dog\"],\"encoding_format\":\"base64\",\"embd_normalize\":2}"sv,
+      "\x80{\"input\":[[1,450,4996],[1]],\"encoding_format\":\"float\"}"sv,
   };
   for (size_t i = 0; i < std::size(kRequests); i++) write_file(out / "request" / std::to_string(i), std::string(kRequests[i]));
 

@@ -1,7 +1,12 @@
-// The server's request parser (serve::parse_request) on arbitrary JSON bodies: either an
-// ApiError naming the field, or parameters the scheduler can run: a non-empty prompt of ids
-// inside the vocabulary, at least one token to generate, and both inside the context.
-// Input: byte 0 picks the endpoint and the chat template, the rest is the request body.
+// The server's request parsers (serve::parse_request, parse_embeddings_request) on arbitrary
+// JSON bodies: either an ApiError naming the field, or parameters the scheduler can run: a
+// non-empty prompt of ids inside the vocabulary, at least one token to generate, and both inside
+// the context (embeddings: inputs of ids inside the vocabulary and the context). A chat request
+// that parses has the body's text read as its reply (the tool-call parsers: every call's
+// arguments JSON).
+// Input: byte 0 picks the endpoint (bit 7: embeddings, bit 0: chat) and the chat template (bits
+// 1-6: a built-in family, or past them a Jinja template with Hermes tool calls and <think>), the
+// rest is the request body.
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -10,8 +15,10 @@
 
 #include "chat/chat.h"
 #include "chat/chat_formatter.h"
+#include "chat/chat_output.h"
 #include "fuzz_testdata.h"
 #include "gguf/gguf.h"
+#include "serve/embeddings.h"
 #include "serve/openai_api.h"
 #include "tokenizer/tokenizer.h"
 
@@ -32,30 +39,78 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   return 0;
 }
 
+namespace {
+
+[[noreturn]] void unexpected(const serve::ApiError& e) {
+  std::fprintf(stderr, "unexpected ApiError %d '%s' for field '%s'\n", e.status, e.what(), e.param.c_str());
+  __builtin_trap();
+}
+
+bool expected(const serve::ApiError& e) {
+  return e.status == 400 && (!e.param.empty() || std::string(e.what()).find("JSON object") != std::string::npos);
+}
+
+const ChatFormatter& hermes_jinja() {
+  static const ChatFormatter chat(std::make_shared<const JinjaChatTemplate>(
+                                      "{# <tool_call> <think> #}{% for m in messages %}<|im_start|>{{ m.role }}\n"
+                                      "{{ m.content }}{% if m.tool_calls %}{{ m.tool_calls | tojson }}{% endif %}<|im_end|>\n"
+                                      "{% endfor %}{% if tools %}{{ tools | tojson }}{% endif %}"
+                                      "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}",
+                                      "", ""),
+                                  false, false);
+  return chat;
+}
+
+constexpr int kCtx = 512;
+
+int fuzz_embeddings(const nlohmann::json& body, const Tokenizer& tok) {
+  serve::EmbeddingsRequest r;
+  try {
+    r = serve::parse_embeddings_request(body, tok, kCtx);
+  } catch (const serve::ApiError& e) {
+    if (!expected(e)) unexpected(e);
+    return 0;
+  }
+  if (r.inputs.empty()) __builtin_trap();
+  for (const auto& ids : r.inputs) {
+    if (ids.empty() || int(ids.size()) > kCtx) __builtin_trap();
+    for (int32_t id : ids)
+      if (id < 0 || id >= tok.n_vocab()) __builtin_trap();
+  }
+  return 0;
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::vector<std::string> templates = chat_template_names();
   if (size == 0) return 0;
-  const serve::Endpoint endpoint = data[0] & 1 ? serve::Endpoint::CHAT : serve::Endpoint::COMPLETION;
-  const ChatFormatter chat(chat_template_from_name(templates[(data[0] >> 1) % templates.size()]));
   const nlohmann::json body = nlohmann::json::parse(data + 1, data + size, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) return 0;
-
-  constexpr int kCtx = 512;
   const Tokenizer& tok = *vocab();
+  if (data[0] & 0x80) return fuzz_embeddings(body, tok);
+
+  const serve::Endpoint endpoint = data[0] & 1 ? serve::Endpoint::CHAT : serve::Endpoint::COMPLETION;
+  const size_t which = ((data[0] & 0x7f) >> 1) % (templates.size() + 1);
+  const ChatFormatter builtin(chat_template_from_name(templates[which % templates.size()]));
+  const ChatFormatter& chat = which == templates.size() ? hermes_jinja() : builtin;
   serve::ApiRequest r;
   try {
     r = serve::parse_request(body, endpoint, serve::PromptContext{tok, chat, kCtx});
   } catch (const serve::ApiError& e) {
-    if (e.status != 400 || (e.param.empty() && std::string(e.what()).find("JSON object") == std::string::npos)) {
-      std::fprintf(stderr, "unexpected ApiError %d '%s' for field '%s'\n", e.status, e.what(), e.param.c_str());
-      __builtin_trap();
-    }
+    if (!expected(e)) unexpected(e);
     return 0;
   }
   const serve::GenParams& g = r.gen;
-  if (g.prompt.empty() || g.max_tokens < 1 || int64_t(g.prompt.size()) + g.max_tokens > kCtx) __builtin_trap();
+  if (g.prompt.empty() || g.max_tokens < 1 || int64_t(g.prompt.size()) + g.max_tokens > kCtx || g.n < 1) __builtin_trap();
   for (int32_t id : g.prompt) {
     if (id < 0 || id >= tok.n_vocab()) __builtin_trap();
+  }
+  if (endpoint == serve::Endpoint::CHAT) {
+    const std::string reply = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    for (bool partial : {true, false})
+      for (const ParsedToolCall& c : parse_chat_output(r.reply, reply, partial).calls)
+        if (!partial && !nlohmann::json::accept(c.arguments)) __builtin_trap();
   }
   return 0;
 }

@@ -10,6 +10,11 @@ ChatFormatter::ChatFormatter(std::shared_ptr<const JinjaChatTemplate> jinja, boo
                              std::shared_ptr<const JinjaChatTemplate> tool_use)
     : jinja_(std::move(jinja)), tool_use_(std::move(tool_use)), strip_bos_(strip_bos), strip_eos_(strip_eos) {}
 
+std::string ChatFormatter::template_source(bool has_tools) const {
+  if (!jinja_) return "";
+  return (has_tools && tool_use_ ? *tool_use_ : *jinja_).source();
+}
+
 std::string ChatFormatter::name() const { return jinja_ ? "jinja" : chat_template_name(builtin_); }
 
 std::vector<ChatMessage> plain_chat_messages(const nlohmann::ordered_json& messages) {

@@ -34,6 +34,8 @@ class ChatFormatter {
   std::string apply(const ChatRequest& r) const;
 
   bool is_jinja() const { return jinja_ != nullptr; }
+  // The Jinja text a request renders with ("" for a built-in family): its output syntax follows.
+  std::string template_source(bool has_tools) const;
   // "jinja" or the built-in family's name.
   std::string name() const;
 

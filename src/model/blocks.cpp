@@ -205,8 +205,9 @@ Tensor* softcap(Forward& f, Tensor* x, float c) {
 Tensor* lm_head(Forward& f, Tensor* x) {
   x = f.output_rows(x);
   if (!x) return nullptr;
+  f.hidden = named(norm(f, x, f.w.output_norm), "result_norm");
   // Named here: a tied output matrix is the token embedding.
-  return named(linear(f, f.w.output, norm(f, x, f.w.output_norm)), "result_output");  // (n_vocab, n_out)
+  return named(linear(f, f.w.output, f.hidden), "result_output");  // (n_vocab, n_out)
 }
 
 }  // namespace hart

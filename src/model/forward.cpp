@@ -109,6 +109,10 @@ void build_forward(ForwardGraph& fg, const Model& m, const kv::SequenceStore& st
     f.attn_index[p] = f.input_i32(attn_index(b.attn[p], f.n), p == 0 ? "inp_kv_index" : "inp_kv_index_window");
   }
   fg.logits = m.hp.arch->build(f);
+  if (fg.hidden_states) {  // what follows the output norm (the head, a softcap) is left out of the graph
+    if (fg.logits && !f.hidden) throw Error("forward: architecture " + m.hp.arch_name + " gives no hidden states (embeddings)");
+    fg.logits = f.hidden;
+  }
   std::vector<Tensor*> outputs;
   if (fg.logits) {
     fg.logits->set_name("result_output");  // llama.cpp's name of the graph's last node

@@ -49,6 +49,9 @@ struct ForwardGraph {
   std::deque<std::vector<int32_t>> i32;  // input data, owned here (stable addresses)
   std::deque<std::vector<int64_t>> i64;
   Tensor* logits = nullptr;  // (n_vocab, out_rows); nullptr when no logits were asked for
+  // Set before build_forward: `logits` is instead the rows' last hidden states after the output
+  // norm, (n_embd, out_rows), what llama.cpp's embeddings are pooled from.
+  bool hidden_states = false;
 };
 
 // Consecutive sequences of a batch with the same number of new tokens: a recurrent layer
@@ -78,6 +81,7 @@ struct Forward {
   Tensor* attn_index[kv::kPools] = {};     // PAGED_ATTN index per pool in use
   std::vector<Tensor*> writes;             // state updates the graph must compute besides logits
   std::vector<std::pair<Tensor*, Tensor*>> kv_written;  // per layer: its K and V cache as written this step
+  Tensor* hidden = nullptr;  // the output rows after the output norm (set by lm_head)
 
 
   // The batch's sequences as runs (built on first use).

@@ -28,6 +28,12 @@ Session::Session(const Model& model, const SessionParams& params, BackendSet bac
 Session::~Session() = default;
 
 std::span<const float> Session::decode(std::span<const int32_t> tokens, bool all_logits) {
+  return run(tokens, all_logits, false);
+}
+
+std::span<const float> Session::hidden_states(std::span<const int32_t> tokens) { return run(tokens, true, true); }
+
+std::span<const float> Session::run(std::span<const int32_t> tokens, bool all_logits, bool hidden) {
   const int n = int(tokens.size());
   if (n == 0) throw Error("decode called with no tokens");
   if (seq_.n + n > n_ctx_)
@@ -46,6 +52,7 @@ std::span<const float> Session::decode(std::span<const int32_t> tokens, bool all
     b.add(seq_, store_.layout(), tokens.subspan(size_t(done), size_t(chunk)),
           all_logits ? Logits::ALL : last ? Logits::LAST : Logits::NONE);
     ForwardGraph fg;
+    fg.hidden_states = hidden;
     build_forward(fg, model_, store_, b, n_ctx_);
     executor_.run(fg.graph);
     store_.commit(seq_, chunk);

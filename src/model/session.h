@@ -30,6 +30,9 @@ class Session {
   // token (n_vocab floats), or of every token (n_vocab * n) with all_logits.
   // The span stays valid until the next call. Throws hart::Error when the tokens do not fit.
   std::span<const float> decode(std::span<const int32_t> tokens, bool all_logits = false);
+  // As decode with all_logits, but every token's last hidden state after the output norm
+  // (n_embd * n floats): what embeddings are pooled from.
+  std::span<const float> hidden_states(std::span<const int32_t> tokens);
 
   int n_past() const { return seq_.n; }
   int n_ctx() const { return n_ctx_; }
@@ -47,6 +50,8 @@ class Session {
   kv::SequenceStore store_;
   kv::SeqState seq_;
   Executor executor_;
+  std::span<const float> run(std::span<const int32_t> tokens, bool all_rows, bool hidden);
+
   std::vector<float> logits_;  // all_logits of a prompt computed in several steps
 };
 

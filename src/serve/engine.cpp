@@ -54,9 +54,17 @@ struct Engine::Seq {
   kv::Capacity reserved;        // state still promised to this sequence
   kv::RadixCache::Node* node = nullptr;  // the locked end of its cached path
   Clock::time_point t_submit, t_last;
+  int index = 0;  // the choice, of GenParams::n
+  // Shared by the choices of one request: set once choice 0's prompt is in the prefix cache (or
+  // choice 0 is gone), when the other choices may start from it.
+  std::shared_ptr<bool> prompt_shared;
 
   Seq(std::shared_ptr<Stream> st, GenParams gp, int n_vocab, const Tokenizer& tok)
-      : stream(std::move(st)), p(std::move(gp)), sampler(p.sampling, n_vocab), text(tok, p.stops), tokens(p.prompt) {}
+      : stream(std::move(st)), p(std::move(gp)), sampler(p.sampling, n_vocab), text(tok, p.stops, p.shown_tokens), tokens(p.prompt) {}
+  bool waits_for_prompt() const { return index > 0 && !*prompt_shared; }
+  void prompt_is_shared() const {
+    if (index == 0) *prompt_shared = true;
+  }
   int n_computed() const { return state.n; }
   bool prefilling() const { return n_computed() < int(p.prompt.size()); }
 };
@@ -94,15 +102,28 @@ Engine::~Engine() {
 std::shared_ptr<Stream> Engine::submit(GenParams p) {
   if (p.prompt.empty() || p.max_tokens <= 0 || int(p.prompt.size()) + p.max_tokens > n_ctx_)
     throw Error("engine: request does not fit the context");  // the HTTP layer checks first
-  if (n_waiting_ >= max_queue_)
+  const int n = std::max(1, p.n);
+  if (n_waiting_ + n > max_queue_)
     throw QueueFull("the server is busy: " + std::to_string(max_queue_) + " requests are already waiting");
   auto stream = std::make_shared<Stream>();
-  auto seq = std::make_unique<Seq>(stream, std::move(p), model_.hp.n_vocab, tok_);
-  seq->t_submit = Clock::now();
-  n_waiting_++;
+  auto shared = std::make_shared<bool>(false);
+  std::vector<std::unique_ptr<Seq>> seqs;
+  for (int i = 0; i < n; i++) {
+    GenParams gp = p;
+    // Choice i samples with seed + i: a given seed reproduces every choice.
+    if (p.sampling.seed != kRandomSeed) {
+      gp.sampling.seed = p.sampling.seed + uint64_t(i);
+      if (gp.sampling.seed == kRandomSeed) gp.sampling.seed++;
+    }
+    seqs.push_back(std::make_unique<Seq>(stream, std::move(gp), model_.hp.n_vocab, tok_));
+    seqs.back()->index = i;
+    seqs.back()->prompt_shared = shared;
+    seqs.back()->t_submit = Clock::now();
+  }
+  n_waiting_ += n;
   {
     std::lock_guard lock(mutex_);
-    incoming_.push_back(std::move(seq));
+    for (auto& seq : seqs) incoming_.push_back(std::move(seq));
   }
   cv_.notify_all();
   return stream;
@@ -146,7 +167,9 @@ void Engine::loop() {
 
 // Ends a request that holds no slots yet.
 void Engine::cancel_waiting(Seq& s) {
+  s.prompt_is_shared();  // the other choices stop waiting (and see the cancel themselves)
   Event ev;
+  ev.index = s.index;
   ev.done = true;
   ev.finish_reason = "cancelled";
   ev.prompt_tokens = int(s.p.prompt.size());
@@ -159,6 +182,8 @@ void Engine::cancel_waiting(Seq& s) {
 void Engine::admit() {
   while (!waiting_.empty()) {
     Seq& s = *waiting_.front();
+    // The other choices of a request start from choice 0's prompt in the prefix cache: one prefill.
+    if (radix_ && s.waits_for_prompt()) return;
     kv::RadixCache::Match m{nullptr, 0, {}, {}, kv::SequenceStore::kZeroCell};
     if (radix_) {  // keep one prompt token to compute: its logits start the generation
       m = radix_->match_prefix(std::span(s.p.prompt).first(s.p.prompt.size() - 1));
@@ -297,6 +322,7 @@ void Engine::step() {
         radix_->lock(node);
         radix_->unlock(s.node);
         s.node = node;
+        if (prompt_done) s.prompt_is_shared();
       }
       if (e.logits) emit(s, {static_cast<const float*>(fg.logits->data) + row++ * n_vocab, n_vocab});
     }
@@ -316,6 +342,7 @@ void Engine::emit(Seq& s, std::span<const float> logits) {
   s.t_last = now;
 
   Event ev;
+  ev.index = s.index;
   if (tok_.is_eog(tok)) {
     finish(s, "stop");
     return;
@@ -339,6 +366,7 @@ void Engine::emit(Seq& s, std::span<const float> logits) {
 // The sequence is removed from running_ by the caller (its stream is reset here).
 void Engine::finish(Seq& s, const std::string& reason, const std::string& error) {
   if (!s.stream) return;
+  s.prompt_is_shared();
   if (radix_) {
     share(s, s.n_computed(), false);
     radix_->unlock(s.node);
@@ -346,6 +374,7 @@ void Engine::finish(Seq& s, const std::string& reason, const std::string& error)
   store_.release(s.state);  // what is not shared; slots taken for a step that failed hold nothing
   add(reserved_, s.reserved, -1);
   Event ev;
+  ev.index = s.index;
   ev.text = s.text.flush();
   ev.done = true;
   ev.finish_reason = reason;

@@ -9,6 +9,9 @@
 // the end of each prompt chunk, of the prompt and of the request; docs/DESIGN.md). The pools:
 // --kv-size FULL slots; room for kv_size / chunk_size sequences in the window pool, and twice as
 // many state cells (the second half for snapshots).
+// A request for n choices queues n sequences; choice i samples with seed + i. Choices 1..n-1
+// wait at the head of the queue until choice 0's prompt is in the prefix cache and then start
+// from it, so the prompt is computed once (without a prefix cache, each choice computes it).
 #pragma once
 
 #include <atomic>
@@ -53,7 +56,8 @@ class Engine {
   Engine(const Model& model, const Tokenizer& tok, const EngineOptions& opt, BackendSet backends, Metrics& metrics);
   ~Engine();
 
-  // Queues a request (validated by the caller against n_ctx()); throws QueueFull.
+  // Queues a request (validated by the caller against n_ctx()); throws QueueFull. Its p.n
+  // choices all report to the one stream (Event::index).
   std::shared_ptr<Stream> submit(GenParams p);
   int n_ctx() const { return n_ctx_; }
   int kv_size() const { return int(store_.capacity().full); }

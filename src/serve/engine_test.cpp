@@ -259,6 +259,56 @@ TEST(Engine, CancelledRequestEndsAndOthersContinue) {
   EXPECT_EQ(collect(*gone).done.finish_reason, "cancelled");
 }
 
+// The events of every choice of one stream, by choice.
+std::vector<Result> collect_choices(Stream& s, int n) {
+  std::vector<Result> r(static_cast<size_t>(n));
+  for (int done = 0; done < n;) {
+    const Event ev = s.pop();
+    Result& c = r.at(size_t(ev.index));
+    for (const TokenInfo& t : ev.tokens) c.tokens.push_back(t.id);
+    if (ev.done) c.done = ev, done++;
+  }
+  return r;
+}
+
+// n choices: the prompt is computed once (the other choices find all but its last token in the
+// prefix cache), and choice i samples as a lone request with seed + i does.
+TEST(Engine, ChoicesSharePrefillAndSeedPlusIndex) {
+  HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
+  Served sv(path, with_ctx(256));
+  const Loaded& l = sv.l;
+  GenParams p = greedy(*l.tok, "Once upon a time, there was a little girl named Lily.", 12);
+  p.sampling.temperature = 1.0f;
+  p.sampling.seed = 1234;
+  p.n = 3;
+  const std::vector<Result> rs = collect_choices(*sv.engine.submit(p), 3);
+  EXPECT_EQ(rs[0].done.cached_tokens, 0);
+  for (int i = 0; i < 3; i++) {
+    EXPECT_EQ(rs[size_t(i)].done.index, i);
+    if (i > 0) {
+      EXPECT_EQ(rs[size_t(i)].done.cached_tokens, int(p.prompt.size()) - 1);
+    }
+    GenParams one = p;
+    one.n = 1;
+    one.sampling.seed = 1234 + uint64_t(i);
+    EXPECT_EQ(rs[size_t(i)].tokens, alone(l, one)) << "choice " << i;
+  }
+  EXPECT_NE(rs[0].tokens, rs[1].tokens);  // distinct sampling streams
+  EXPECT_NE(rs[1].tokens, rs[2].tokens);
+}
+
+TEST(Engine, ChoicesWithoutPrefixCacheEachPrefill) {
+  HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
+  EngineOptions opt = with_ctx(256);
+  opt.prefix_cache = false;
+  Served sv(path, opt);
+  GenParams p = greedy(*sv.l.tok, "The little dog", 6);
+  p.n = 2;
+  const std::vector<Result> rs = collect_choices(*sv.engine.submit(p), 2);
+  EXPECT_EQ(rs[0].tokens, rs[1].tokens);  // greedy: the same text twice
+  EXPECT_EQ(rs[1].done.cached_tokens, 0);
+}
+
 TEST(Engine, FullQueueRefuses) {
   HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
   EngineOptions opt = with_ctx(64, 64);

@@ -7,10 +7,23 @@
 
 #include "serve/client_socket.h"
 #include "serve/openai_api.h"
+#include "serve/responses_api.h"
 
 namespace hart::serve {
 
 using nlohmann::json;
+
+// Takes over one count of in-flight requests and gives it back when destroyed.
+class InFlight {
+ public:
+  explicit InFlight(std::atomic<int>& n) : n_(n) {}
+  ~InFlight() { n_--; }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+
+ private:
+  std::atomic<int>& n_;
+};
 
 namespace {
 
@@ -45,20 +58,9 @@ Json parse_body(const httplib::Request& req) {
 // in before anything else can see it, so a drain never misses one between the check and the
 // handler; the handler's InFlight (or its stream's) counts it out.
 bool generation_route(const httplib::Request& req) {
-  return req.method == "POST" && (req.path == "/v1/chat/completions" || req.path == "/v1/completions");
+  return req.method == "POST" &&
+         (req.path == "/v1/chat/completions" || req.path == "/v1/completions" || req.path == "/v1/responses");
 }
-
-// Takes over one count of in-flight requests and gives it back when destroyed.
-class InFlight {
- public:
-  explicit InFlight(std::atomic<int>& n) : n_(n) {}
-  ~InFlight() { n_--; }
-  InFlight(const InFlight&) = delete;
-  InFlight& operator=(const InFlight&) = delete;
-
- private:
-  std::atomic<int>& n_;
-};
 
 // A request and its event stream, shared by the content provider's calls.
 struct StreamState {
@@ -75,9 +77,18 @@ void refuse_draining(httplib::Response& res, Metrics& m) {
   send_error(res, m, 503, "unavailable_error", "the server is shutting down");
 }
 
-bool write_sse(httplib::DataSink& sink, const std::string& data) {
-  const std::string frame = "data: " + data + "\n\n";
-  return sink.write(frame.data(), frame.size());
+// /v1/models: the one model, with llama-server's "meta" (and hart's context and pool sizes).
+json models_body(const std::string& name, const Model& m, const Tokenizer& tok, const Engine& engine) {
+  int64_t n_params = 0, size = 0;
+  for (const gguf::TensorInfo& t : m.file->tensors()) n_params += t.nelements(), size += int64_t(t.nbytes);
+  // llama.cpp's llama_vocab_type numbers.
+  const int vocab_type = tok.kind() == Tokenizer::Kind::Spm ? 1 : tok.kind() == Tokenizer::Kind::Bpe ? 2
+                         : tok.kind() == Tokenizer::Kind::Wpm ? 3 : 5;
+  const json meta = {{"vocab_type", vocab_type}, {"n_vocab", m.hp.n_vocab}, {"n_ctx_train", m.hp.n_ctx_train},
+                     {"n_embd", m.hp.n_embd}, {"n_params", n_params}, {"size", size},
+                     {"n_ctx", engine.n_ctx()}, {"kv_size", engine.kv_size()}};
+  const json model = {{"id", name}, {"object", "model"}, {"created", 0}, {"owned_by", "hart"}, {"meta", meta}};
+  return {{"object", "list"}, {"data", json::array({model})}};
 }
 
 }  // namespace
@@ -99,10 +110,83 @@ void HttpServer::bind() {
 void HttpServer::run() { http_->listen_after_bind(); }
 void HttpServer::stop() { http_->stop(); }
 
-void HttpServer::attach(Engine& engine, const Tokenizer& tok, ChatFormatter chat) {
+void HttpServer::attach(Engine& engine, const Tokenizer& tok, ChatFormatter chat, Embedder& embedder) {
   tok_ = &tok;
+  embedder_ = &embedder;
   chat_.emplace(std::move(chat));
   engine_ = &engine;
+}
+
+// The SSE frames of an event: chat/completions and completions send data chunks and [DONE];
+// /v1/responses sends typed events.
+std::vector<std::string> sse_frames(ResponseWriter& w, const Event& ev) {
+  std::vector<std::string> out;
+  for (const json& c : w.chunks(ev)) out.push_back("data: " + to_text(c) + "\n\n");
+  if (w.finished()) out.push_back("data: [DONE]\n\n");
+  return out;
+}
+std::vector<std::string> sse_error(ResponseWriter&, const ApiError& e) {
+  return {"data: " + to_text(error_body(e.what(), e.type)) + "\n\n", "data: [DONE]\n\n"};
+}
+std::vector<std::string> sse_frames(ResponsesWriter& w, const Event& ev) {
+  std::vector<std::string> out;
+  for (const ResponsesEvent& e : w.events(ev)) out.push_back("event: " + e.type + "\ndata: " + to_text(e.data) + "\n\n");
+  return out;
+}
+std::vector<std::string> sse_error(ResponsesWriter&, const ApiError& e) {
+  const json data = {{"type", "error"}, {"code", e.type}, {"message", e.what()}, {"param", e.param.empty() ? json() : json(e.param)}};
+  return {"event: error\ndata: " + to_text(data) + "\n\n"};
+}
+
+template <class Writer>
+void HttpServer::serve_generation(ApiRequest req, std::shared_ptr<InFlight> in_flight, const httplib::Request& http_req,
+                                  httplib::Response& res) {
+  Engine& engine = *engine_.load();
+  auto st = std::make_shared<StreamState>(StreamState{std::move(req), nullptr, std::move(in_flight)});
+  st->stream = engine.submit(st->req.gen);
+  if (!st->req.stream) {
+    // A client that hangs up frees its slots now, not after max_tokens more tokens: the
+    // engine answers the cancel with a last event, which ends the wait.
+    const ClientSocket client(http_req.remote_addr, http_req.remote_port, http_req.local_port);
+    Writer w(st->req, *tok_, opt_.model_name);
+    for (;;) {
+      const std::optional<Event> ev = st->stream->pop_for(kClientCheck);
+      if (client.gone()) st->stream->cancel();
+      if (!ev) continue;
+      try {
+        w.add(*ev);
+      } catch (...) {  // the other choices are not wanted any more
+        st->stream->cancel();
+        throw;
+      }
+      if (w.finished()) break;
+    }
+    send_json(res, 200, w.response());
+    return;
+  }
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [st, w = std::make_shared<Writer>(st->req, *tok_, opt_.model_name)](size_t, httplib::DataSink& sink) {
+        const Event ev = st->stream->pop();
+        std::vector<std::string> frames;
+        bool failed = false;
+        try {
+          frames = sse_frames(*w, ev);
+        } catch (const ApiError& e) {  // the stream ends with the error; other choices are cancelled
+          frames = sse_error(*w, e);
+          st->stream->cancel();
+          failed = true;
+        }
+        for (const std::string& f : frames)
+          if (!sink.write(f.data(), f.size())) {  // the client went away: free its slots
+            st->stream->cancel();
+            return false;
+          }
+        if (failed || w->finished()) sink.done();
+        return true;
+      },
+      [st](bool) { st->stream->cancel(); });  // no-op once finished
 }
 
 void HttpServer::routes() {
@@ -155,9 +239,7 @@ void HttpServer::routes() {
     res.set_content(metrics_.prometheus(), "text/plain; version=0.0.4");
   });
   s.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
-    json model = {{"id", opt_.model_name}, {"object", "model"}, {"created", 0}, {"owned_by", "hart"},
-                  {"meta", {{"n_ctx", engine_.load()->n_ctx()}, {"kv_size", engine_.load()->kv_size()}}}};
-    send_json(res, 200, {{"object", "list"}, {"data", json::array({model})}});
+    send_json(res, 200, models_body(opt_.model_name, embedder_->model(), *tok_, *engine_.load()));
   });
 
   s.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
@@ -189,54 +271,36 @@ void HttpServer::routes() {
     send_json(res, 200, {{"content", tok_->decode(ids)}});
   });
 
+  s.Post("/apply-template", [this](const httplib::Request& req, httplib::Response& res) {
+    send_json(res, 200, {{"prompt", chat_prompt_text(parse_body<nlohmann::ordered_json>(req), *chat_)}});
+  });
+  s.Post("/v1/embeddings", [this](const httplib::Request& req, httplib::Response& res) {
+    const EmbeddingsRequest r = parse_embeddings_request(parse_body(req), *tok_, embedder_->n_ctx());
+    std::vector<std::vector<float>> vectors;
+    int n_tokens = 0;
+    for (const auto& ids : r.inputs) {
+      vectors.push_back(embedder_->embed(ids, r.normalize));
+      n_tokens += int(ids.size());
+    }
+    send_json(res, 200, embeddings_response(vectors, r, opt_.model_name, n_tokens));
+  });
+
   auto generate = [this](Endpoint endpoint) {
     return [this, endpoint](const httplib::Request& http_req, httplib::Response& res) {
       auto in_flight = std::make_shared<InFlight>(in_flight_);  // counted in by the pre-routing handler
-      Engine& engine = *engine_.load();
-      auto st = std::make_shared<StreamState>(StreamState{
-          parse_request(parse_body<nlohmann::ordered_json>(http_req), endpoint, {*tok_, *chat_, engine.n_ctx()}), nullptr,
-          std::move(in_flight)});
-      st->stream = engine.submit(st->req.gen);
-      if (!st->req.stream) {
-        // A client that hangs up frees its slots now, not after max_tokens more tokens: the
-        // engine answers the cancel with a last event, which ends the wait.
-        const ClientSocket client(http_req.remote_addr, http_req.remote_port, http_req.local_port);
-        ResponseWriter w(st->req, *tok_, opt_.model_name);
-        for (;;) {
-          const std::optional<Event> ev = st->stream->pop_for(kClientCheck);
-          if (client.gone()) st->stream->cancel();
-          if (!ev) continue;
-          w.add(*ev);
-          if (ev->done) break;
-        }
-        send_json(res, 200, w.response());
-        return;
-      }
-      res.set_header("Cache-Control", "no-cache");
-      res.set_chunked_content_provider(
-          "text/event-stream",
-          [st, w = std::make_shared<ResponseWriter>(st->req, *tok_, opt_.model_name)](size_t, httplib::DataSink& sink) {
-            const Event ev = st->stream->pop();
-            std::vector<json> chunks;
-            try {
-              chunks = w->chunks(ev);
-            } catch (const ApiError& e) {
-              chunks = {error_body(e.what(), e.type)};
-            }
-            for (const json& c : chunks)
-              if (!write_sse(sink, to_text(c))) {  // the client went away: free its slots
-                st->stream->cancel();
-                return false;
-              }
-            if (ev.done) {
-              write_sse(sink, "[DONE]");
-              sink.done();
-            }
-            return true;
-          },
-          [st](bool) { st->stream->cancel(); });  // no-op once finished
+      const Engine& engine = *engine_.load();
+      serve_generation<ResponseWriter>(
+          parse_request(parse_body<nlohmann::ordered_json>(http_req), endpoint, {*tok_, *chat_, engine.n_ctx()}),
+          std::move(in_flight), http_req, res);
     };
   };
+  s.Post("/v1/responses", [this](const httplib::Request& http_req, httplib::Response& res) {
+    auto in_flight = std::make_shared<InFlight>(in_flight_);  // counted in by the pre-routing handler
+    const Engine& engine = *engine_.load();
+    const nlohmann::ordered_json chat = responses_to_chat(parse_body<nlohmann::ordered_json>(http_req));
+    serve_generation<ResponsesWriter>(parse_request(chat, Endpoint::CHAT, {*tok_, *chat_, engine.n_ctx()}),
+                                      std::move(in_flight), http_req, res);
+  });
   s.Post("/v1/chat/completions", generate(Endpoint::CHAT));
   s.Post("/v1/completions", generate(Endpoint::COMPLETION));
   metadata_routes();

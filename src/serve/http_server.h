@@ -1,11 +1,12 @@
-// The HTTP front of `hart serve` (cpp-httplib): the OpenAI routes, /tokenize, /detokenize,
-// /health, /metrics and the metadata routes routers probe (/server_info, /model_info and
-// SGLang's /get_ names for them).
+// The HTTP front of `hart serve` (cpp-httplib): the OpenAI routes (chat/completions,
+// completions, responses, embeddings, models), llama-server's /tokenize, /detokenize and
+// /apply-template, /health, /metrics and the metadata routes routers probe (/server_info,
+// /model_info and SGLang's /get_ names for them).
 // /health is a router's readiness check: 200 only while the model is loaded, the queue takes
 // work and the server is not draining; 503 with the reason otherwise. drain() starts a graceful
 // shutdown: from then on every request but /health, /metrics and the metadata is refused with
 // 503 and Retry-After (a router retries it on another replica), while the requests already in
-// flight, streams included, run to their end; idle() says when none is left.
+// flight, streams included, run to their end; in_flight() says how many are left.
 #pragma once
 
 #include <atomic>
@@ -14,15 +15,21 @@
 #include <string>
 
 #include "chat/chat_formatter.h"
+#include "serve/embeddings.h"
 #include "serve/engine.h"
 #include "serve/metrics.h"
 #include "tokenizer/tokenizer.h"
 
 namespace httplib {
 class Server;
+struct Request;
+struct Response;
 }
 
 namespace hart::serve {
+
+struct ApiRequest;
+class InFlight;
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
@@ -44,7 +51,7 @@ class HttpServer {
   void run();
   void stop();
   // The model is loaded: start serving generation requests.
-  void attach(Engine& engine, const Tokenizer& tok, ChatFormatter chat);
+  void attach(Engine& engine, const Tokenizer& tok, ChatFormatter chat, Embedder& embedder);
   // Refuse new requests from now on; the ones in flight go on.
   void drain() { draining_ = true; }
   // Requests being answered (a stream until its last byte is written or its client is gone).
@@ -53,6 +60,11 @@ class HttpServer {
  private:
   void routes();
   void metadata_routes();
+  // Runs a parsed generation request, answering with Writer's response or its stream; the
+  // request counts as in flight until then.
+  template <class Writer>
+  void serve_generation(ApiRequest req, std::shared_ptr<InFlight> in_flight, const httplib::Request& http_req,
+                        httplib::Response& res);
 
   ServerOptions opt_;
   Metrics& metrics_;
@@ -61,6 +73,7 @@ class HttpServer {
   std::atomic<bool> draining_{false};
   std::atomic<int> in_flight_{0};
   const Tokenizer* tok_ = nullptr;
+  Embedder* embedder_ = nullptr;
   std::optional<ChatFormatter> chat_;
 };
 

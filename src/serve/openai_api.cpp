@@ -1,5 +1,9 @@
 #include "serve/openai_api.h"
 
+#include "serve/chat_reply.h"
+#include "serve/tool_request.h"
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -9,6 +13,8 @@ namespace hart::serve {
 
 using nlohmann::json;
 using Body = nlohmann::ordered_json;  // request bodies, in the client's key order
+
+constexpr int kMaxChoices = 16;  // n: each choice is a sequence of its own in the KV pool
 
 json error_body(const std::string& message, const std::string& type, const std::string& param) {
   return {{"error", {{"message", message}, {"type", type}, {"param", param.empty() ? json() : json(param)}, {"code", json()}}}};
@@ -57,15 +63,15 @@ std::vector<int32_t> encode(const PromptContext& pc, const std::string& text, co
   }
 }
 
-std::vector<int32_t> chat_prompt(const Body& body, const PromptContext& pc) {
+// The chat request's prompt text, and its tool fields.
+std::string render_chat(const Body& body, const ChatFormatter& chat, ToolRequest& tools) {
   auto it = body.find("messages");
   if (it == body.end() || !it->is_array() || it->empty()) invalid("messages", "'messages' must be a non-empty array");
   ChatRequest r;
   r.messages = *it;
-  if (auto t = body.find("tools"); t != body.end() && !t->is_null()) {
-    if (!t->is_array()) invalid("tools", "'tools' must be an array");
-    r.tools = *t;
-  }
+  tools = parse_tool_request(body);
+  check_tool_messages(*it);
+  r.tools = tools.tools;
   // llama-server keeps past reasoning by default (preserve_reasoning); the request's
   // chat_template_kwargs add to that and win.
   r.kwargs = Body{{"preserve_reasoning", true}};
@@ -73,12 +79,19 @@ std::vector<int32_t> chat_prompt(const Body& body, const PromptContext& pc) {
     if (!k->is_object()) invalid("chat_template_kwargs", "'chat_template_kwargs' must be an object");
     for (const auto& [key, v] : k->items()) r.kwargs[key] = v;
   }
-  std::string prompt;
   try {
-    prompt = pc.chat.apply(r);
+    return chat.apply(r);
   } catch (const Error& e) {
     invalid("messages", std::string("the chat template cannot render these messages: ") + e.what());
   }
+}
+
+// Also sets how the reply is read (api.reply) and the markers its text must keep.
+std::vector<int32_t> chat_prompt(const Body& body, const PromptContext& pc, ApiRequest& api) {
+  ToolRequest tools;
+  const std::string prompt = render_chat(body, pc.chat, tools);
+  api.reply = reply_syntax(pc.chat.template_source(!tools.tools.is_null()), prompt, tools);
+  api.gen.shown_tokens = marker_tokens(pc.tok, output_markers(api.reply));
   return encode(pc, prompt, "messages");
 }
 
@@ -100,6 +113,12 @@ std::vector<int32_t> completion_prompt(const Body& body, const PromptContext& pc
 
 }  // namespace
 
+std::string chat_prompt_text(const Body& body, const ChatFormatter& chat) {
+  if (!body.is_object()) invalid("", "the request body must be a JSON object");
+  ToolRequest tools;
+  return render_chat(body, chat, tools);
+}
+
 ApiRequest parse_request(const Body& body, Endpoint endpoint, const PromptContext& pc) {
   if (!body.is_object()) invalid("", "the request body must be a JSON object");
   ApiRequest r{endpoint, {}};
@@ -119,9 +138,7 @@ ApiRequest parse_request(const Body& body, Endpoint endpoint, const PromptContex
   get_in(body, "repeat_penalty", sp.repeat_penalty, 0.01f, 10.0f);
   int64_t seed = -1;
   if (get(body, "seed", seed)) sp.seed = uint64_t(seed) == kRandomSeed ? kRandomSeed - 1 : uint64_t(seed);
-  int n = 1;
-  get(body, "n", n);
-  if (n != 1) invalid("n", "only n = 1 is supported");
+  get_in(body, "n", g.n, 1, kMaxChoices);
   get(body, "stream", r.stream);
   if (auto it = body.find("stream_options"); it != body.end() && !it->is_null()) {
     if (!it->is_object()) invalid("stream_options", "'stream_options' must be an object");
@@ -153,7 +170,7 @@ ApiRequest parse_request(const Body& body, Endpoint endpoint, const PromptContex
     else invalid("stop", "'stop' must be a string or an array of up to 4 strings");
   }
 
-  g.prompt = endpoint == Endpoint::CHAT ? chat_prompt(body, pc) : completion_prompt(body, pc);
+  g.prompt = endpoint == Endpoint::CHAT ? chat_prompt(body, pc, r) : completion_prompt(body, pc);
   const int n_prompt = int(g.prompt.size());
   if (n_prompt == 0) invalid("prompt", "the prompt has no tokens");
   if (n_prompt >= pc.n_ctx)
@@ -172,11 +189,15 @@ ApiRequest parse_request(const Body& body, Endpoint endpoint, const PromptContex
 }
 
 ResponseWriter::ResponseWriter(const ApiRequest& req, const Tokenizer& tok, std::string model)
-    : req_(req), tok_(tok), model_(std::move(model)) {
+    : req_(req), tok_(tok), model_(std::move(model)), choices_(size_t(std::max(1, req.gen.n))) {
   static std::atomic<uint64_t> counter{0};
   created_ = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   id_ = (req.endpoint == Endpoint::CHAT ? "chatcmpl-" : "cmpl-") + std::to_string(created_) + "-" + std::to_string(counter++);
+  if (req.endpoint == Endpoint::CHAT)
+    for (Choice& c : choices_) c.chat = std::make_unique<ChatReply>(req.reply);
 }
+
+ResponseWriter::~ResponseWriter() = default;
 
 json ResponseWriter::envelope(const char* object) const {
   return {{"id", id_}, {"object", object}, {"created", created_}, {"model", model_}, {"system_fingerprint", "hart"}};
@@ -213,62 +234,81 @@ json ResponseWriter::logprobs(const std::vector<TokenInfo>& tokens) const {
   return lp;
 }
 
-json ResponseWriter::choice(const std::string& text, const json& finish, const std::vector<TokenInfo>& tokens,
-                            bool delta) const {
-  json c = {{"index", 0}, {"finish_reason", finish}, {"logprobs", logprobs(tokens)}};
-  if (req_.endpoint == Endpoint::COMPLETION) {
-    c["text"] = text;
-  } else if (delta) {
-    c["delta"] = json::object();
-    if (!text.empty()) c["delta"]["content"] = text;
-  } else {
-    c["message"] = {{"role", "assistant"}, {"content", text}};
-  }
+// `body`: the completion's text, or the chat message / delta object.
+json ResponseWriter::choice(int index, const json& body, const json& finish, const std::vector<TokenInfo>& tokens) const {
+  json c = {{"index", index}, {"finish_reason", finish}, {"logprobs", logprobs(tokens)}};
+  if (req_.endpoint == Endpoint::COMPLETION) c["text"] = body;
+  else if (req_.stream) c["delta"] = body;
+  else c["message"] = body;
   return c;
 }
 
-json ResponseWriter::usage(const Event& done) const {
-  return {{"prompt_tokens", done.prompt_tokens},
-          {"completion_tokens", done.completion_tokens},
-          {"total_tokens", done.prompt_tokens + done.completion_tokens},
-          {"prompt_tokens_details", {{"cached_tokens", done.cached_tokens}}}};
+// The prompt counts once, however many choices shared it.
+json ResponseWriter::usage() const {
+  const Event& first = choices_[0].done;
+  int completion = 0;
+  for (const Choice& c : choices_) completion += c.done.completion_tokens;
+  return {{"prompt_tokens", first.prompt_tokens},
+          {"completion_tokens", completion},
+          {"total_tokens", first.prompt_tokens + completion},
+          {"prompt_tokens_details", {{"cached_tokens", first.cached_tokens}}}};
+}
+
+ResponseWriter::Choice& ResponseWriter::choice_of(const Event& ev) {
+  if (ev.index < 0 || size_t(ev.index) >= choices_.size()) throw Error("an event for choice " + std::to_string(ev.index));
+  Choice& c = choices_[size_t(ev.index)];
+  if (ev.done) {
+    c.done = ev;
+    n_done_++;
+  }
+  if (ev.finish_reason == "error") throw ApiError(500, "server_error", ev.error);
+  return c;
+}
+
+std::string ResponseWriter::finish_reason(const Choice& c) const {
+  return c.chat ? c.chat->finish_reason(c.done.finish_reason) : c.done.finish_reason;
 }
 
 std::vector<json> ResponseWriter::chunks(const Event& ev) {
-  if (ev.finish_reason == "error") throw ApiError(500, "server_error", ev.error);
+  Choice& c = choice_of(ev);
   const char* object = req_.endpoint == Endpoint::CHAT ? "chat.completion.chunk" : "text_completion";
   std::vector<json> out;
-  if (req_.endpoint == Endpoint::CHAT && !sent_role_) {
-    json c = envelope(object);
-    c["choices"] = json::array({{{"index", 0}, {"delta", {{"role", "assistant"}, {"content", ""}}}, {"finish_reason", nullptr}, {"logprobs", nullptr}}});
-    out.push_back(c);
-    sent_role_ = true;
+  auto chunk = [&](json choice) {
+    json j = envelope(object);
+    j["choices"] = json::array({std::move(choice)});
+    out.push_back(std::move(j));
+  };
+  if (c.chat && !c.sent_role) {
+    chunk({{"index", ev.index}, {"delta", {{"role", "assistant"}, {"content", ""}}}, {"finish_reason", nullptr}, {"logprobs", nullptr}});
+    c.sent_role = true;
   }
-  if (!ev.text.empty() || !ev.tokens.empty() || ev.done) {
-    json c = envelope(object);
-    c["choices"] = json::array({choice(ev.text, ev.done ? json(ev.finish_reason) : json(), ev.tokens, true)});
-    out.push_back(c);
-  }
-  if (ev.done && req_.include_usage) {
-    json c = envelope(object);
-    c["choices"] = json::array();
-    c["usage"] = usage(ev);
-    out.push_back(c);
+  const json body = c.chat ? c.chat->delta(ev.text, ev.done) : json(ev.text);
+  const bool news = c.chat ? !body.empty() : !ev.text.empty();
+  if (news || !ev.tokens.empty() || ev.done) chunk(choice(ev.index, body, ev.done ? json(finish_reason(c)) : json(), ev.tokens));
+  if (finished() && req_.include_usage) {
+    json j = envelope(object);
+    j["choices"] = json::array();
+    j["usage"] = usage();
+    out.push_back(std::move(j));
   }
   return out;
 }
 
 void ResponseWriter::add(const Event& ev) {
-  if (ev.finish_reason == "error") throw ApiError(500, "server_error", ev.error);
-  text_ += ev.text;
-  tokens_.insert(tokens_.end(), ev.tokens.begin(), ev.tokens.end());
-  if (ev.done) done_ = ev;
+  Choice& c = choice_of(ev);
+  c.text += ev.text;
+  c.tokens.insert(c.tokens.end(), ev.tokens.begin(), ev.tokens.end());
 }
 
 json ResponseWriter::response() const {
   json r = envelope(req_.endpoint == Endpoint::CHAT ? "chat.completion" : "text_completion");
-  r["choices"] = json::array({choice(text_, done_.finish_reason, tokens_, false)});
-  r["usage"] = usage(done_);
+  r["choices"] = json::array();
+  for (size_t i = 0; i < choices_.size(); i++) {
+    const Choice& c = choices_[i];
+    const json body = c.chat ? c.chat->message(c.text) : json(c.text);
+    r["choices"].push_back(choice(int(i), body, finish_reason(c), c.tokens));
+  }
+  r["usage"] = usage();
   return r;
 }
 

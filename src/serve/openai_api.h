@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "chat/chat_formatter.h"
+#include "chat/chat_output.h"
 #include "common/error.h"
 #include "serve/request.h"
 #include "tokenizer/tokenizer.h"
@@ -32,6 +33,7 @@ struct ApiRequest {
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   int top_logprobs = 0;
+  OutputSyntax reply{};  // chat: how the reply splits into reasoning, content and tool calls (chat_reply.h)
 };
 
 struct PromptContext {
@@ -44,32 +46,48 @@ struct PromptContext {
 // body keeps its key order: a chat template prints the tools' schemas as the client wrote them.
 ApiRequest parse_request(const nlohmann::ordered_json& body, Endpoint endpoint, const PromptContext& pc);
 
-// Builds the responses of one request.
+class ChatReply;
+
+// The prompt text of a chat request's messages (llama-server's /apply-template).
+std::string chat_prompt_text(const nlohmann::ordered_json& body, const ChatFormatter& chat);
+
+// Builds the responses of one request, from the events of its choices.
 class ResponseWriter {
  public:
   ResponseWriter(const ApiRequest& req, const Tokenizer& tok, std::string model);
+  ~ResponseWriter();
 
   // Streaming: the chunks an event turns into (possibly none).
   std::vector<nlohmann::json> chunks(const Event& ev);
   // Non-streaming: collect every event, then the response.
   void add(const Event& ev);
   nlohmann::json response() const;
+  // Every choice is done.
+  bool finished() const { return n_done_ == int(choices_.size()); }
 
  private:
+  struct Choice {
+    std::string text;
+    std::vector<TokenInfo> tokens;
+    std::unique_ptr<ChatReply> chat;  // chat endpoint: the reply's parser
+    bool sent_role = false;
+    Event done;
+  };
+
   nlohmann::json envelope(const char* object) const;
-  nlohmann::json choice(const std::string& text, const nlohmann::json& finish, const std::vector<TokenInfo>& tokens,
-                        bool delta) const;
+  nlohmann::json choice(int index, const nlohmann::json& body, const nlohmann::json& finish,
+                        const std::vector<TokenInfo>& tokens) const;
   nlohmann::json logprobs(const std::vector<TokenInfo>& tokens) const;
-  nlohmann::json usage(const Event& done) const;
+  nlohmann::json usage() const;
+  Choice& choice_of(const Event& ev);
+  std::string finish_reason(const Choice& c) const;
 
   const ApiRequest& req_;
   const Tokenizer& tok_;
   std::string model_, id_;
   int64_t created_;
-  bool sent_role_ = false;
-  std::string text_;
-  std::vector<TokenInfo> tokens_;
-  Event done_;
+  std::vector<Choice> choices_;
+  int n_done_ = 0;
 };
 
 }  // namespace hart::serve

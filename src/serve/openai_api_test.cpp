@@ -53,7 +53,10 @@ TEST_F(Api, RejectsWrongTypesAndLimits) {
   EXPECT_EQ(blamed({{"prompt", "x"}, {"max_tokens", 64}}), "max_tokens");  // past the context
   EXPECT_EQ(blamed({{"prompt", std::string(400, 'a') + " b c d e f g h i j k l m n o p q r s t u v w x y z"}}), "prompt");
   EXPECT_EQ(blamed({{"prompt", 5}}), "prompt");
-  EXPECT_EQ(blamed({{"prompt", "x"}, {"n", 2}}), "n");
+  EXPECT_EQ(blamed({{"prompt", "x"}, {"n", 0}}), "n");
+  EXPECT_EQ(blamed({{"prompt", "x"}, {"n", 17}}), "n");
+  EXPECT_EQ(blamed({{"prompt", "x"}, {"n", "2"}}), "n");
+  EXPECT_EQ(parse({{"prompt", "x"}, {"n", 3}}).gen.n, 3);
   EXPECT_EQ(blamed({{"prompt", "x"}, {"stop", {1}}}), "stop");
   EXPECT_EQ(blamed({{"prompt", "x"}, {"top_p", 2}}), "top_p");
   EXPECT_EQ(blamed({{"messages", json::array()}}, Endpoint::CHAT), "messages");
@@ -98,23 +101,63 @@ TEST_F(Api, ResponseCarriesUsageWithCachedTokens) {
   EXPECT_EQ(j["usage"]["prompt_tokens_details"]["cached_tokens"], 4);
 }
 
+// n choices: one response with n choices (in index order whatever order they end in), the prompt
+// counted once in usage, stream chunks naming their choice.
+TEST_F(Api, ChoicesShareOneResponseAndThePromptCountsOnce) {
+  ApiRequest r = parse({{"prompt", "Once upon"}, {"n", 2}});
+  auto ev = [](int index, std::string text, bool done) {
+    Event e;
+    e.index = index;
+    e.text = std::move(text);
+    e.done = done;
+    if (done) e.finish_reason = "length", e.prompt_tokens = 5, e.completion_tokens = 3, e.cached_tokens = 0;
+    return e;
+  };
+  ResponseWriter w(r, *tok, "m");
+  w.add(ev(1, "b", false));
+  w.add(ev(0, "a", true));
+  EXPECT_FALSE(w.finished());
+  w.add(ev(1, "c", true));
+  ASSERT_TRUE(w.finished());
+  const json j = w.response();
+  ASSERT_EQ(j["choices"].size(), 2u);
+  EXPECT_EQ(j["choices"][0]["text"], "a");
+  EXPECT_EQ(j["choices"][1]["text"], "bc");
+  EXPECT_EQ(j["choices"][1]["index"], 1);
+  EXPECT_EQ(j["usage"]["prompt_tokens"], 5);
+  EXPECT_EQ(j["usage"]["completion_tokens"], 6);
+  EXPECT_EQ(j["usage"]["total_tokens"], 11);
+
+  r.stream = true;
+  r.include_usage = true;
+  ResponseWriter s(r, *tok, "m");
+  EXPECT_EQ(s.chunks(ev(1, "b", false)).at(0)["choices"][0]["index"], 1);
+  const auto first_done = s.chunks(ev(0, "a", true));
+  ASSERT_EQ(first_done.size(), 1u);  // no usage before every choice is done
+  const auto last = s.chunks(ev(1, "c", true));
+  ASSERT_EQ(last.size(), 2u);
+  EXPECT_EQ(last[1]["usage"]["prompt_tokens"], 5);
+  EXPECT_EQ(last[1]["usage"]["completion_tokens"], 6);
+}
 
 // With the model's Jinja template a chat request renders as llama-server renders it: tools and
 // tool-role messages reach the template in the client's key order, the template's bos_token is
 // cut (the tokenizer adds BOS), chat_template_kwargs reach it, and its raise_exception is a 400.
 TEST_F(Api, ChatThroughTheModelsJinjaTemplate) {
   const std::string src =
-      "{{ bos_token }}{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+      "{# replies call tools as <tool_call> #}{{ bos_token }}{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
       "{% if tools %}{{ tools[0].function.parameters | tojson }}{% endif %}"
       "{% if flavor is defined %}/{{ flavor }}{% endif %}{% if add_generation_prompt %}<assistant>{% endif %}"
       "{% if messages[0].role == 'assistant' %}{{ raise_exception('user first') }}{% endif %}";
   const ChatFormatter chat(std::make_shared<const JinjaChatTemplate>(src, "<s>", "</s>"), true, false);
   const auto body = nlohmann::ordered_json::parse(R"({
-    "messages": [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "c1", "content": "18 C"}],
+    "messages": [{"role": "user", "content": "hi"},
+                 {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+                 {"role": "tool", "tool_call_id": "c1", "content": "18 C"}],
     "tools": [{"type": "function", "function": {"name": "f", "parameters": {"z": 1, "a": 2}}}],
     "chat_template_kwargs": {"flavor": "x"}})");
   const ApiRequest r = parse_request(body, Endpoint::CHAT, {*tok, chat, 256});
-  EXPECT_EQ(r.gen.prompt, tok->encode("<user>hi<tool>18 C{\"z\": 1, \"a\": 2}/x<assistant>", true, true));
+  EXPECT_EQ(r.gen.prompt, tok->encode("<user>hi<assistant><tool>18 C{\"z\": 1, \"a\": 2}/x<assistant>", true, true));
 
   const auto bad = nlohmann::ordered_json::parse(R"({"messages": [{"role": "assistant", "content": "hi"}]})");
   try {
@@ -130,7 +173,7 @@ TEST_F(Api, ChatThroughTheModelsJinjaTemplate) {
 // A file's tokenizer.chat_template.tool_use renders the requests that carry tools.
 TEST_F(Api, ToolUseVariantForRequestsWithTools) {
   const auto make = [](const char* src) { return std::make_shared<const JinjaChatTemplate>(src, "<s>", "</s>"); };
-  const ChatFormatter chat(make("plain:{{ messages[0].content }}"), true, false, make("tools:{{ tools | length }}"));
+  const ChatFormatter chat(make("plain:{{ messages[0].content }}"), true, false, make("tools:{{ tools | length }}{# <tool_call> #}"));
   const auto plain = nlohmann::ordered_json::parse(R"({"messages": [{"role": "user", "content": "hi"}]})");
   auto with_tools = plain;
   with_tools["tools"] = nlohmann::ordered_json::parse(R"([{"type": "function", "function": {"name": "f"}}])");

@@ -21,6 +21,8 @@ struct GenParams {
   SamplerParams sampling;
   int max_tokens = 0;  // > 0, and prompt + max_tokens fits the context
   std::vector<std::string> stops;
+  std::vector<int32_t> shown_tokens;  // control tokens whose text the output keeps (TextOutput)
+  int n = 1;  // choices: sequences with the prompt's prefill shared and seeds seed, seed + 1, ...
 };
 
 struct TokenInfo {
@@ -30,9 +32,10 @@ struct TokenInfo {
 };
 
 struct Event {
+  int index = 0;                  // the choice (GenParams::n)
   std::string text;               // text that became final
   std::vector<TokenInfo> tokens;  // tokens generated since the last event
-  bool done = false;
+  bool done = false;              // this choice is done
   std::string finish_reason;      // when done: "stop", "length", "cancelled" or "error"
   std::string error;              // when finish_reason == "error"
   int prompt_tokens = 0, cached_tokens = 0, completion_tokens = 0;

@@ -13,7 +13,9 @@ namespace hart {
 
 class TextOutput {
  public:
-  TextOutput(const Tokenizer& tok, std::vector<std::string> stops);
+  // `shown`: control tokens whose text is part of the output (a chat format's markers, which
+  // the reply parser reads); other control tokens have none.
+  TextOutput(const Tokenizer& tok, std::vector<std::string> stops, std::vector<int32_t> shown = {});
 
   // Adds a generated token; returns the text that became final.
   std::string push(int32_t id);
@@ -24,8 +26,9 @@ class TextOutput {
  private:
   const Tokenizer& tok_;
   std::vector<std::string> stops_;
-  std::vector<int32_t> ids_;
-  std::string text_;  // decode(ids_)
+  std::vector<int32_t> shown_;
+  size_t n_ids_ = 0;
+  std::string text_;  // the decoded tokens (the pieces of all but the first concatenate)
   size_t sent_ = 0;   // bytes of text_ already released
   bool stopped_ = false;
 };

@@ -1,7 +1,8 @@
 // End-to-end: `hart serve` driven by the official openai client over loopback.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { metric, model, startServer } from './harness.mjs';
+import path from 'node:path';
+import { metric, model, startServer, TESTDATA } from './harness.mjs';
 
 const greedy = { temperature: 0 };
 const stories = ['Once upon a time', 'The little dog', 'Lily and Tom went to the park.', 'One day, a big bird',
@@ -234,5 +235,158 @@ describe('limits and options', () => {
     } finally {
       await s.stop();
     }
+  });
+});
+
+describe('qwen3 with Qwen3\'s template: tools, choices, embeddings, templates', () => {
+  let s;
+  // qwen3-tiny has no template of its own: Qwen3-0.6B's, with its Hermes tool calls and <think>.
+  const template = path.join(TESTDATA, 'chat_templates', 'templates', 'Qwen-Qwen3-0.6B.jinja');
+  before(async () => (s = await startServer(['-m', model('qwen3-tiny-Q8_0.gguf'), '-c', '512', '--chat-template-file', template])));
+  after(async () => s.stop());
+  const tools = [{ type: 'function', function: { name: 'get_weather', description: 'The weather in a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }];
+  const messages = [{ role: 'user', content: 'What is the weather in Paris?' }];
+
+  // Random weights: whatever the reply, its shape is OpenAI's, and streaming adds up to it.
+  test('tools: the reply has OpenAI\'s shape, streamed or not', async () => {
+    const req = { model: 'x', messages, tools, max_tokens: 24, ...greedy };
+    const full = await s.client.chat.completions.create(req);
+    const c = full.choices[0];
+    assert.ok(['stop', 'length', 'tool_calls'].includes(c.finish_reason));
+    assert.equal(c.message.role, 'assistant');
+    for (const call of c.message.tool_calls ?? []) {
+      assert.equal(call.type, 'function');
+      assert.match(call.id, /^call_/);
+      JSON.parse(call.function.arguments);
+    }
+    let content = '', reasoning = '', finish = null;
+    for await (const chunk of await s.client.chat.completions.create({ ...req, stream: true })) {
+      for (const ch of chunk.choices) {
+        content += ch.delta.content ?? '';
+        reasoning += ch.delta.reasoning_content ?? '';
+        finish = ch.finish_reason ?? finish;
+      }
+    }
+    assert.equal(content, c.message.content ?? '');
+    assert.equal(reasoning, c.message.reasoning_content ?? '');
+    assert.equal(finish, c.finish_reason);
+  });
+
+  test('bad tool requests are 400s with OpenAI\'s error shape', async () => {
+    const cases = [
+      [{ messages, tools: { type: 'function' } }, 'tools'],
+      [{ messages, tools: [{ type: 'function', function: { name: 'bad name' } }] }, 'tools'],
+      [{ messages, tools, tool_choice: 'required' }, 'tool_choice'],
+      [{ messages, tools, tool_choice: { type: 'function', function: { name: 'get_weather' } } }, 'tool_choice'],
+      [{ messages, tools, parallel_tool_calls: 1 }, 'parallel_tool_calls'],
+      [{ messages: [...messages, { role: 'tool', tool_call_id: 'call_none', content: '18 C' }] }, 'messages'],
+    ];
+    for (const [body, param] of cases) {
+      const r = await s.post('/v1/chat/completions', body);
+      assert.equal(r.status, 400, JSON.stringify(body));
+      const { error } = await r.json();
+      assert.equal(error.type, 'invalid_request_error');
+      assert.equal(error.param, param);
+      assert.equal(typeof error.message, 'string');
+      assert.equal(error.code, null);
+    }
+    await assert.rejects(s.client.chat.completions.create({ model: 'x', messages, tools, tool_choice: 'required' }),
+                         (e) => e.status === 400 && /constrained decoding/.test(e.message));
+  });
+
+  test('a tool result that answers a call is accepted', async () => {
+    const r = await s.client.chat.completions.create({ model: 'x', tools, max_tokens: 4, ...greedy, messages: [...messages,
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: '18 C' }] });
+    assert.equal(r.choices.length, 1);
+  });
+
+  test('n: 3 gives 3 choices, the prompt counted once, reproducible with a seed, streamed alike', async () => {
+    const req = { model: 'x', messages, max_tokens: 8, temperature: 1, seed: 11, n: 3 };
+    const one = await s.client.chat.completions.create({ ...req, n: 1 });
+    const r = await s.client.chat.completions.create(req);
+    assert.equal(r.choices.length, 3);
+    assert.deepEqual(r.choices.map((c) => c.index), [0, 1, 2]);
+    assert.equal(r.usage.prompt_tokens, one.usage.prompt_tokens);
+    assert.equal(r.usage.completion_tokens, r.choices.length * 8);
+    assert.equal(r.usage.total_tokens, r.usage.prompt_tokens + r.usage.completion_tokens);
+    const texts = r.choices.map((c) => c.message.content);
+    assert.equal(new Set(texts).size, 3, 'distinct sampling streams');
+    const again = await s.client.chat.completions.create(req);
+    assert.deepEqual(again.choices.map((c) => c.message.content), texts);
+    const streamed = ['', '', ''];
+    let usage = null;
+    for await (const chunk of await s.client.chat.completions.create({ ...req, stream: true, stream_options: { include_usage: true } })) {
+      if (chunk.usage) usage = chunk.usage;
+      for (const c of chunk.choices) streamed[c.index] += c.delta.content ?? '';
+    }
+    assert.deepEqual(streamed, texts);
+    assert.equal(usage.prompt_tokens, one.usage.prompt_tokens);
+    assert.equal(usage.completion_tokens, 24);
+    const bad = await s.post('/v1/chat/completions', { messages, n: 0 });
+    assert.equal((await bad.json()).error.param, 'n');
+  });
+
+  test('embeddings: equal inputs equal, different inputs different, base64 the same floats', async () => {
+    const r = await s.client.embeddings.create({ model: 'x', input: ['The cat sat', 'The cat sat', 'A dog ran far away'], encoding_format: 'float' });
+    assert.equal(r.data.length, 3);
+    const [a, b, c] = r.data.map((d) => d.embedding);
+    assert.ok(a.length > 0);
+    assert.deepEqual(a, b);
+    assert.notDeepEqual(a, c);
+    assert.ok(Math.abs(Math.hypot(...a) - 1) < 1e-4, 'Euclidean-normalized');
+    assert.ok(r.usage.prompt_tokens > 0 && r.usage.total_tokens === r.usage.prompt_tokens);
+    const raw = await (await s.post('/v1/embeddings', { input: 'The cat sat', encoding_format: 'base64' })).json();
+    const buf = Buffer.from(raw.data[0].embedding, 'base64');
+    const floats = Array.from(new Float32Array(buf.buffer, buf.byteOffset, buf.length / 4));
+    assert.deepEqual(floats, a);
+    const bad = await s.post('/v1/embeddings', { input: 3 });
+    assert.equal(bad.status, 400);
+    assert.equal((await bad.json()).error.param, 'input');
+  });
+
+  test('tools for a template with no tool-call syntax the server reads: 400', async () => {
+    const plain = await startServer(['-m', model('qwen3-tiny-Q8_0.gguf'), '-c', '256', '--no-prefix-cache']);
+    try {
+      const r = await plain.post('/v1/chat/completions', { messages, tools });
+      assert.equal(r.status, 400);
+      assert.equal((await r.json()).error.param, 'tools');
+    } finally {
+      await plain.stop();
+    }
+  });
+
+  test('/v1/responses: text, function tools, streamed events', async () => {
+    const r = await s.client.responses.create({ model: 'x', input: 'Hello', instructions: 'Be brief.', max_output_tokens: 6, temperature: 0 });
+    assert.equal(r.object, 'response');
+    assert.ok(['completed', 'incomplete'].includes(r.status));
+    assert.equal(r.usage.output_tokens, 6);
+    const types = [];
+    let text = '';
+    for await (const ev of await s.client.responses.create({ model: 'x', input: 'Hello', instructions: 'Be brief.', max_output_tokens: 6,
+                                                                   temperature: 0, stream: true })) {
+      types.push(ev.type);
+      if (ev.type === 'response.output_text.delta') text += ev.delta;
+      if (ev.type === 'response.completed' || ev.type === 'response.incomplete') assert.deepEqual(ev.response.output.length, r.output.length);
+    }
+    assert.equal(types[0], 'response.created');
+    assert.ok(['response.completed', 'response.incomplete'].includes(types.at(-1)));
+    assert.equal(text, r.output.filter((o) => o.type === 'message').map((o) => o.content[0].text).join(''));
+    const withTools = await s.client.responses.create({ model: 'x', input: 'weather?', max_output_tokens: 4, temperature: 0,
+      tools: [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: {} } }] });
+    assert.equal(withTools.object, 'response');
+    const bad = await s.post('/v1/responses', { input: 'x', tools: [{ type: 'web_search' }] });
+    assert.equal(bad.status, 400);
+    assert.equal((await bad.json()).error.param, 'tools');
+  });
+
+  test('/apply-template and /v1/models metadata', async () => {
+    const r = await (await s.post('/apply-template', { messages })).json();
+    assert.match(r.prompt, /<\|im_start\|>user\nWhat is the weather in Paris\?<\|im_end\|>/);
+    assert.match(r.prompt, /<\|im_start\|>assistant\n$/);
+    const models = await (await fetch(`${s.base}/v1/models`)).json();
+    const meta = models.data[0].meta;
+    for (const k of ['vocab_type', 'n_vocab', 'n_ctx_train', 'n_embd', 'n_params', 'size', 'n_ctx']) assert.ok(meta[k] > 0, k);
   });
 });

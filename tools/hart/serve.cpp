@@ -48,7 +48,7 @@ void drain(serve::HttpServer& server, const sigset_t& signals, double timeout_s)
 }
 
 int cmd_serve(int argc, char** argv) {
-  CLI::App app{"Serve a model over HTTP with the OpenAI API (chat/completions, completions)", "hart serve"};
+  CLI::App app{"Serve a model over HTTP with the OpenAI API (chat/completions, completions, embeddings)", "hart serve"};
   ModelOptions mo;
   serve::ServerOptions so;
   serve::EngineOptions eo;
@@ -100,7 +100,8 @@ int cmd_serve(int argc, char** argv) {
   eo.cache_type = sp.cache_type;
   eo.prefix_cache = !no_prefix_cache;
   serve::Engine engine(*lm.model, *lm.tokenizer, eo, mo.backends(), metrics);
-  server.attach(engine, *lm.tokenizer, serve_chat(lm, cto));
+  serve::Embedder embedder(*lm.model, mo.backends(), engine.n_ctx());
+  server.attach(engine, *lm.tokenizer, serve_chat(lm, cto), embedder);
   std::fprintf(stderr, "hart: ready: context %d, KV pool %d tokens, prefix cache %s\n", engine.n_ctx(), engine.kv_size(),
                no_prefix_cache ? "off" : "on");
   http.join();

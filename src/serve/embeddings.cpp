@@ -1,0 +1,171 @@
+#include "serve/embeddings.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "serve/openai_api.h"
+
+namespace hart::serve {
+
+using nlohmann::json;
+
+namespace {
+
+[[noreturn]] void bad(const std::string& param, const std::string& message) {
+  throw ApiError(400, "invalid_request_error", message, param);
+}
+
+constexpr size_t kMaxInputs = 256;
+
+std::string base64(const void* data, size_t n) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const auto* b = static_cast<const uint8_t*>(data);
+  std::string out;
+  for (size_t i = 0; i < n; i += 3) {
+    const uint32_t v = uint32_t(b[i]) << 16 | (i + 1 < n ? uint32_t(b[i + 1]) << 8 : 0) | (i + 2 < n ? b[i + 2] : 0);
+    out += kAlphabet[v >> 18 & 63];
+    out += kAlphabet[v >> 12 & 63];
+    out += i + 1 < n ? kAlphabet[v >> 6 & 63] : '=';
+    out += i + 2 < n ? kAlphabet[v & 63] : '=';
+  }
+  return out;
+}
+
+std::vector<int32_t> token_ids(const json& arr, const Tokenizer& tok) {
+  std::vector<int32_t> ids;
+  for (const json& x : arr) {
+    const int64_t id = x.get<int64_t>();
+    if (id < 0 || id >= tok.n_vocab()) bad("input", "token id " + std::to_string(id) + " is outside the vocabulary");
+    ids.push_back(int32_t(id));
+  }
+  return ids;
+}
+
+bool all_ints(const json& arr) {
+  return std::all_of(arr.begin(), arr.end(), [](const json& x) { return x.is_number_integer(); });
+}
+
+}  // namespace
+
+std::optional<Pooling> pooling_of(const Model& m) {
+  const std::optional<int64_t> t = m.file ? m.file->get_int(m.hp.arch_name + ".pooling_type") : std::nullopt;
+  switch (t.value_or(0)) {  // llama.cpp's enum: 0 none, 1 mean, 2 cls, 3 last, 4 rank
+    case 0:
+    case 1: return Pooling::MEAN;  // none: a decoder model; its tokens' mean
+    case 2: return Pooling::CLS;
+    case 3: return Pooling::LAST;
+    default: return std::nullopt;
+  }
+}
+
+std::string pooling_name(Pooling p) { return p == Pooling::MEAN ? "mean" : p == Pooling::CLS ? "cls" : "last"; }
+
+std::vector<float> pool(std::span<const float> hidden, int n_embd, Pooling p) {
+  const size_t d = size_t(n_embd), n_tok = hidden.size() / d;
+  if (n_tok == 0) throw Error("pool: no tokens");
+  if (p == Pooling::CLS) return {hidden.begin(), hidden.begin() + std::ptrdiff_t(d)};
+  if (p == Pooling::LAST) return {hidden.end() - std::ptrdiff_t(d), hidden.end()};
+  std::vector<double> sum(d, 0.0);
+  for (size_t t = 0; t < n_tok; t++)
+    for (size_t i = 0; i < d; i++) sum[i] += hidden[t * d + i];
+  std::vector<float> out(d);
+  for (size_t i = 0; i < d; i++) out[i] = float(sum[i] / double(n_tok));
+  return out;
+}
+
+void normalize(std::vector<float>& v, int norm) {
+  double s = 0;
+  if (norm < 0) return;
+  if (norm == 0) {
+    for (float x : v) s = std::max(s, double(std::fabs(x)));
+    s /= 32760.0;
+  } else {
+    for (float x : v) s += std::pow(std::fabs(double(x)), norm);
+    s = std::pow(s, 1.0 / norm);
+  }
+  const double scale = s > 0 ? 1.0 / s : 0.0;
+  for (float& x : v) x = float(x * scale);
+}
+
+EmbeddingsRequest parse_embeddings_request(const json& body, const Tokenizer& tok, int n_ctx) {
+  if (!body.is_object()) bad("", "the request body must be a JSON object");
+  EmbeddingsRequest r;
+  const auto in = body.find("input");
+  if (in == body.end() || in->is_null()) bad("input", "'input' is required");
+  auto text = [&](const json& s) {
+    try {
+      return tok.encode(s.get<std::string>(), true, true);
+    } catch (const Error& e) {
+      bad("input", e.what());
+    }
+  };
+  if (in->is_string()) {
+    r.inputs.push_back(text(*in));
+  } else if (in->is_array() && !in->empty() && all_ints(*in)) {
+    r.inputs.push_back(token_ids(*in, tok));
+  } else if (in->is_array() && !in->empty()) {
+    for (const json& x : *in) {
+      if (x.is_string()) r.inputs.push_back(text(x));
+      else if (x.is_array() && !x.empty() && all_ints(x)) r.inputs.push_back(token_ids(x, tok));
+      else bad("input", "'input' must be a string, an array of strings, or token ids (an array, or an array of arrays)");
+    }
+  } else {
+    bad("input", "'input' must be a string, an array of strings, or token ids (an array, or an array of arrays)");
+  }
+  if (r.inputs.size() > kMaxInputs) bad("input", "at most " + std::to_string(kMaxInputs) + " inputs per request");
+  for (const auto& ids : r.inputs) {
+    if (ids.empty()) bad("input", "an input has no tokens");
+    if (int(ids.size()) > n_ctx)
+      bad("input", "an input has " + std::to_string(ids.size()) + " tokens; the context holds " + std::to_string(n_ctx));
+  }
+  if (const auto f = body.find("encoding_format"); f != body.end() && !f->is_null()) {
+    if (!f->is_string() || (*f != "float" && *f != "base64")) bad("encoding_format", "'encoding_format' must be \"float\" or \"base64\"");
+    r.base64 = *f == "base64";
+  }
+  if (const auto n = body.find("embd_normalize"); n != body.end() && !n->is_null()) {
+    // An unsigned value past int64's range would read as a negative one.
+    const bool in_range = n->is_number_unsigned() ? n->get<uint64_t>() <= 64
+                          : n->is_number_integer() && n->get<int64_t>() >= -1 && n->get<int64_t>() <= 64;
+    if (!in_range)
+      bad("embd_normalize", "'embd_normalize' must be an integer from -1 to 64");
+    r.normalize = int(n->get<int64_t>());
+  }
+  if (const auto d = body.find("dimensions"); d != body.end() && !d->is_null())
+    bad("dimensions", "'dimensions' is not supported: the model's embeddings have a fixed size");
+  return r;
+}
+
+json embeddings_response(const std::vector<std::vector<float>>& vectors, const EmbeddingsRequest& req, const std::string& model,
+                         int prompt_tokens) {
+  json data = json::array();
+  for (size_t i = 0; i < vectors.size(); i++) {
+    const std::vector<float>& v = vectors[i];
+    static_assert(std::endian::native == std::endian::little, "base64 embeddings are little-endian float32");
+    data.push_back({{"object", "embedding"}, {"index", i},
+                    {"embedding", req.base64 ? json(base64(v.data(), v.size() * sizeof(float))) : json(v)}});
+  }
+  return {{"object", "list"}, {"data", data}, {"model", model},
+          {"usage", {{"prompt_tokens", prompt_tokens}, {"total_tokens", prompt_tokens}}}};
+}
+
+Embedder::Embedder(const Model& model, BackendSet backends, int n_ctx)
+    : model_(model), n_ctx_(n_ctx), pooling_(pooling_of(model)), backends_(std::move(backends)) {}
+
+std::vector<float> Embedder::embed(std::span<const int32_t> tokens, int norm) {
+  if (!pooling_) throw ApiError(400, "invalid_request_error", "this model ranks (pooling type rank); it has no embeddings");
+  std::lock_guard lock(mutex_);
+  if (!session_) {
+    SessionParams sp;
+    sp.n_ctx = n_ctx_;
+    session_.emplace(model_, sp, std::move(*backends_));
+    backends_.reset();
+  }
+  session_->truncate(0);
+  std::vector<float> v = pool(session_->hidden_states(tokens), model_.hp.n_embd, *pooling_);
+  normalize(v, norm);
+  return v;
+}
+
+}  // namespace hart::serve

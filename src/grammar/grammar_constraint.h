@@ -1,9 +1,16 @@
 // A Grammar as the sampler's TokenConstraint: which tokens of the vocabulary can continue the
-// text generated so far. The full mask walks the VocabTrie once with the Matcher; masks are
-// cached by matcher state, since constrained output revisits the same states (inside a JSON
-// string every character leaves the stacks as they were).
+// text generated so far.
+//
+// Speed comes from two caches. Matcher states (at character boundaries) are interned and their
+// transitions by character memoized, so the grammar runs as a lazily built DFA: after warm-up a
+// character costs one lookup, not a pass over the parse stacks. Bytes of a multi-byte character
+// are decoded on the way (a Cursor), checked against the classes that could take it. And each state's token mask (one walk of the VocabTrie, a byte
+// refused dropping the node's subtree) is kept, since constrained output revisits the same
+// states (inside a JSON string every character leaves the stacks as they were).
 #pragma once
 
+#include <array>
+#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -27,19 +34,37 @@ class GrammarConstraint : public TokenConstraint {
   // Advances by a sampled token; throws hart::Error when the grammar refuses it.
   void accept(int32_t token);
   // The text so far is a whole match / nothing can follow it but the end.
-  bool complete() const { return matcher_.complete(); }
-  bool finished() const { return matcher_.complete() && !matcher_.can_continue(); }
+  bool complete() const { return cur_.utf8.need == 0 && states_[size_t(cur_.state)].m.complete(); }
+  bool finished() const { return complete() && !states_[size_t(cur_.state)].m.can_continue(); }
 
  private:
-  const std::vector<uint64_t>& allowed_bits();
-  void compute(std::vector<uint64_t>& bits);
+  static constexpr int32_t kUnknown = -2, kDead = -1;
+  struct State {
+    Matcher m;
+    std::array<int32_t, 128> ascii;  // the state after each ASCII character, kDead, or kUnknown
+    std::vector<uint64_t> allowed;   // the token mask, once computed
+  };
+  // A position in the text: a state, and the bytes of a character not yet complete.
+  struct Cursor {
+    int32_t state;
+    Utf8Decoder utf8;
+  };
+
+  int32_t intern(const Matcher& m);
+  int32_t next(int32_t state, char32_t c);
+  bool step(Cursor& c, uint8_t b);
+  bool after(Cursor& c, int32_t token);  // false when refused
+  void compute_mask(const Cursor& from, std::vector<uint64_t>& bits);
+  void bound_cache();
 
   std::shared_ptr<const Grammar> g_;
   const VocabTrie& vocab_;
-  Matcher matcher_;
-  std::vector<Matcher> levels_;  // scratch for the trie walk: the matcher at each depth
+  std::deque<State> states_;
+  std::unordered_map<std::string, int32_t> ids_;  // Matcher::key -> index into states_
+  std::unordered_map<uint64_t, int32_t> wide_;     // (state << 21 | code point) -> state, beyond ASCII
   std::vector<uintptr_t> key_;
-  std::unordered_map<std::string, std::vector<uint64_t>> cache_;
+  std::vector<uint64_t> scratch_;  // the mask at a cursor inside a character (not cached)
+  Cursor cur_{};
 };
 
 }  // namespace hart::grammar

@@ -9,9 +9,6 @@ namespace {
 // (x? x? x? ... chains); it is refused instead of slowing the server down.
 constexpr size_t kMaxStacks = 4096;
 
-// The smallest code point a UTF-8 sequence of each length may encode (shorter forms are invalid).
-constexpr char32_t kMinOfLength[5] = {0, 0, 0x80, 0x800, 0x10000};
-
 }  // namespace
 
 Matcher::Matcher(const Grammar& g) : g_(&g) {
@@ -56,6 +53,8 @@ void Matcher::finish_set(std::vector<Stack>& set) const {
 }
 
 bool Matcher::accept_char(char32_t c, Matcher& to) const {
+  to.g_ = g_;
+  to.utf8_ = Utf8Decoder();
   to.stacks_.clear();
   for (const Stack& st : stacks_) {
     if (st.empty() || !g_->classes[st.back()->index].matches(c)) continue;
@@ -69,43 +68,24 @@ bool Matcher::accept_char(char32_t c, Matcher& to) const {
 }
 
 bool Matcher::step(uint8_t b, Matcher& to) const {
-  to.g_ = g_;
-  if (pending_need_ == 0) {
-    if (b < 0x80) {
-      to.pending_need_ = 0;
-      return accept_char(b, to);
-    }
-    const uint8_t need = (b >> 5) == 0x6 ? 1 : (b >> 4) == 0xE ? 2 : (b >> 3) == 0x1E ? 3 : 0;
-    if (need == 0 || b == 0xC0 || b == 0xC1 || b > 0xF4) return false;  // not a lead byte
-    to.pending_ = b & (0x3F >> need);
-    to.pending_need_ = need;
-    to.pending_len_ = uint8_t(need + 1);
-  } else {
-    if ((b & 0xC0) != 0x80) return false;
-    to.pending_ = (pending_ << 6) | (b & 0x3F);
-    to.pending_need_ = uint8_t(pending_need_ - 1);
-    to.pending_len_ = pending_len_;
-    if (to.pending_need_ == 0) {
-      const char32_t c = to.pending_;
-      if (c < kMinOfLength[pending_len_] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return false;  // overlong, surrogate
-      return accept_char(c, to);
-    }
+  to.utf8_ = utf8_;
+  char32_t lo = 0, hi = 0;
+  switch (to.utf8_.push(b, lo, hi)) {
+    case Utf8Decoder::CHAR: return accept_char(lo, to);
+    case Utf8Decoder::INVALID: return false;
+    case Utf8Decoder::PENDING: break;
   }
-  // A character still unfinished: keep the stacks if some top can match one of the code points
-  // these bytes can still become.
-  const unsigned shift = 6u * to.pending_need_;
-  const char32_t lo = std::max<char32_t>(to.pending_ << shift, kMinOfLength[to.pending_len_]);
-  const char32_t hi = std::min<char32_t>((to.pending_ << shift) | ((char32_t(1) << shift) - 1), 0x10FFFF);
-  if (lo > hi) return false;
-  bool any = false;
-  for (const Stack& st : stacks_)
-    if (!st.empty() && g_->classes[st.back()->index].matches_some(lo, hi)) {
-      any = true;
-      break;
-    }
-  if (!any) return false;
+  // Keep the stacks if some top can match one of the code points the bytes can still become.
+  if (!may_start(lo, hi)) return false;
+  to.g_ = g_;
   if (&to != this) to.stacks_ = stacks_;
   return true;
+}
+
+bool Matcher::may_start(char32_t lo, char32_t hi) const {
+  for (const Stack& st : stacks_)
+    if (!st.empty() && g_->classes[st.back()->index].matches_some(lo, hi)) return true;
+  return false;
 }
 
 bool Matcher::feed_byte(uint8_t b) {
@@ -126,16 +106,16 @@ bool Matcher::feed(std::string_view bytes) {
 }
 
 bool Matcher::complete() const {
-  return pending_need_ == 0 && !stacks_.empty() && stacks_.front().empty();  // sorted: empty first
+  return utf8_.need == 0 && !stacks_.empty() && stacks_.front().empty();  // sorted: empty first
 }
 
 bool Matcher::can_continue() const { return !stacks_.empty() && !stacks_.back().empty(); }
 
 void Matcher::key(std::vector<uintptr_t>& out) const {
   out.clear();
-  out.push_back(pending_);
-  out.push_back(pending_need_);
-  out.push_back(pending_len_);
+  out.push_back(utf8_.value);
+  out.push_back(utf8_.need);
+  out.push_back(utf8_.len);
   for (const Stack& st : stacks_) {
     out.push_back(st.size());
     for (const Symbol* s : st) out.push_back(reinterpret_cast<uintptr_t>(s));

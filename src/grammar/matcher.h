@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "grammar/grammar.h"
+#include "grammar/utf8_decoder.h"
 
 namespace hart::grammar {
 
@@ -27,6 +28,12 @@ class Matcher {
   // Computes in `to` the state after byte b, reusing to's buffers; false when b is refused.
   bool step(uint8_t b, Matcher& to) const;
 
+  // Code-point level, for callers that decode UTF-8 themselves (GrammarConstraint): the state
+  // after a whole character c into `to` (false when refused), and whether some character in
+  // [lo, hi] could come next. Both expect no pending bytes.
+  bool advance(char32_t c, Matcher& to) const { return accept_char(c, to); }
+  bool may_start(char32_t lo, char32_t hi) const;
+
   // The input so far matches the whole grammar (and ends on a whole character).
   bool complete() const;
   // Some character can still follow.
@@ -42,9 +49,7 @@ class Matcher {
 
   const Grammar* g_;
   std::vector<Stack> stacks_;  // sorted, unique
-  char32_t pending_ = 0;       // bits of a UTF-8 character begun but not finished
-  uint8_t pending_need_ = 0;   // continuation bytes it still needs
-  uint8_t pending_len_ = 0;    // bytes of that character in all
+  Utf8Decoder utf8_;           // a character begun but not finished
 };
 
 }  // namespace hart::grammar

@@ -43,6 +43,10 @@ TEST(Matcher, Utf8SplitOverTokensIsCheckedPerByte) {
   EXPECT_FALSE(m.feed_byte(0xA9));  // a stray continuation byte
   EXPECT_FALSE(is_prefix(g, "\xC3\x28"));  // not UTF-8
   EXPECT_FALSE(is_prefix(g, "\xE0"));      // a three-byte lead: U+0800 and up
+  const Grammar any = parse_gbnf("root ::= .*");
+  EXPECT_TRUE(is_prefix(any, "\xED\x9F"));   // U+D7C0..U+D7FF
+  EXPECT_FALSE(is_prefix(any, "\xED\xB8"));  // only surrogates can follow: a dead end
+  EXPECT_FALSE(is_prefix(any, "\xF4\x90"));  // above U+10FFFF
 }
 
 TEST(Matcher, NegatedClassAndAnyCharTakeMultibyteCharacters) {

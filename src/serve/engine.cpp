@@ -4,6 +4,8 @@
 #include <thread>
 
 #include "common/error.h"
+#include "grammar/grammar_constraint.h"
+#include "grammar/tokenizer_vocab.h"
 #include "model/session.h"
 
 namespace hart::serve {
@@ -46,6 +48,7 @@ struct Engine::Seq {
   std::shared_ptr<Stream> stream;
   GenParams p;
   Sampler sampler;
+  std::unique_ptr<grammar::GrammarConstraint> constraint;  // structured output, when asked for
   TextOutput text;
   std::vector<int32_t> tokens;  // prompt, then generated
   kv::SeqState state;           // positions tokens[0, state.n) are computed
@@ -98,6 +101,10 @@ std::shared_ptr<Stream> Engine::submit(GenParams p) {
     throw QueueFull("the server is busy: " + std::to_string(max_queue_) + " requests are already waiting");
   auto stream = std::make_shared<Stream>();
   auto seq = std::make_unique<Seq>(stream, std::move(p), model_.hp.n_vocab, tok_);
+  if (seq->p.grammar) {
+    seq->constraint = std::make_unique<grammar::GrammarConstraint>(seq->p.grammar, vocab_trie());
+    seq->sampler.set_constraint(seq->constraint.get());
+  }
   seq->t_submit = Clock::now();
   n_waiting_++;
   {
@@ -106,6 +113,11 @@ std::shared_ptr<Stream> Engine::submit(GenParams p) {
   }
   cv_.notify_all();
   return stream;
+}
+
+const grammar::VocabTrie& Engine::vocab_trie() {
+  std::call_once(trie_once_, [&] { trie_ = grammar::vocab_trie_for(tok_); });
+  return *trie_;
 }
 
 void Engine::loop() {
@@ -331,7 +343,8 @@ void Engine::emit(Seq& s, std::span<const float> logits) {
   ev.tokens.push_back(std::move(info));
   ev.text = s.text.push(tok);
   s.stream->push(std::move(ev));
-  if (s.text.stopped()) finish(s, "stop");
+  if (s.constraint) s.constraint->accept(tok);
+  if (s.text.stopped() || (s.constraint && s.constraint->finished())) finish(s, "stop");
   else if (s.n_generated >= s.p.max_tokens || int(s.tokens.size()) >= n_ctx_) finish(s, "length");
 }
 

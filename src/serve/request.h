@@ -7,11 +7,13 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "grammar/grammar.h"
 #include "sample/sampler.h"
 
 namespace hart::serve {
@@ -21,6 +23,7 @@ struct GenParams {
   SamplerParams sampling;
   int max_tokens = 0;  // > 0, and prompt + max_tokens fits the context
   std::vector<std::string> stops;
+  std::shared_ptr<const grammar::Grammar> grammar;  // structured output: the completion must match it
 };
 
 struct TokenInfo {

@@ -1,5 +1,6 @@
 #include "grammar/grammar_constraint.h"
 
+#include <algorithm>
 #include <bit>
 #include <limits>
 
@@ -13,6 +14,13 @@ constexpr size_t kMaxStates = 4096;
 }  // namespace
 
 GrammarConstraint::GrammarConstraint(std::shared_ptr<const Grammar> g, const VocabTrie& vocab) : g_(std::move(g)), vocab_(vocab) {
+  wide_bounds_ = {0x80, 0x110000};
+  for (const CharClass& cc : g_->classes)
+    for (const auto& [lo, hi] : cc.ranges)
+      for (char32_t b : {lo, char32_t(hi + 1)})
+        if (b > 0x80 && b < 0x110000) wide_bounds_.push_back(b);
+  std::sort(wide_bounds_.begin(), wide_bounds_.end());
+  wide_bounds_.erase(std::unique(wide_bounds_.begin(), wide_bounds_.end()), wide_bounds_.end());
   cur_.state = intern(Matcher(*g_));
 }
 
@@ -21,23 +29,26 @@ int32_t GrammarConstraint::intern(const Matcher& m) {
   std::string k(reinterpret_cast<const char*>(key_.data()), key_.size() * sizeof(uintptr_t));
   auto [it, added] = ids_.try_emplace(std::move(k), int32_t(states_.size()));
   if (added) {
-    states_.push_back({m, {}, {}});
+    states_.push_back({m, {}, {}, {}});
     states_.back().ascii.fill(kUnknown);
   }
   return it->second;
 }
 
 int32_t GrammarConstraint::next(int32_t state, char32_t c) {
-  int32_t* memo = c < 128 ? &states_[size_t(state)].ascii[c] : nullptr;
-  const uint64_t wide_key = uint64_t(state) << 21 | c;
-  if (memo && *memo != kUnknown) return *memo;
-  if (!memo)
-    if (auto it = wide_.find(wide_key); it != wide_.end()) return it->second;
-  Matcher to(states_[size_t(state)].m);
-  const int32_t n = states_[size_t(state)].m.advance(c, to) ? intern(to) : kDead;  // deque: memo stays valid
-  if (memo) *memo = n;
-  else wide_.emplace(wide_key, n);
-  return n;
+  State& st = states_[size_t(state)];
+  int32_t* memo;
+  if (c < 128) {
+    memo = &st.ascii[c];
+  } else {
+    if (st.wide.empty()) st.wide.assign(wide_bounds_.size() - 1, kUnknown);
+    memo = &st.wide[size_t(std::upper_bound(wide_bounds_.begin(), wide_bounds_.end(), c) - wide_bounds_.begin() - 1)];
+  }
+  if (*memo != kUnknown) return *memo;
+  Matcher to(st.m);
+  // Every code point of the interval moves the stacks alike, so c stands for all of them.
+  *memo = st.m.advance(c, to) ? intern(to) : kDead;  // a deque: st and memo stay valid
+  return *memo;
 }
 
 bool GrammarConstraint::step(Cursor& c, uint8_t b) {
@@ -61,7 +72,6 @@ void GrammarConstraint::bound_cache() {
   const Matcher keep = states_[size_t(cur_.state)].m;
   states_.clear();
   ids_.clear();
-  wide_.clear();
   cur_.state = intern(keep);
 }
 

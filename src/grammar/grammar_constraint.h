@@ -42,6 +42,7 @@ class GrammarConstraint : public TokenConstraint {
   struct State {
     Matcher m;
     std::array<int32_t, 128> ascii;  // the state after each ASCII character, kDead, or kUnknown
+    std::vector<int32_t> wide;       // the same per interval of wide_bounds_ (sized on first use)
     std::vector<uint64_t> allowed;   // the token mask, once computed
   };
   // A position in the text: a state, and the bytes of a character not yet complete.
@@ -61,7 +62,9 @@ class GrammarConstraint : public TokenConstraint {
   const VocabTrie& vocab_;
   std::deque<State> states_;
   std::unordered_map<std::string, int32_t> ids_;  // Matcher::key -> index into states_
-  std::unordered_map<uint64_t, int32_t> wide_;     // (state << 21 | code point) -> state, beyond ASCII
+  // Code points above ASCII split into intervals no character class tells apart (for JSON
+  // grammars, one: U+0080..U+10FFFF), so a state's transitions beyond ASCII are one per interval.
+  std::vector<char32_t> wide_bounds_;  // interval i is [wide_bounds_[i], wide_bounds_[i + 1])
   std::vector<uintptr_t> key_;
   std::vector<uint64_t> scratch_;  // the mask at a cursor inside a character (not cached)
   Cursor cur_{};

@@ -8,6 +8,7 @@
 //   tokenize/  the conformance test strings, each after a byte that picks vocabulary and flags
 //   chat/      the chat templates stored in the test files and chat_templates/templates/*.jinja
 //   request/   OpenAI-style request bodies for both endpoints (a byte picking the endpoint first)
+//   grammar/   GBNF grammars and JSON schemas, each with a text to match
 //   et_launch/ (empty: the fuzzer starts from nothing)
 // Usage: fuzz_seeds OUT
 #include <filesystem>
@@ -112,7 +113,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const fs::path out = argv[1];
-  for (const char* d : {"gguf", "vocab", "tokenize", "chat", "request", "et_launch"}) fs::create_directories(out / d);
+  for (const char* d : {"gguf", "vocab", "tokenize", "chat", "request", "et_launch", "grammar"}) fs::create_directories(out / d);
   // Byte 0: bit 0 = chat endpoint, the rest picks the chat template.
   using namespace std::string_view_literals;  // "..."sv keeps the leading NUL byte
   const std::string_view kRequests[] = {
@@ -139,8 +140,25 @@ int main(int argc, char** argv) {
       "\x01{\"messages\":[{\"role\":\"tool\",\"tool_call_id\":\"none\",\"content\":\"x\"}],\"tools\":{}}"sv,
       "\x80{\"input\":[\"Once upon a time\",\"The dog\"],\"encoding_format\":\"base64\",\"embd_normalize\":2}"sv,
       "\x80{\"input\":[[1,450,4996],[1]],\"encoding_format\":\"float\"}"sv,
+      // Structured output: each way of asking for it.
+      "\x01{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"response_format\":{\"type\":\"json_schema\","
+      "\"json_schema\":{\"name\":\"p\",\"strict\":true,\"schema\":{\"type\":\"object\",\"properties\":{\"a\":"
+      "{\"type\":\"string\",\"maxLength\":3},\"b\":{\"enum\":[1,\"x\"]}},\"required\":[\"a\"]}}}}"sv,
+      "\x01{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"response_format\":{\"type\":\"json_object\"}}"sv,
+      "\x00{\"prompt\":\"hi\",\"json_schema\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/$defs/n\"},"
+      "\"$defs\":{\"n\":{\"type\":\"integer\"}}}}"sv,
+      "\x00{\"prompt\":\"hi\",\"grammar\":\"root ::= [a-z]{1,4} (\\\"!\\\" | \\\"?\\\")*\"}"sv,
   };
   for (size_t i = 0; i < std::size(kRequests); i++) write_file(out / "request" / std::to_string(i), std::string(kRequests[i]));
+  // Byte 0: even = GBNF, odd = JSON schema; a NUL byte, then a text to match.
+  const std::string_view kGrammars[] = {
+      "\x00root ::= (\"a\" | [b-d]+)* item{2,3}\nitem ::= [^\\n\\x00-\\x1F] \"\\u00e9\"?\n\0aabcdxy\xC3\xA9z"sv,
+      "\x00root ::= \"(\" root \")\" | \"x\" # nested\n\0((x))"sv,
+      "\x01{\"type\":\"object\",\"properties\":{\"k\":{\"type\":\"array\",\"items\":{\"anyOf\":[{\"type\":\"number\"},"
+      "{\"const\":null}]},\"minItems\":1}},\"required\":[\"k\"]}\0{\"k\": [1.5, null]}"sv,
+      "\x01{\"oneOf\":[{\"type\":\"string\",\"minLength\":2},{\"type\":\"boolean\"}]}\0\"ab\""sv,
+  };
+  for (size_t i = 0; i < std::size(kGrammars); i++) write_file(out / "grammar" / std::to_string(i), std::string(kGrammars[i]));
 
   const fs::path data = fuzz::testdata_path("");
   if (!fs::exists(data / "models")) {

@@ -83,23 +83,38 @@ int32_t Sampler::sample(std::span<const float> logits) {
     view = penalized_;
   }
 
-  int32_t token;
-  if (params_.temperature <= 0.0f) {
-    token = argmax(view);
-  } else {
-    const bool use_top_k = params_.top_k > 0 && params_.top_k < n_vocab_;
-    if (use_top_k) {
-      top_k_candidates(view, params_.top_k, cands_);
-    } else {
-      all_candidates(view, cands_);
-    }
-    if (params_.top_p < 1.0f) top_p_filter(cands_, use_top_k, params_.top_p);
-    if (params_.min_p > 0.0f) min_p_filter(cands_, params_.min_p);
-    for (Candidate& c : cands_) c.logit /= params_.temperature;
-    token = draw(cands_);
-  }
+  const int32_t token = constraint_ ? pick_constrained(view) : pick(view);
   if (params_.logprobs) record_logprobs(logits, token);
   return token;
+}
+
+// The chain after the penalties: greedy argmax, or top-k -> top-p -> min-p -> temperature -> draw.
+int32_t Sampler::pick(std::span<const float> view) {
+  if (params_.temperature <= 0.0f) return argmax(view);
+  const bool use_top_k = params_.top_k > 0 && params_.top_k < n_vocab_;
+  if (use_top_k) {
+    top_k_candidates(view, params_.top_k, cands_);
+  } else {
+    all_candidates(view, cands_);
+  }
+  if (params_.top_p < 1.0f) top_p_filter(cands_, use_top_k, params_.top_p);
+  if (params_.min_p > 0.0f) min_p_filter(cands_, params_.min_p);
+  for (Candidate& c : cands_) c.logit /= params_.temperature;
+  return draw(cands_);
+}
+
+int32_t Sampler::pick_constrained(std::span<const float> view) {
+  // Without truncation, an unmasked draw that lands on an allowed token is a draw from the
+  // masked distribution; with top-k/top-p/min-p it is not (they would cut on unmasked mass).
+  const bool truncates = params_.temperature > 0.0f && ((params_.top_k > 0 && params_.top_k < n_vocab_) ||
+                                                         params_.top_p < 1.0f || params_.min_p > 0.0f);
+  if (!truncates) {
+    const int32_t first = pick(view);
+    if (constraint_->allows(first)) return first;
+  }
+  masked_.assign(view.begin(), view.end());
+  if (constraint_->mask(masked_) == 0) throw Error("sampler: the constraint allows no token here");
+  return pick(masked_);
 }
 
 int32_t Sampler::draw(std::span<Candidate> cands) {

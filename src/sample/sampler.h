@@ -5,6 +5,12 @@
 //   -> top-k -> top-p -> min-p -> temperature -> draw from the softmax (seeded mt19937).
 // temperature <= 0 is greedy decoding: penalties, then argmax (lowest id on ties), no RNG use.
 //
+// With a TokenConstraint set, tokens it refuses get no probability: the constraint masks the
+// logits after the penalties and before top-k. When the chain has no truncation filter (greedy,
+// or top-k/top-p/min-p all off) the token is first drawn unmasked and kept if the constraint
+// allows it, which gives exactly the masked distribution (p(t)/P(allowed)) at the cost of one
+// check; only a refused draw pays for the full mask (llama.cpp's grammar sampler does the same).
+//
 // A Sampler belongs to one sequence: feed it every token the sequence accepts (prompt tokens
 // included, if they should count for the repeat penalty) through accept().
 #pragma once
@@ -16,6 +22,7 @@
 
 #include "sample/candidates.h"
 #include "sample/recent_tokens.h"
+#include "sample/token_constraint.h"
 
 namespace hart {
 
@@ -51,6 +58,8 @@ class Sampler {
   // logits: (n_vocab,) for the position being predicted. Does not accept() the result.
   int32_t sample(std::span<const float> logits);
   void accept(int32_t token);
+  // Not owned; nullptr to remove. Throws hart::Error from sample() when it allows no token.
+  void set_constraint(TokenConstraint* c) { constraint_ = c; }
   // Forgets accepted tokens and restarts the RNG from the seed, so a reset sampler repeats itself.
   void reset();
 
@@ -62,6 +71,8 @@ class Sampler {
   std::span<const TokenLogprob> last_top_logprobs() const;
 
  private:
+  int32_t pick(std::span<const float> logits);
+  int32_t pick_constrained(std::span<const float> logits);
   int32_t draw(std::span<Candidate> cands);
   void record_logprobs(std::span<const float> logits, int32_t token);
 
@@ -72,6 +83,8 @@ class Sampler {
   RecentTokens recent_;
   std::vector<float> penalized_;     // (n_vocab,) scratch: logits after penalties
   std::vector<Candidate> cands_;     // scratch: surviving candidates
+  std::vector<float> masked_;        // (n_vocab,) scratch: logits after the constraint
+  TokenConstraint* constraint_ = nullptr;
   float last_logprob_ = 0.0f;
   std::vector<TokenLogprob> last_top_;
   bool has_logprobs_ = false;

@@ -4,6 +4,8 @@
 #include <thread>
 
 #include "common/error.h"
+#include "grammar/grammar_constraint.h"
+#include "grammar/tokenizer_vocab.h"
 #include "model/session.h"
 
 namespace hart::serve {
@@ -46,6 +48,7 @@ struct Engine::Seq {
   std::shared_ptr<Stream> stream;
   GenParams p;
   Sampler sampler;
+  std::unique_ptr<grammar::GrammarConstraint> constraint;  // structured output, when asked for
   TextOutput text;
   std::vector<int32_t> tokens;  // prompt, then generated
   kv::SeqState state;           // positions tokens[0, state.n) are computed
@@ -116,6 +119,10 @@ std::shared_ptr<Stream> Engine::submit(GenParams p) {
       if (gp.sampling.seed == kRandomSeed) gp.sampling.seed++;
     }
     seqs.push_back(std::make_unique<Seq>(stream, std::move(gp), model_.hp.n_vocab, tok_));
+    if (Seq& s = *seqs.back(); s.p.grammar) {  // each choice matches the grammar on its own
+      s.constraint = std::make_unique<grammar::GrammarConstraint>(s.p.grammar, vocab_trie());
+      s.sampler.set_constraint(s.constraint.get());
+    }
     seqs.back()->index = i;
     seqs.back()->prompt_shared = shared;
     seqs.back()->t_submit = Clock::now();
@@ -127,6 +134,11 @@ std::shared_ptr<Stream> Engine::submit(GenParams p) {
   }
   cv_.notify_all();
   return stream;
+}
+
+const grammar::VocabTrie& Engine::vocab_trie() {
+  std::call_once(trie_once_, [&] { trie_ = grammar::vocab_trie_for(tok_); });
+  return *trie_;
 }
 
 void Engine::loop() {
@@ -358,7 +370,8 @@ void Engine::emit(Seq& s, std::span<const float> logits) {
   ev.tokens.push_back(std::move(info));
   ev.text = s.text.push(tok);
   s.stream->push(std::move(ev));
-  if (s.text.stopped()) finish(s, "stop");
+  if (s.constraint) s.constraint->accept(tok);
+  if (s.text.stopped() || (s.constraint && s.constraint->finished())) finish(s, "stop");
   else if (s.n_generated >= s.p.max_tokens || int(s.tokens.size()) >= n_ctx_) finish(s, "length");
 }
 

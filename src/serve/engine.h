@@ -25,6 +25,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "grammar/vocab_trie.h"
 #include "kv/radix_cache.h"
 #include "kv/sequence_state.h"
 #include "model/executor.h"
@@ -81,6 +82,7 @@ class Engine {
   void finish(Seq& s, const std::string& reason, const std::string& error = {});
   void cancel_waiting(Seq& s);
   void publish_usage();
+  const grammar::VocabTrie& vocab_trie();
 
   const Model& model_;
   const Tokenizer& tok_;
@@ -100,6 +102,9 @@ class Engine {
   std::deque<std::unique_ptr<Seq>> waiting_;  // loop thread only, from here on
   std::list<std::unique_ptr<Seq>> running_;
   std::thread thread_;
+
+  std::once_flag trie_once_;  // the vocabulary trie of constrained sampling, built on first use
+  std::unique_ptr<grammar::VocabTrie> trie_;
 };
 
 }  // namespace hart::serve

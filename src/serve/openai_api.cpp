@@ -9,6 +9,8 @@
 #include <cmath>
 #include <limits>
 
+#include "serve/structured_output.h"
+
 namespace hart::serve {
 
 using nlohmann::json;
@@ -170,6 +172,7 @@ ApiRequest parse_request(const Body& body, Endpoint endpoint, const PromptContex
     else invalid("stop", "'stop' must be a string or an array of up to 4 strings");
   }
 
+  g.grammar = requested_grammar(body);
   g.prompt = endpoint == Endpoint::CHAT ? chat_prompt(body, pc, r) : completion_prompt(body, pc);
   const int n_prompt = int(g.prompt.size());
   if (n_prompt == 0) invalid("prompt", "the prompt has no tokens");

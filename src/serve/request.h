@@ -7,11 +7,13 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "grammar/grammar.h"
 #include "sample/sampler.h"
 
 namespace hart::serve {
@@ -23,6 +25,7 @@ struct GenParams {
   std::vector<std::string> stops;
   std::vector<int32_t> shown_tokens;  // control tokens whose text the output keeps (TextOutput)
   int n = 1;  // choices: sequences with the prompt's prefill shared and seeds seed, seed + 1, ...
+  std::shared_ptr<const grammar::Grammar> grammar;  // structured output: the completion must match it
 };
 
 struct TokenInfo {

@@ -8,6 +8,7 @@
 #include "parse_args.h"
 #include "common/error.h"
 #include "model/generate.h"
+#include "grammar_options.h"
 #include "model_options.h"
 #include "print.h"
 #include "tokenizer/text_output.h"
@@ -19,11 +20,13 @@ int cmd_run(int argc, char** argv) {
   CLI::App app{"Generate text from a prompt (streams to stdout)", "hart run"};
   ModelOptions mo;
   SamplingOptions so;
+  GrammarOptions grammar_opts;
   std::string prompt;
   int n_predict = 128;
   bool json = false, logits = false, ignore_eos = false, verbose = false;
   mo.add_to(app);
   so.add_to(app);
+  grammar_opts.add_to(app);
   app.add_option("-p,--prompt", prompt, "prompt text (special tokens parsed; default: BOS alone)");
   app.add_option("-n,--n-predict", n_predict, "tokens to generate (-1: until end of text)")
       ->capture_default_str();
@@ -34,6 +37,7 @@ int cmd_run(int argc, char** argv) {
   if (!parse_args(app, argc, argv)) return 0;
   if (print_devices_if_asked(mo)) return 0;
   const bool have_prompt = app.count("--prompt") > 0;
+  const auto grammar = grammar_opts.load();  // before loading the model: a bad grammar fails fast
 
   LoadedModel lm = load_model(mo);
   const Tokenizer& tok = *lm.tokenizer;
@@ -54,6 +58,8 @@ int cmd_run(int argc, char** argv) {
 
   Session session(*lm.model, mo.session_params(), mo.backends());
   Sampler sampler(so.p, lm.model->hp.n_vocab);
+  ConstrainedSampling constrained;
+  constrained.attach(grammar, tok, sampler);
   TextOutput stream(tok, {});
   std::vector<int32_t> generated;
   std::vector<float> logits0;
@@ -63,7 +69,7 @@ int cmd_run(int argc, char** argv) {
   go.on_token = [&](int32_t t) {
     generated.push_back(t);
     if (!json) print(stream.push(t));
-    return true;
+    return constrained.accept(t);
   };
   if (json && logits) go.logits_step0 = &logits0;
   const GenerateStats st = generate(session, sampler, prompt_tokens, go);

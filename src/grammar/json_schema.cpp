@@ -1,0 +1,301 @@
+#include "grammar/json_schema.h"
+
+#include <map>
+#include <set>
+
+namespace hart::grammar {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// The JSON value grammar every schema builds on. Whitespace between tokens is bounded (as in
+// llama.cpp) so that a model cannot stall in it forever.
+constexpr const char* kPrimitives = R"(space ::= | " " | "\n" [ \t]{0,20}
+boolean ::= ("true" | "false") space
+null ::= "null" space
+char ::= [^"\\\x7F\x00-\x1F] | [\\] (["\\bfnrt/] | "u" [0-9a-fA-F]{4})
+string ::= "\"" char* "\"" space
+integral-part ::= [0] | [1-9] [0-9]{0,15}
+decimal-part ::= [0-9]{1,16}
+integer ::= "-"? integral-part space
+number ::= "-"? integral-part ("." decimal-part)? ([eE] [-+]? integral-part)? space
+value ::= object | array | string | number | boolean | null
+object ::= "{" space (string ":" space value ("," space string ":" space value)*)? "}" space
+array ::= "[" space (value ("," space value)*)? "]" space
+)";
+
+constexpr int kMaxDepth = 64;
+
+// Bounds on numbers: not expressed in the grammar yet, so refused wherever a number may appear.
+constexpr const char* kNumeric[] = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"};
+
+// Keywords that say nothing about which values are valid.
+const std::set<std::string> kAnnotations = {"title", "description", "$schema", "$id", "$comment", "default",
+                                            "examples", "deprecated", "readOnly", "writeOnly", "$defs", "definitions"};
+
+// A GBNF string literal matching exactly `bytes`.
+std::string literal(const std::string& bytes) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out = "\"";
+  for (unsigned char c : bytes) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += char(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20 || c == 0x7F) {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += char(c);
+    }
+  }
+  return out + "\"";
+}
+
+class Converter {
+ public:
+  explicit Converter(const Json& root) : root_(root) {}
+
+  std::string run() {
+    const std::string top = visit(root_, "", 0);
+    out_ += "root ::= " + top + "\n";
+    return kPrimitives + out_;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& where, const std::string& what) const {
+    throw SchemaError("json_schema: " + what + (where.empty() ? "" : " (at " + where + ")"));
+  }
+
+  std::string new_rule(const std::string& body) {
+    const std::string name = "s" + std::to_string(++n_rules_);
+    out_ += name + " ::= " + body + "\n";
+    return name;
+  }
+
+  // The GBNF expression (a rule name or literal group) for values valid under schema `s`.
+  std::string visit(const Json& s, const std::string& where, int depth) {
+    if (depth > kMaxDepth) fail(where, "the schema nests deeper than " + std::to_string(kMaxDepth) + " levels");
+    if (s.is_boolean()) {
+      if (!s.get<bool>()) fail(where, "the schema 'false' allows no value");
+      return "value";
+    }
+    if (!s.is_object()) fail(where, "a schema must be an object or a boolean");
+    for (const auto& [k, v] : s.items())
+      if (!kAnnotations.count(k) && !kHandled.count(k)) fail(where, "unsupported keyword '" + k + "'");
+
+    if (auto r = s.find("$ref"); r != s.end()) {
+      if (s.size() > 1)
+        for (const auto& [k, v] : s.items())
+          if (k != "$ref" && !kAnnotations.count(k)) fail(where, "'$ref' beside '" + k + "' is not supported");
+      return ref(*r, where, depth);
+    }
+    if (auto c = s.find("const"); c != s.end()) return only(s, "const", where, "(" + literal(c->dump()) + " space)");
+    if (auto e = s.find("enum"); e != s.end()) {
+      if (!e->is_array() || e->empty()) fail(where + "/enum", "'enum' must be a non-empty array");
+      std::string alts;
+      for (const Json& v : *e) alts += (alts.empty() ? "" : " | ") + literal(v.dump());
+      return only(s, "enum", where, "((" + alts + ") space)");
+    }
+    for (const char* k : {"anyOf", "oneOf"})
+      if (auto a = s.find(k); a != s.end()) return union_of(s, k, *a, where, depth);
+
+    auto t = s.find("type");
+    if (t == s.end()) {
+      for (const char* k : kNumeric)
+        if (s.contains(k)) fail(where, "unsupported keyword '" + std::string(k) + "'");
+      for (const char* k : {"properties", "additionalProperties", "required"})
+        if (s.contains(k)) return object(s, where, depth);
+      for (const char* k : {"items", "minItems", "maxItems"})
+        if (s.contains(k)) return array(s, where, depth);
+      for (const char* k : {"minLength", "maxLength"})
+        if (s.contains(k)) return string(s, where);
+      return "value";
+    }
+    if (t->is_string()) return typed(s, t->get<std::string>(), where, depth);
+    if (!t->is_array() || t->empty()) fail(where + "/type", "'type' must be a string or a non-empty array of strings");
+    std::string alts;
+    for (const Json& one : *t) {
+      if (!one.is_string()) fail(where + "/type", "'type' must be a string or a non-empty array of strings");
+      alts += (alts.empty() ? "" : " | ") + typed(s, one.get<std::string>(), where, depth);
+    }
+    return new_rule(alts);
+  }
+
+  // `keyword` (const / enum) leaves nothing for other constraints to add; refuse them rather
+  // than check that the listed values meet them.
+  std::string only(const Json& s, const char* keyword, const std::string& where, std::string expr) {
+    for (const auto& [k, v] : s.items())
+      if (k != keyword && k != "type" && !kAnnotations.count(k)) fail(where, "'" + k + "' beside '" + keyword + "' is not supported");
+    return expr;
+  }
+
+  std::string typed(const Json& s, const std::string& type, const std::string& where, int depth) {
+    if (type == "object") return object(s, where, depth);
+    if (type == "array") return array(s, where, depth);
+    if (type == "string") return string(s, where);
+    if (type == "integer" || type == "number" || type == "boolean" || type == "null") {
+      for (const char* k : kNumeric)
+        if (s.contains(k)) fail(where, "unsupported keyword '" + std::string(k) + "'");
+      return type;
+    }
+    fail(where + "/type", "unknown type '" + type + "'");
+  }
+
+  std::string ref(const Json& r, const std::string& where, int depth) {
+    if (!r.is_string()) fail(where + "/$ref", "'$ref' must be a string");
+    const std::string target = r.get<std::string>();
+    if (auto it = refs_.find(target); it != refs_.end()) return it->second;
+    if (target.rfind("#", 0) != 0) fail(where + "/$ref", "only local references ('#/...') are supported, not '" + target + "'");
+    const Json* node = &root_;
+    try {
+      if (target.size() > 1) node = &root_.at(Json::json_pointer(target.substr(1)));
+    } catch (const nlohmann::json::exception&) {
+      fail(where + "/$ref", "'" + target + "' does not point into the schema");
+    }
+    // Named before its body so that a recursive schema refers to itself.
+    const std::string name = "s" + std::to_string(++n_rules_);
+    refs_[target] = name;
+    const std::string body = visit(*node, target.substr(1), depth + 1);
+    out_ += name + " ::= " + body + "\n";
+    return name;
+  }
+
+  std::string union_of(const Json& s, const char* keyword, const Json& branches, const std::string& where, int depth) {
+    const std::string at = where + "/" + keyword;
+    if (!branches.is_array() || branches.empty()) fail(at, "'" + std::string(keyword) + "' must be a non-empty array");
+    for (const auto& [k, v] : s.items())
+      if (k != keyword && !kAnnotations.count(k)) fail(where, "'" + k + "' beside '" + keyword + "' is not supported");
+    if (std::string(keyword) == "oneOf") require_disjoint(branches, at);
+    std::string alts;
+    for (size_t i = 0; i < branches.size(); i++)
+      alts += (alts.empty() ? "" : " | ") + visit(branches[i], at + "/" + std::to_string(i), depth + 1);
+    return new_rule(alts);
+  }
+
+  // oneOf needs exactly one branch to match. The grammar is a union, so that holds only when
+  // no value can match two branches: accept branches of different single types, or of
+  // const / enum values no other branch lists.
+  void require_disjoint(const Json& branches, const std::string& at) {
+    std::set<std::string> types, values;
+    bool by_type = true, by_value = true;
+    for (const Json& b : branches) {
+      const Json* t = b.is_object() && b.contains("type") && b.at("type").is_string() ? &b.at("type") : nullptr;
+      by_type = by_type && t && types.insert(t->get<std::string>() == "integer" ? "number" : t->get<std::string>()).second;
+      const Json* list = !b.is_object() ? nullptr : b.contains("const") ? &b.at("const") : b.contains("enum") ? &b.at("enum") : nullptr;
+      if (!list) {
+        by_value = false;
+      } else if (b.contains("const")) {
+        by_value = by_value && values.insert(list->dump()).second;
+      } else if (list->is_array()) {
+        for (const Json& v : *list) by_value = by_value && values.insert(v.dump()).second;
+      }
+    }
+    if (!by_type && !by_value)
+      fail(at, "'oneOf' whose branches may overlap is not supported (give each branch a different type or const, or use anyOf)");
+  }
+
+  std::string string(const Json& s, const std::string& where) {
+    const uint64_t lo = count(s, "minLength", where, 0);
+    const uint64_t hi = count(s, "maxLength", where, UINT64_MAX);
+    if (hi < lo) fail(where, "'maxLength' is below 'minLength'");
+    if (lo == 0 && hi == UINT64_MAX) return "string";
+    return new_rule("\"\\\"\" char" + repeat(lo, hi) + " \"\\\"\" space");
+  }
+
+  std::string array(const Json& s, const std::string& where, int depth) {
+    std::string item = "value";
+    if (auto it = s.find("items"); it != s.end()) item = visit(*it, where + "/items", depth + 1);
+    const uint64_t lo = count(s, "minItems", where, 0);
+    const uint64_t hi = count(s, "maxItems", where, UINT64_MAX);
+    if (hi < lo) fail(where, "'maxItems' is below 'minItems'");
+    if (hi == 0) return new_rule("\"[\" space \"]\" space");
+    const std::string more = "(\",\" space " + item + ")" + repeat(lo == 0 ? 0 : lo - 1, hi == UINT64_MAX ? hi : hi - 1);
+    const std::string items = item + " " + more;
+    return new_rule("\"[\" space " + (lo == 0 ? "(" + items + ")?" : items) + " \"]\" space");
+  }
+
+  std::string object(const Json& s, const std::string& where, int depth) {
+    std::vector<std::pair<std::string, std::string>> props;  // (name, value expression)
+    if (auto p = s.find("properties"); p != s.end()) {
+      if (!p->is_object()) fail(where + "/properties", "'properties' must be an object");
+      for (const auto& [name, sub] : p->items()) props.emplace_back(name, visit(sub, where + "/properties/" + name, depth + 1));
+    }
+    std::set<std::string> required;
+    if (auto r = s.find("required"); r != s.end()) {
+      if (!r->is_array()) fail(where + "/required", "'required' must be an array of strings");
+      for (const Json& n : *r) {
+        if (!n.is_string()) fail(where + "/required", "'required' must be an array of strings");
+        required.insert(n.get<std::string>());
+      }
+    }
+    for (const std::string& n : required) {
+      bool known = false;
+      for (const auto& p : props) known = known || p.first == n;
+      if (!known) fail(where + "/required", "required property '" + n + "' has no schema in 'properties'");
+    }
+    std::string extra;  // the value of additional properties, or "" for none
+    if (auto a = s.find("additionalProperties"); a != s.end() && !(a->is_boolean() && !a->get<bool>())) {
+      // Keys outside `properties` would need a grammar for "any string but these": refused
+      // rather than risk a duplicate of a listed key with a value its schema forbids.
+      if (!props.empty()) fail(where, "'additionalProperties' beside 'properties' is not supported");
+      extra = visit(*a, where + "/additionalProperties", depth + 1);
+    }
+    if (props.empty()) {
+      if (extra.empty()) return new_rule("\"{\" space \"}\" space");
+      const std::string kv = "string \":\" space " + extra;
+      return new_rule("\"{\" space (" + kv + " (\",\" space " + kv + ")*)? \"}\" space");
+    }
+    // The properties in schema order, each present or (if not required) absent, with commas
+    // only between present ones: first_i (nothing written yet) and rest_i (something written).
+    const size_t n = props.size();
+    std::vector<std::string> kv(n), rest(n + 1), first(n + 1);
+    for (size_t i = 0; i < n; i++) kv[i] = literal(Json(props[i].first).dump()) + " space \":\" space " + props[i].second;
+    rest[n] = first[n] = "";
+    for (size_t i = n; i-- > 0;) {
+      const bool req = required.count(props[i].first) > 0;
+      const std::string after = rest[i + 1].empty() ? "" : " " + rest[i + 1];
+      rest[i] = new_rule(req ? "\",\" space " + kv[i] + after : "(\",\" space " + kv[i] + ")?" + after);
+      const std::string start = kv[i] + after;
+      first[i] = new_rule(req ? start : first[i + 1].empty() ? "(" + start + ")?" : start + " | " + first[i + 1]);
+    }
+    return new_rule("\"{\" space " + first[0] + " \"}\" space");
+  }
+
+  uint64_t count(const Json& s, const char* key, const std::string& where, uint64_t absent) {
+    auto it = s.find(key);
+    if (it == s.end()) return absent;
+    if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<int64_t>() >= 0))
+      fail(where + "/" + key, "'" + std::string(key) + "' must be a non-negative integer");
+    const uint64_t v = it->get<uint64_t>();
+    if (v > 10000) fail(where + "/" + key, "'" + std::string(key) + "' above 10000 is not supported");
+    return v;
+  }
+
+  static std::string repeat(uint64_t lo, uint64_t hi) {
+    if (lo == 0 && hi == UINT64_MAX) return "*";
+    if (lo == 1 && hi == UINT64_MAX) return "+";
+    if (hi == UINT64_MAX) return "{" + std::to_string(lo) + ",}";
+    return "{" + std::to_string(lo) + "," + std::to_string(hi) + "}";
+  }
+
+  static inline const std::set<std::string> kHandled = {
+      "type", "properties", "required", "additionalProperties", "enum", "const", "items", "minItems", "maxItems",
+      "anyOf", "oneOf", "$ref", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum",
+      "exclusiveMaximum", "multipleOf"};
+
+  const Json& root_;
+  std::string out_;
+  int n_rules_ = 0;
+  std::map<std::string, std::string> refs_;
+};
+
+}  // namespace
+
+std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema) { return Converter(schema).run(); }
+
+std::string json_object_gbnf() { return std::string(kPrimitives) + "root ::= object\n"; }
+
+}  // namespace hart::grammar

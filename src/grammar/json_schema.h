@@ -1,0 +1,29 @@
+// JSON Schema -> GBNF, for structured output. Supports what llama.cpp's json-schema-to-grammar
+// does for types, objects (properties, required, additionalProperties), enum / const, arrays
+// (items, minItems, maxItems), anyOf / oneOf (disjoint branches), $ref into the schema
+// ($defs, definitions), strings (minLength, maxLength) and numbers; annotations (title,
+// description, ...) are ignored. Any other keyword is refused with a SchemaError naming it and
+// where it is, so output never silently ignores part of a schema. Every text the grammar admits
+// validates against the schema; where the schema allows more (additionalProperties absent means
+// none, as in llama.cpp and OpenAI's strict mode) the grammar admits a subset.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "grammar/grammar.h"
+
+namespace hart::grammar {
+
+class SchemaError : public GrammarError {
+ public:
+  using GrammarError::GrammarError;
+};
+
+// GBNF text whose root is a JSON value (followed by optional whitespace) valid under `schema`.
+std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema);
+
+// GBNF text whose root is any JSON object (response_format json_object).
+std::string json_object_gbnf();
+
+}  // namespace hart::grammar

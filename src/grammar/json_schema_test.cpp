@@ -1,0 +1,127 @@
+#include "grammar/json_schema.h"
+
+#include <gtest/gtest.h>
+
+#include "grammar/grammar_test_util.h"
+
+namespace hart::grammar {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using testing::expect_language;
+
+Grammar from_schema(const char* schema) { return parse_gbnf(json_schema_to_gbnf(Json::parse(schema))); }
+
+std::string error_of(const char* schema) {
+  try {
+    json_schema_to_gbnf(Json::parse(schema));
+  } catch (const SchemaError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(JsonSchema, Types) {
+  const Grammar s = from_schema(R"({"type": "string"})");
+  expect_language(s, {R"("a \"q\" \u00e9 é")"},
+                  {"\"a\nb\"", "12"});
+  const Grammar i = from_schema(R"({"type": "integer"})");
+  expect_language(i, {"-120"},
+                  {"1.5", "012"});
+  const Grammar n = from_schema(R"({"type": "number"})");
+  expect_language(n, {"-1.25e+3"},
+                  {"1."});
+  const Grammar b = from_schema(R"({"type": ["boolean", "null"]})");
+  expect_language(b, {"true", "null"},
+                  {"0"});
+  const Grammar any = from_schema("{}");
+  expect_language(any, {R"({"a": [1, {"b": null}], "c": "d"})"},
+                  {});
+}
+
+TEST(JsonSchema, ObjectsWithRequiredAndOptionalProperties) {
+  const Grammar g = from_schema(R"({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"},
+      "c": {"type": "boolean"}}, "required": ["b"]})");
+  expect_language(g, {R"({"b": "x"})", R"({"a": 1, "b": "x", "c": true})", R"({ "a":1,"b":"x" })"},
+                  {R"({"a": 1})", R"({"b": "x", "d": 1})", R"({"b": 1})", R"({"a": 1,, "b": "x"})"});
+  const Grammar none = from_schema(R"({"properties": {"a": {}, "b": {}}})");
+  expect_language(none, {"{}", R"({"b": 2})"},
+                  {R"({, "b": 2})"});
+}
+
+TEST(JsonSchema, AdditionalProperties) {
+  const Grammar map = from_schema(R"({"type": "object", "additionalProperties": {"type": "integer"}})");
+  expect_language(map, {R"({"x": 1, "y": 2})"},
+                  {R"({"x": "1"})"});
+  const Grammar closed = from_schema(R"({"type": "object", "additionalProperties": false})");
+  expect_language(closed, {"{}"},
+                  {R"({"x": 1})"});
+}
+
+TEST(JsonSchema, EnumAndConst) {
+  const Grammar e = from_schema(R"({"enum": ["red", 1, null, {"k": [true]}]})");
+  expect_language(e, {R"("red")", "1", "null", R"({"k":[true]})"},
+                  {R"("blue")"});
+  const Grammar c = from_schema(R"({"const": "a\"b"})");
+  expect_language(c, {R"("a\"b")"},
+                  {R"("ab")"});
+}
+
+TEST(JsonSchema, ArraysWithItemCounts) {
+  const Grammar g = from_schema(R"({"type": "array", "items": {"type": "integer"}, "minItems": 1, "maxItems": 3})");
+  expect_language(g, {"[1]", "[1, 2, 3]"},
+                  {"[]", "[1, 2, 3, 4]", R"(["1"])"});
+  const Grammar empty_ok = from_schema(R"({"type": "array", "maxItems": 2})");
+  expect_language(empty_ok, {"[]", R"([1, "x"])"},
+                  {"[1, 2, 3]"});
+}
+
+TEST(JsonSchema, StringLengths) {
+  const Grammar g = from_schema(R"({"type": "string", "minLength": 2, "maxLength": 3})");
+  expect_language(g, {R"("ab")", R"("a\nc")"},
+                  {R"("a")", R"("abcd")"});
+}
+
+TEST(JsonSchema, AnyOfOneOfAndRefs) {
+  const Grammar g = from_schema(R"({"anyOf": [{"type": "integer"}, {"$ref": "#/$defs/name"}],
+      "$defs": {"name": {"type": "string", "maxLength": 2}}})");
+  expect_language(g, {"5", R"("ab")"},
+                  {R"("abc")"});
+  const Grammar one = from_schema(R"({"oneOf": [{"type": "string"}, {"type": "null"}]})");
+  expect_language(one, {"null"},
+                  {});
+  // A recursive schema through definitions.
+  const Grammar tree = from_schema(R"({"$ref": "#/definitions/node", "definitions": {"node": {"type": "object",
+      "properties": {"kids": {"type": "array", "items": {"$ref": "#/definitions/node"}}}, "required": ["kids"]}}})");
+  expect_language(tree, {R"({"kids": [{"kids": []}, {"kids": [{"kids": []}]}]})"},
+                  {R"({"kids": [{}]})"});
+}
+
+TEST(JsonSchema, UnsupportedKeywordsAreNamed) {
+  EXPECT_EQ(error_of(R"({"type": "array", "uniqueItems": true})"), "json_schema: unsupported keyword 'uniqueItems'");
+  EXPECT_EQ(error_of(R"({"type": "object", "properties": {"a": {"type": "string", "pattern": "^a$"}}})"),
+            "json_schema: unsupported keyword 'pattern' (at /properties/a)");
+  EXPECT_EQ(error_of(R"({"type": "integer", "minimum": 0})"), "json_schema: unsupported keyword 'minimum'");
+  EXPECT_EQ(error_of(R"({"oneOf": [{"type": "string"}, {"maxLength": 3}]})"),
+            "json_schema: 'oneOf' whose branches may overlap is not supported (give each branch a different type or "
+            "const, or use anyOf) (at /oneOf)");
+  EXPECT_EQ(error_of(R"({"$ref": "#/$defs/missing"})"), "json_schema: '#/$defs/missing' does not point into the schema (at /$ref)");
+  EXPECT_EQ(error_of(R"({"$ref": "https://example.com/s.json"})"),
+            "json_schema: only local references ('#/...') are supported, not 'https://example.com/s.json' (at /$ref)");
+  EXPECT_EQ(error_of(R"({"type": "object", "properties": {"a": {}}, "additionalProperties": true})"),
+            "json_schema: 'additionalProperties' beside 'properties' is not supported");
+  EXPECT_EQ(error_of(R"({"type": "object", "required": ["x"]})"),
+            "json_schema: required property 'x' has no schema in 'properties' (at /required)");
+  EXPECT_EQ(error_of(R"({"type": "strin"})"), "json_schema: unknown type 'strin' (at /type)");
+  EXPECT_EQ(error_of("false"), "json_schema: the schema 'false' allows no value");
+  EXPECT_EQ(error_of(R"({"minimum": 3})"), "json_schema: unsupported keyword 'minimum'");
+}
+
+TEST(JsonSchema, JsonObjectGrammar) {
+  const Grammar g = parse_gbnf(json_object_gbnf());
+  expect_language(g, {R"({"a": [1, 2.5, "x", {"b": false}]})"},
+                  {"[1]", R"({"a": 1)"});
+}
+
+}  // namespace
+}  // namespace hart::grammar

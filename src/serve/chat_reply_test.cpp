@@ -74,9 +74,12 @@ TEST_F(Tools, BadToolFieldsAre400s) {
   EXPECT_EQ(blamed(with_tools(R"(, "tool_choice": "sometimes")")), "tool_choice");
   EXPECT_EQ(blamed(with_tools(R"(, "tool_choice": 1)")), "tool_choice");
   EXPECT_EQ(blamed(with_tools(R"(, "tool_choice": {"type": "function", "function": {"name": "other"}})")), "tool_choice");
-  // Honoured only with constrained decoding, which the server does not have yet: refused.
-  EXPECT_EQ(blamed(with_tools(R"(, "tool_choice": "required")")), "tool_choice");
-  EXPECT_EQ(blamed(with_tools(R"(, "tool_choice": {"type": "function", "function": {"name": "get_weather"}})")), "tool_choice");
+  // Forced calls are a grammar, which cannot be combined with another one.
+  EXPECT_EQ(blamed(with_tools(R"(, "tool_choice": "required")")), "(accepted)");
+  EXPECT_EQ(blamed(with_tools(R"(, "tool_choice": {"type": "function", "function": {"name": "get_weather"}})")), "(accepted)");
+  EXPECT_EQ(blamed(with_tools(R"(, "tool_choice": "required", "response_format": {"type": "json_object"})")), "tool_choice");
+  EXPECT_NE(parse(with_tools(R"(, "tool_choice": "required")")).gen.grammar, nullptr);
+  EXPECT_EQ(parse(with_tools("")).gen.grammar, nullptr);
   // A template the server cannot read calls from: tools would be silently ignored.
   const ChatFormatter chatml{ChatTemplate::CHATML};
   EXPECT_EQ(blamed(with_tools(""), &chatml), "tools");

@@ -1,6 +1,7 @@
 #include "serve/openai_api.h"
 
 #include "serve/chat_reply.h"
+#include "serve/tool_grammar.h"
 #include "serve/tool_request.h"
 
 #include <algorithm>
@@ -94,6 +95,12 @@ std::vector<int32_t> chat_prompt(const Body& body, const PromptContext& pc, ApiR
   const std::string prompt = render_chat(body, pc.chat, tools);
   api.reply = reply_syntax(pc.chat.template_source(!tools.tools.is_null()), prompt, tools);
   api.gen.shown_tokens = marker_tokens(pc.tok, output_markers(api.reply));
+  if (!tools.forced.empty()) {
+    if (api.gen.grammar)
+      invalid("tool_choice", "a forced tool call (tool_choice \"required\" or a named function) cannot be combined with "
+                             "'response_format', 'json_schema' or 'grammar'");
+    api.gen.grammar = forced_call_grammar(api.reply, tools.tools, tools.forced);
+  }
   return encode(pc, prompt, "messages");
 }
 

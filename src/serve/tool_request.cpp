@@ -79,17 +79,17 @@ ToolRequest parse_tool_request(const Body& body) {
       const std::string& name = string_at(*f, "name", "tool_choice.function", "tool_choice");
       if (!names.count(name)) bad("tool_choice", "tool_choice names '" + name + "', which is not among the tools");
       choice = "named";
+      r.forced = {name};
     } else {
       bad("tool_choice", "'tool_choice' must be a string or an object");
     }
   }
   if (choice != "auto" && choice != "none" && !has_tools) bad("tool_choice", "'tool_choice' needs 'tools'");
-  if (choice == "required" || choice == "named")
-    throw ApiError(400, "invalid_request_error",
-                   "tool_choice \"required\" and named functions need constrained decoding, which this server "
-                   "does not have yet; use \"auto\"",
-                   "tool_choice");
-  if (has_tools && choice == "auto" && !t->empty()) {
+  if (choice == "required") {
+    if (t->empty()) bad("tool_choice", "tool_choice \"required\" needs at least one tool");
+    r.forced.assign(names.begin(), names.end());
+  }
+  if (has_tools && choice != "none" && !t->empty()) {
     r.tools = *t;
     r.parse_calls = true;
   }

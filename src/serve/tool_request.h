@@ -3,6 +3,8 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 namespace hart::serve {
 
@@ -10,10 +12,11 @@ struct ToolRequest {
   nlohmann::ordered_json tools;  // what the template renders: null for none (or tool_choice "none")
   bool parse_calls = false;      // the reply may hold calls: tools given, tool_choice "auto"
   bool parallel = true;          // parallel_tool_calls
+  // tool_choice "required" (every tool's name) or a named function (its name): the reply must
+  // call one of these, enforced by constrained decoding (serve/tool_grammar.h). Empty: no call forced.
+  std::vector<std::string> forced;
 };
 
-// tool_choice "required" and a named function are refused: without constrained decoding
-// (grammar sampling) the server cannot make the model call a tool.
 ToolRequest parse_tool_request(const nlohmann::ordered_json& body);
 
 // Assistant tool_calls are well-formed, and every tool message answers a call made before it.

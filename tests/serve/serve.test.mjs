@@ -277,8 +277,10 @@ describe('qwen3 with Qwen3\'s template: tools, choices, embeddings, templates', 
     const cases = [
       [{ messages, tools: { type: 'function' } }, 'tools'],
       [{ messages, tools: [{ type: 'function', function: { name: 'bad name' } }] }, 'tools'],
-      [{ messages, tools, tool_choice: 'required' }, 'tool_choice'],
-      [{ messages, tools, tool_choice: { type: 'function', function: { name: 'get_weather' } } }, 'tool_choice'],
+      [{ messages, tools, tool_choice: { type: 'function', function: { name: 'other' } } }, 'tool_choice'],
+      [{ messages, tools, tool_choice: 'required', response_format: { type: 'json_object' } }, 'tool_choice'],
+      [{ messages, tool_choice: 'required', tools: [{ type: 'function', function: { name: 'f',
+        parameters: { type: 'object', properties: { s: { type: 'string', format: 'date' } } } } }] }, 'tools'],
       [{ messages, tools, parallel_tool_calls: 1 }, 'parallel_tool_calls'],
       [{ messages: [...messages, { role: 'tool', tool_call_id: 'call_none', content: '18 C' }] }, 'messages'],
     ];
@@ -291,8 +293,42 @@ describe('qwen3 with Qwen3\'s template: tools, choices, embeddings, templates', 
       assert.equal(typeof error.message, 'string');
       assert.equal(error.code, null);
     }
-    await assert.rejects(s.client.chat.completions.create({ model: 'x', messages, tools, tool_choice: 'required' }),
-                         (e) => e.status === 400 && /constrained decoding/.test(e.message));
+  });
+
+  // Constrained decoding: even random weights make a call whose arguments validate.
+  test('a named tool_choice or "required" yields a valid call, streamed and not', async () => {
+    const { default: Ajv } = await import('ajv');
+    const params = { type: 'object', properties: { city: { type: 'string', maxLength: 12 }, days: { type: 'integer' } },
+                     required: ['city', 'days'] };
+    // Bounded strings: a random model would not end an unbounded one within max_tokens.
+    const forced = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object',
+                      properties: { city: { type: 'string', maxLength: 8 } }, required: ['city'] } } },
+                    { type: 'function', function: { name: 'get_time', parameters: params } }];
+    const valid = new Ajv().compile(params), validWeather = new Ajv().compile(forced[0].function.parameters);
+    for (const [tool_choice, seed] of [[{ type: 'function', function: { name: 'get_time' } }, 1], ['required', 2]]) {
+      const req = { model: 'x', messages, tools: forced, tool_choice, max_tokens: 160, temperature: 1, seed };
+      const r = await s.client.chat.completions.create(req);
+      const c = r.choices[0];
+      assert.equal(c.finish_reason, 'tool_calls', JSON.stringify(c));
+      assert.equal(c.message.tool_calls.length, 1);
+      const call = c.message.tool_calls[0].function;
+      if (typeof tool_choice === 'object') assert.equal(call.name, 'get_time');
+      const args = JSON.parse(call.arguments);
+      const check = call.name === 'get_time' ? valid : validWeather;
+      assert.ok(check(args), JSON.stringify(check.errors));
+      let name = '', streamedArgs = '', finish = null;
+      for await (const chunk of await s.client.chat.completions.create({ ...req, stream: true }))
+        for (const ch of chunk.choices) {
+          for (const tc of ch.delta.tool_calls ?? []) {
+            name += tc.function?.name ?? '';
+            streamedArgs += tc.function?.arguments ?? '';
+          }
+          finish = ch.finish_reason ?? finish;
+        }
+      assert.equal(finish, 'tool_calls');
+      assert.equal(name, call.name);
+      assert.equal(streamedArgs, call.arguments);
+    }
   });
 
   test('a tool result that answers a call is accepted', async () => {

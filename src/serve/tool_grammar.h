@@ -1,0 +1,23 @@
+// The grammar that makes a reply a tool call, for tool_choice "required" and a named function:
+// constrained decoding holds the model to the family's call syntax with the function's name and
+// arguments valid under its `parameters` schema, so even a weak model emits a call that parses
+// and validates. The reply makes exactly one call (a subset of what parallel_tool_calls allows).
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "chat/chat_output.h"
+#include "grammar/grammar.h"
+
+namespace hart::serve {
+
+// `tools` is the request's checked tools array, `names` the functions one of which must be
+// called. Throws ApiError (400): a family whose call syntax has no grammar here (Hermes/Qwen
+// `<tool_call>` has), or a parameters schema the converter does not support (naming it).
+std::shared_ptr<const grammar::Grammar> forced_call_grammar(const OutputSyntax& syntax, const nlohmann::ordered_json& tools,
+                                                            const std::vector<std::string>& names);
+
+}  // namespace hart::serve

@@ -35,6 +35,13 @@ Codec codec_iq4_xs();
 Codec codec_tq1_0();
 Codec codec_tq2_0();
 Codec codec_mxfp4();
+Codec codec_iq2_xxs();
+Codec codec_iq2_xs();
+Codec codec_iq2_s();
+Codec codec_iq3_xxs();
+Codec codec_iq3_s();
+Codec codec_iq1_s();
+Codec codec_iq1_m();
 
 // The largest magnitude among n values and the signed value that has it (the first one on ties),
 // as ggml's symmetric quantizers pick their scale.

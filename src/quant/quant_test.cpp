@@ -12,6 +12,7 @@
 #include "common/testdata.h"
 #include "gguf/gguf.h"
 #include "quant/blocks.h"
+#include "quant/random_blocks.h"
 
 namespace hart {
 namespace {
@@ -22,7 +23,8 @@ const Type kQuantizable[] = {Type::F32,    Type::F16,    Type::BF16,  Type::Q4_0
                              Type::TQ2_0,  Type::MXFP4};
 const Type kWeights[] = {Type::F32,  Type::F16,  Type::BF16, Type::Q4_0,   Type::Q4_1,   Type::Q5_0,  Type::Q5_1,
                          Type::Q8_0, Type::Q2_K, Type::Q3_K, Type::Q4_K,   Type::Q5_K,   Type::Q6_K,  Type::IQ4_NL,
-                         Type::IQ4_XS, Type::TQ1_0, Type::TQ2_0, Type::MXFP4};
+                         Type::IQ4_XS, Type::TQ1_0, Type::TQ2_0, Type::MXFP4, Type::IQ2_XXS, Type::IQ2_XS,
+                         Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M};
 
 std::vector<float> random_floats(int64_t n, uint32_t seed, float scale = 1.0f) {
   std::mt19937 rng(seed);
@@ -132,9 +134,11 @@ TEST(Quant, Q4_0LayoutMatchesGgml) {
   }
 }
 
-// Random weight blocks: quantized Gaussians.
+// Random weight blocks: quantized Gaussians, or random IQ blocks (which need an importance matrix).
 std::vector<uint8_t> random_weights(Type t, int64_t n, uint32_t seed) {
-  return quantize(t, random_floats(n, seed, 0.05f));
+  if (can_quantize(t)) return quantize(t, random_floats(n, seed, 0.05f));
+  std::mt19937 rng(seed);
+  return random_iq_blocks(t, n, rng);
 }
 
 // Q8_1 stores s = fp16(d * sum(levels)) with the unrounded d, so the minimum term m*s of a Q4_1 /
@@ -181,11 +185,11 @@ TEST(Quant, ReportsUnsupportedUse) {
   float y[64];
   const std::vector<uint8_t> q(256);
   EXPECT_THROW(dequantize_row(Type::Q4_0, q.data(), y, 33), Error);
-  EXPECT_THROW(dequantize_row(Type::IQ2_XXS, q.data(), y, 256), Error);
-  EXPECT_THROW(quantize_row(Type::IQ2_XXS, y, nullptr, 256), Error);
+  EXPECT_THROW(dequantize_row(Type::NVFP4, q.data(), y, 256), Error);
+  EXPECT_THROW(quantize_row(Type::NVFP4, y, nullptr, 256), Error);
   EXPECT_THROW(vec_dot_type(Type::Q8_K), Error);
-  EXPECT_FALSE(can_dequantize(Type::IQ2_XXS));
-  EXPECT_FALSE(can_quantize(Type::IQ2_XXS));
+  EXPECT_FALSE(can_dequantize(Type::NVFP4));
+  EXPECT_FALSE(can_quantize(Type::NVFP4));
   EXPECT_EQ(vec_dot_type(Type::Q4_1), Type::Q8_1);
   EXPECT_EQ(vec_dot_type(Type::Q6_K), Type::Q8_K);
   EXPECT_EQ(vec_dot_type(Type::BF16), Type::BF16);
@@ -240,7 +244,8 @@ TEST(Quant, MatchesGgmlVectors) {
 // The second file: the types ggml_quant_vectors.gguf lacks, and Q8_K.
 TEST(Quant, MatchesGgmlVectors2) {
   HART_REQUIRE_TESTDATA(path, "qtypes/ggml_quant_vectors_2.gguf");
-  check_ggml_vectors(path, {"tq1_0", "tq2_0", "mxfp4", "q8_K"});
+  check_ggml_vectors(path, {"tq1_0", "tq2_0", "mxfp4", "q8_K", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s",
+                            "iq1_s", "iq1_m"});
 }
 
 }  // namespace

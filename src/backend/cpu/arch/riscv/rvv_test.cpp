@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "quant/blocks.h"
 #include "quant/quant.h"
+#include "quant/random_blocks.h"
 
 namespace hart::cpu {
 namespace {
@@ -213,7 +214,7 @@ void check_weight_type(const Kernels& k, Type t, std::mt19937& rng) {
     std::vector<float> wf(static_cast<size_t>(n)), xf(static_cast<size_t>(n));
     for (float& v : wf) v = dist(rng);
     for (float& v : xf) v = dist(rng);
-    const auto w = quantized(t, wf);
+    const auto w = can_quantize(t) ? quantized(t, wf) : random_iq_blocks(t, n, rng);
     const auto x_ref = quantized(dk.act_type, xf);
     std::vector<uint8_t> x(x_ref.size());
     convert(xf.data(), x.data(), n);
@@ -230,7 +231,8 @@ void check_weight_type(const Kernels& k, Type t, std::mt19937& rng) {
 TEST_F(RvvTest, WeightTypes) {
   for (Type t : {Type::Q8_0, Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::IQ4_NL, Type::Q2_K,
                  Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ4_XS, Type::TQ1_0,
-                 Type::TQ2_0, Type::MXFP4, Type::BF16})
+                 Type::TQ2_0, Type::MXFP4, Type::BF16, Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S,
+                 Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M})
     check_weight_type(k, t, rng);
 }
 

@@ -82,14 +82,21 @@ bool type_supported(Type t) {
 }
 
 bool can_dequantize(Type t) { return find(t) && find(t)->dequantize; }
-bool can_quantize(Type t) { return find(t) && find(t)->quantize; }
+bool can_quantize(Type t) { return find(t) && (find(t)->quantize || find(t)->quantize_weighted); }
+bool quantize_needs_importance(Type t) { return find(t) && !find(t)->quantize && find(t)->quantize_weighted; }
 
 void dequantize_row(Type t, const void* src, float* dst, int64_t n) {
   checked(t, n, can_dequantize(t), "dequantization").dequantize(src, dst, n);
 }
 
-void quantize_row(Type t, const float* src, void* dst, int64_t n) {
-  checked(t, n, can_quantize(t), "quantization").quantize(src, dst, n);
+void quantize_row(Type t, const float* src, void* dst, int64_t n, const float* importance) {
+  const Codec& c = checked(t, n, can_quantize(t), "quantization");
+  if (c.quantize_weighted && (importance || !c.quantize)) {
+    if (!importance) throw Error("quantization to " + describe(t) + " needs importance weights (an imatrix)");
+    c.quantize_weighted(src, dst, n, importance);
+  } else {
+    c.quantize(src, dst, n);
+  }
 }
 
 Type vec_dot_type(Type weight) {

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <map>
 
@@ -170,6 +172,39 @@ TEST(QuantizeModel, QtLlamaToLowBitMixes) {
     EXPECT_EQ(out->get_int("general.file_type"), target(mix).file_type);
     expect_close(*in, *out, rel_rmse);
   }
+}
+
+// With llama-quantize's importance matrix, the tensors of `exact` types come out byte for byte as
+// in llama.cpp's file of the mix (the other types' quantizers do not use the weights yet); returns
+// how many tensors were compared. The caller checks that the test data is there.
+int expect_imatrix_bytes_like_llama_cpp(const std::string& mix, std::initializer_list<Type> exact) {
+  SCOPED_TRACE(mix);
+  const std::string path = testdata_path("qtypes/models/qt-llama-F32.gguf");
+  const std::string im_path = testdata_path("qtypes/qt-llama.imatrix.gguf");
+  const std::string ref_path = testdata_path("qtypes/models/qt-llama-" + mix + ".gguf");
+  TempDir dir;
+  const auto imatrix = ImportanceMatrix::load(im_path);
+  const std::string out_path = dir.file(mix + ".gguf");
+  quantize_model(path, out_path, target(mix), 2, {}, &imatrix);
+  const auto out = gguf::File::open(out_path), ref = gguf::File::open(ref_path);
+  EXPECT_EQ(types_of(*out), types_of(*ref));
+  int compared = 0;
+  for (const auto& t : out->tensors()) {
+    if (std::find(exact.begin(), exact.end(), t.type) == exact.end()) continue;
+    const gguf::TensorInfo* r = ref->find_tensor(t.name);
+    EXPECT_TRUE(r && r->nbytes == t.nbytes && std::memcmp(r->data, t.data, t.nbytes) == 0)
+        << t.name << " (" << type_name(t.type) << ") differs from llama-quantize's";
+    compared++;
+  }
+  return compared;
+}
+
+TEST(QuantizeModel, ImatrixQuantizationMatchesLlamaQuantize) {
+  HART_REQUIRE_TESTDATA(dir, "qtypes/models");
+  HART_REQUIRE_TESTDATA(im_path, "qtypes/qt-llama.imatrix.gguf");
+  // token_embd (no imatrix values: unweighted), 12 IQ4_XS matrices and the two 384-wide ffn_down
+  // that fall back to IQ4_NL.
+  EXPECT_EQ(expect_imatrix_bytes_like_llama_cpp("IQ4_XS", {Type::IQ4_XS, Type::IQ4_NL}), 15);
 }
 
 TEST(QuantizeModel, StoriesToQ8_0) {

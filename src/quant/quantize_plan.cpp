@@ -86,6 +86,7 @@ struct Model {
   int64_t n_gqa = 0;            // query heads per KV head
   bool tied_embeddings = true;  // no output.weight: token_embd doubles as the output matrix
   bool is_70b = false;          // llama.cpp's LLM_TYPE_70B: 8 heads share each attn_v
+  bool has_imatrix = false;     // an importance matrix will weight the quantization
 };
 
 Model describe(const gguf::File& in, std::span<const gguf::TensorInfo> tensors) {
@@ -110,8 +111,7 @@ Model describe(const gguf::File& in, std::span<const gguf::TensorInfo> tensors) 
 // layer in between.
 bool use_more_bits(int i, int n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
 
-// llama_tensor_get_type_impl, reduced to the branches reachable from hart's targets (no
-// importance matrix). `index` is the tensor's position among attn_v tensors (AttnV) or its layer
+// llama_tensor_get_type_impl, reduced to the branches reachable from hart's targets. `index` is the tensor's position among attn_v tensors (AttnV) or its layer
 // (FfnDown); `experts` says the tensor stacks experts (a third dimension).
 Type mixed_type(const Model& m, uint32_t ftype, Role role, int64_t ncols, int index, bool experts, Type type) {
   const bool falcon = m.arch == "falcon";
@@ -150,7 +150,7 @@ Type mixed_type(const Model& m, uint32_t ftype, Role role, int64_t ncols, int in
             return index < m.n_layer / 16 ? Type::Q6_K
                    : use_more_bits(index, m.n_layer) ? Type::Q5_K : Type::Q4_K;
           return use_more_bits(index, m.n_layer) ? Type::Q6_K : type;
-        case kIQ4_XS: return index < m.n_layer / 8 ? Type::Q5_K : type;
+        case kIQ4_XS: return index < m.n_layer / 8 && !m.has_imatrix ? Type::Q5_K : type;
         case kQ5_K_M: return use_more_bits(index, m.n_layer) ? Type::Q6_K : type;
       }
       return type;
@@ -166,6 +166,20 @@ Type mixed_type(const Model& m, uint32_t ftype, Role role, int64_t ncols, int in
       return type;
   }
   return type;
+}
+
+// llama.cpp's tensor_requires_imatrix: the very low-bit types, and Q2_K inside a Q2_K_S file;
+// never the embeddings or the output matrix.
+bool needs_imatrix(Role role, Type type, uint32_t ftype) {
+  if (role == Role::TokenEmbd || role == Role::Output) return false;
+  switch (type) {
+    case Type::IQ3_XXS: case Type::IQ2_XXS: case Type::IQ2_XS: case Type::IQ2_S: case Type::IQ1_M: case Type::IQ1_S:
+      return true;
+    case Type::Q2_K:
+      return ftype == kQ2_K_S;
+    default:
+      return false;
+  }
 }
 
 // A row length that is no multiple of the block size: llama.cpp's fallback chain for K-quants
@@ -211,13 +225,14 @@ const QuantizeTarget* find_quantize_target(std::string_view name) {
   return nullptr;
 }
 
-std::vector<TensorPlan> plan_quantization(const gguf::File& in, const QuantizeTarget& target) {
-  return plan_quantization(in, in.tensors(), target);
+std::vector<TensorPlan> plan_quantization(const gguf::File& in, const QuantizeTarget& target, bool has_imatrix) {
+  return plan_quantization(in, in.tensors(), target, has_imatrix);
 }
 
 std::vector<TensorPlan> plan_quantization(const gguf::File& meta, std::span<const gguf::TensorInfo> tensors,
-                                          const QuantizeTarget& target) {
-  const Model model = describe(meta, tensors);
+                                          const QuantizeTarget& target, bool has_imatrix) {
+  Model model = describe(meta, tensors);
+  model.has_imatrix = has_imatrix;
 
   // llama.cpp counts attn_v tensors in its (layer, name) order.
   std::vector<size_t> order(tensors.size());
@@ -235,15 +250,16 @@ std::vector<TensorPlan> plan_quantization(const gguf::File& meta, std::span<cons
   plan.reserve(tensors.size());
   for (size_t i = 0; i < tensors.size(); i++) {
     const gguf::TensorInfo& t = tensors[i];
-    TensorPlan p{t.type, false};
+    TensorPlan p{t.type, false, false};
     if (convertible(t)) {
       p.type = target.type;
+      const Role role = role_of(t.name);
       if (type_info(target.type).quantized) {
-        const Role role = role_of(t.name);
         const int index = role == Role::AttnV ? attn_v_rank[i] : layer_of(t.name);
         if (target.mix) p.type = mixed_type(model, target.file_type, role, t.ne[0], index, t.ne[2] > 1, p.type);
         p.type = fit_rows(p.type, t.ne[0], t.type, &p.fallback);
       }
+      p.needs_imatrix = needs_imatrix(role, p.type, target.file_type);
     }
     if (p.type != t.type && (!can_dequantize(t.type) || !can_quantize(p.type)))
       throw Error("tensor " + t.name + ": cannot convert " + std::string(type_name(t.type)) +

@@ -40,19 +40,25 @@ void vec_dot(int64_t n, float* out, const void* w, const void* x) {
   *out = sum;
 }
 
+// `weighted` without `plain`: ggml refuses to quantize the type without importance weights.
 template <class Block>
-Codec iq_codec(QuantizeFn quantize) {
-  return {.dequantize = dequantize<Block>, .quantize = quantize, .dot_type = Type::Q8_K, .vec_dot = vec_dot<Block>};
+Codec iq_codec(QuantizeFn plain, QuantizeWeightedFn weighted) {
+  return {.dequantize = dequantize<Block>, .quantize = plain, .quantize_weighted = weighted, .dot_type = Type::Q8_K,
+          .vec_dot = vec_dot<Block>};
 }
+
+// The quantizers whose ggml version works without importance weights (x^2 then).
+template <QuantizeWeightedFn F>
+void unweighted(const float* src, void* dst, int64_t n) { F(src, dst, n, nullptr); }
 
 }  // namespace
 
-Codec codec_iq2_xxs() { return iq_codec<block_iq2_xxs>(nullptr); }
-Codec codec_iq2_xs() { return iq_codec<block_iq2_xs>(nullptr); }
-Codec codec_iq2_s() { return iq_codec<block_iq2_s>(nullptr); }
-Codec codec_iq3_xxs() { return iq_codec<block_iq3_xxs>(nullptr); }
-Codec codec_iq3_s() { return iq_codec<block_iq3_s>(nullptr); }
-Codec codec_iq1_s() { return iq_codec<block_iq1_s>(nullptr); }
-Codec codec_iq1_m() { return iq_codec<block_iq1_m>(nullptr); }
+Codec codec_iq2_xxs() { return iq_codec<block_iq2_xxs>(nullptr, quantize_iq2_xxs); }
+Codec codec_iq2_xs() { return iq_codec<block_iq2_xs>(nullptr, quantize_iq2_xs); }
+Codec codec_iq2_s() { return iq_codec<block_iq2_s>(nullptr, nullptr); }
+Codec codec_iq3_xxs() { return iq_codec<block_iq3_xxs>(unweighted<quantize_iq3_xxs>, quantize_iq3_xxs); }
+Codec codec_iq3_s() { return iq_codec<block_iq3_s>(unweighted<quantize_iq3_s>, quantize_iq3_s); }
+Codec codec_iq1_s() { return iq_codec<block_iq1_s>(nullptr, nullptr); }
+Codec codec_iq1_m() { return iq_codec<block_iq1_m>(nullptr, nullptr); }
 
 }  // namespace hart::quant

@@ -105,6 +105,64 @@ float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, ui
   return scale;
 }
 
+float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* weights) {
+  float max = 0;
+  for (int i = 0; i < n; i++) max = std::max(max, x[i]);
+  if (max < 1e-15f) {  // all zero
+    std::fill(L, L + n, uint8_t(0));
+    return 0;
+  }
+  auto mse = [&](float iscale) {
+    const float scale = 1 / iscale;
+    float e = 0;
+    for (int i = 0; i < n; i++) {
+      const float diff = x[i] - scale * float(std::min(nmax, nearest_int(iscale * x[i])));
+      e += weights[i] * diff * diff;
+    }
+    return e;
+  };
+  // The first candidate is not capped at nmax (its levels cannot exceed it).
+  float iscale = float(nmax) / max;
+  float best_mse = mse(iscale);
+  for (int is = -4; is <= 4; is++) {
+    if (is == 0) continue;
+    const float iscale_is = (0.1f * float(is) + float(nmax)) / max;
+    const float e = mse(iscale_is);
+    if (e < best_mse) {
+      best_mse = e;
+      iscale = iscale_is;
+    }
+  }
+  float sumlx = 0, suml2 = 0;
+  for (int i = 0; i < n; i++) {
+    const int l = std::min(nmax, nearest_int(iscale * x[i]));
+    L[i] = uint8_t(l);
+    sumlx += weights[i] * x[i] * float(l);
+    suml2 += weights[i] * float(l) * float(l);
+  }
+  for (int pass = 0; pass < 5; pass++) {
+    int changed = 0;
+    for (int i = 0; i < n; i++) {
+      const float w = weights[i];
+      float slx = sumlx - w * x[i] * float(L[i]);
+      float sl2 = suml2 - w * float(L[i]) * float(L[i]);
+      if (slx <= 0 || sl2 <= 0) continue;
+      const int l = std::min(nmax, nearest_int(x[i] * sl2 / slx));
+      if (l == L[i]) continue;
+      slx += w * x[i] * float(l);
+      sl2 += w * float(l) * float(l);
+      if (slx * slx * suml2 > sumlx * sumlx * sl2) {
+        L[i] = uint8_t(l);
+        sumlx = slx;
+        suml2 = sl2;
+        changed++;
+      }
+    }
+    if (!changed) break;
+  }
+  return suml2 > 0 ? sumlx / suml2 : 0.0f;
+}
+
 void get_scale_min_k4(int j, const uint8_t* q, uint8_t* scale, uint8_t* min) {
   if (j < 4) {
     *scale = q[j] & 63;

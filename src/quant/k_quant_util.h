@@ -32,6 +32,11 @@ float make_qx_quants(int n, int nmax, const float* x, int8_t* L);
 float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L,
                        float* neg_min, float rmin, float rdelta, int nstep, bool abs_error = false);
 
+// ggml's make_qp_quants: levels 0..nmax for non-negative x with a positive scale, the best of 9
+// scales around nmax/max by weighted squared error, then up to 5 passes moving single levels where
+// that improves the weighted least-squares fit. Returns the fitted scale.
+float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* weights);
+
 // Q4_K/Q5_K keep 8 (scale, min) pairs of 6 bits in 12 bytes.
 void get_scale_min_k4(int j, const uint8_t* q, uint8_t* scale, uint8_t* min);
 

@@ -20,7 +20,7 @@ namespace {
 const Type kQuantizable[] = {Type::F32,    Type::F16,    Type::BF16,  Type::Q4_0,  Type::Q4_1,  Type::Q5_0,
                              Type::Q5_1,   Type::Q8_0,   Type::Q8_1,  Type::Q2_K,  Type::Q3_K,  Type::Q4_K,
                              Type::Q5_K,   Type::Q6_K,   Type::Q8_K,  Type::IQ4_NL, Type::IQ4_XS, Type::TQ1_0,
-                             Type::TQ2_0,  Type::MXFP4};
+                             Type::TQ2_0,  Type::MXFP4, Type::IQ2_XXS, Type::IQ2_XS, Type::IQ3_XXS, Type::IQ3_S};
 const Type kWeights[] = {Type::F32,  Type::F16,  Type::BF16, Type::Q4_0,   Type::Q4_1,   Type::Q5_0,  Type::Q5_1,
                          Type::Q8_0, Type::Q2_K, Type::Q3_K, Type::Q4_K,   Type::Q5_K,   Type::Q6_K,  Type::IQ4_NL,
                          Type::IQ4_XS, Type::TQ1_0, Type::TQ2_0, Type::MXFP4, Type::IQ2_XXS, Type::IQ2_XS,
@@ -34,9 +34,13 @@ std::vector<float> random_floats(int64_t n, uint32_t seed, float scale = 1.0f) {
   return v;
 }
 
+// Types that need importance weights get those of ggml_quant_vectors_2.gguf: 1 + (col % 7) / 7.
 std::vector<uint8_t> quantize(Type t, const std::vector<float>& x) {
   std::vector<uint8_t> q(row_size(t, int64_t(x.size())));
-  quantize_row(t, x.data(), q.data(), int64_t(x.size()));
+  std::vector<float> importance;
+  if (quantize_needs_importance(t))
+    for (size_t i = 0; i < x.size(); i++) importance.push_back(1 + float(i % 7) / 7);
+  quantize_row(t, x.data(), q.data(), int64_t(x.size()), importance.empty() ? nullptr : importance.data());
   return q;
 }
 
@@ -69,6 +73,8 @@ double error_bound(Type t) {
     case Type::Q5_0: case Type::Q5_1: case Type::Q5_K: return 0.06;
     case Type::Q3_K: return 0.25;
     case Type::Q2_K: return 0.45;
+    case Type::IQ3_XXS: case Type::IQ3_S: return 0.3;
+    case Type::IQ2_XXS: case Type::IQ2_XS: return 0.5;
     case Type::MXFP4: return 0.2;
     case Type::TQ1_0: case Type::TQ2_0: return 0.9;  // ternary, scaled to the block's largest value
     default: return 0.12;  // 4-bit types
@@ -134,7 +140,7 @@ TEST(Quant, Q4_0LayoutMatchesGgml) {
   }
 }
 
-// Random weight blocks: quantized Gaussians, or random IQ blocks (which need an importance matrix).
+// Random weight blocks: quantized Gaussians, or random IQ blocks for the types hart cannot quantize.
 std::vector<uint8_t> random_weights(Type t, int64_t n, uint32_t seed) {
   if (can_quantize(t)) return quantize(t, random_floats(n, seed, 0.05f));
   std::mt19937 rng(seed);
@@ -190,6 +196,13 @@ TEST(Quant, ReportsUnsupportedUse) {
   EXPECT_THROW(vec_dot_type(Type::Q8_K), Error);
   EXPECT_FALSE(can_dequantize(Type::NVFP4));
   EXPECT_FALSE(can_quantize(Type::NVFP4));
+  // ggml's IQ2_XXS / IQ2_XS quantizers need importance weights; IQ3_XXS works without.
+  std::vector<float> x(256, 1.0f);
+  std::vector<uint8_t> out(row_size(Type::IQ2_XXS, 256));
+  EXPECT_TRUE(quantize_needs_importance(Type::IQ2_XXS));
+  EXPECT_FALSE(quantize_needs_importance(Type::IQ3_XXS));
+  EXPECT_THROW(quantize_row(Type::IQ2_XXS, x.data(), out.data(), 256), Error);
+  EXPECT_NO_THROW(quantize_row(Type::IQ2_XXS, x.data(), out.data(), 256, x.data()));
   EXPECT_EQ(vec_dot_type(Type::Q4_1), Type::Q8_1);
   EXPECT_EQ(vec_dot_type(Type::Q6_K), Type::Q8_K);
   EXPECT_EQ(vec_dot_type(Type::BF16), Type::BF16);
@@ -220,7 +233,19 @@ void check_ggml_vectors(const std::string& path, std::initializer_list<const cha
     EXPECT_EQ(std::memcmp(deq.data(), ggml_deq.data(), deq.size() * 4), 0) << "not bit-exact";
 
     if (!can_quantize(t)) continue;
-    const auto ours = quantize(t, src);
+    // ggml had the file's importance weights (one per column) for the types listed in
+    // imatrix.types; quantized row by row with them.
+    const std::string weighted = file->get_string("imatrix.types").value_or("");
+    const bool with_imatrix = (',' + weighted + ',').find(std::string(",") + name + ",") != std::string::npos;
+    std::vector<uint8_t> ours(row_size(t, n));
+    if (with_imatrix) {
+      const auto imatrix = floats("imatrix.f32");
+      const int64_t cols = int64_t(imatrix.size()), rs = int64_t(row_size(t, cols));
+      for (int64_t r = 0; r < n / cols; r++)
+        quantize_row(t, src.data() + r * cols, ours.data() + r * rs, cols, imatrix.data());
+    } else {
+      ours = quantize(t, src);
+    }
     // The file states ggml's RMSE (the second file); the first one's is computed from its .deq.
     const double ggml_rmse = file->get_float(std::string("rmse.") + name).value_or(rmse(src, ggml_deq));
     const double ours_rmse = rmse(src, dequantize(t, ours, n));

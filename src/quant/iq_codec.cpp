@@ -55,7 +55,7 @@ void unweighted(const float* src, void* dst, int64_t n) { F(src, dst, n, nullptr
 
 Codec codec_iq2_xxs() { return iq_codec<block_iq2_xxs>(nullptr, quantize_iq2_xxs); }
 Codec codec_iq2_xs() { return iq_codec<block_iq2_xs>(nullptr, quantize_iq2_xs); }
-Codec codec_iq2_s() { return iq_codec<block_iq2_s>(nullptr, nullptr); }
+Codec codec_iq2_s() { return iq_codec<block_iq2_s>(unweighted<quantize_iq2_s>, quantize_iq2_s); }
 Codec codec_iq3_xxs() { return iq_codec<block_iq3_xxs>(unweighted<quantize_iq3_xxs>, quantize_iq3_xxs); }
 Codec codec_iq3_s() { return iq_codec<block_iq3_s>(unweighted<quantize_iq3_s>, quantize_iq3_s); }
 Codec codec_iq1_s() { return iq_codec<block_iq1_s>(nullptr, nullptr); }

@@ -1,4 +1,4 @@
-// The search parameters of IQ2_XXS, IQ2_XS, IQ3_XXS and IQ3_S (ggml's), their grids' search structures,
+// The search parameters of IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS and IQ3_S (ggml's), their grids' search structures,
 // and how each type packs iq_search.cpp's codes.
 #include <cstring>
 
@@ -18,22 +18,26 @@ const IqGridSearch& grid() {
 }
 const auto grid_iq2_xxs = grid<uint64_t, 256, kIq2xxsGrid, 2>;
 const auto grid_iq2_xs = grid<uint64_t, 512, kIq2xsGrid, 2>;
+const auto grid_iq2_s = grid<uint64_t, 1024, kIq2sGrid, 1>;
 const auto grid_iq3_xxs = grid<uint32_t, 256, kIq3xxsGrid, 2>;
 const auto grid_iq3_s = grid<uint32_t, 512, kIq3sGrid, 3>;
 
 constexpr IqSearch kIq2xxs{.grid = grid_iq2_xxs, .block = 32, .kmax = 3, .steps = 6, .step = 0.1f, .qp_start = true,
                            .reproject = Reproject::All, .even_signs = true, .eps = 1e-15f, .sigma_factor = 1,
-                           .d_fudge = 1};
+                           .plain_sigma = 0, .d_fudge = 1};
 constexpr IqSearch kIq2xs{.grid = grid_iq2_xs, .block = 16, .kmax = 3, .steps = 9, .step = 0.1f, .qp_start = false,
                           .reproject = Reproject::OffGrid, .even_signs = true, .eps = 1e-15f, .sigma_factor = 1,
-                          .d_fudge = 1};
+                          .plain_sigma = 0, .d_fudge = 1};
+constexpr IqSearch kIq2s{.grid = grid_iq2_s, .block = 16, .kmax = 3, .steps = 9, .step = 0.1f, .qp_start = false,
+                         .reproject = Reproject::OffGrid, .even_signs = false, .eps = 1e-8f, .sigma_factor = 2,
+                         .plain_sigma = 0.25f, .d_fudge = 0.9875f};
 constexpr IqSearch kIq3xxs{.grid = grid_iq3_xxs, .block = 32, .kmax = 8, .steps = 15, .step = 0.2f, .qp_start = false,
                            .reproject = Reproject::OffGrid, .even_signs = true, .eps = 1e-8f, .sigma_factor = 2,
-                           .d_fudge = 1.0125f};
+                           .plain_sigma = 0, .d_fudge = 1.0125f};
 // IQ3_S skips only blocks that are exactly zero (the smallest denormal is the first non-zero).
 constexpr IqSearch kIq3s{.grid = grid_iq3_s, .block = 32, .kmax = 8, .steps = 9, .step = 0.2f, .qp_start = false,
                          .reproject = Reproject::AllIfAnyOff, .even_signs = false, .eps = 1.4e-45f,
-                         .sigma_factor = 2, .d_fudge = 1.033f};
+                         .sigma_factor = 2, .plain_sigma = 0, .d_fudge = 1.033f};
 
 // Per 32 weights a word of 8-bit grid indices (`per_word` of them per word) and a word of four
 // 7-bit signs with the 4-bit scale on top: IQ2_XXS interleaves the two words, IQ3_XXS keeps all
@@ -63,6 +67,19 @@ void pack_iq3_xxs(const IqCodes& c, block_iq3_xxs& b) {
 void pack_iq2_xs(const IqCodes& c, block_iq2_xs& b) {
   b.d = f32_to_fp16(c.d);
   for (int o = 0; o < 32; o++) b.qs[o] = uint16_t(c.index[o] | c.signs[o] << 9);
+  for (int i = 0; i < 8; i++) b.scales[i] = uint8_t(c.scale[2 * i] | c.scale[2 * i + 1] << 4);
+}
+
+// IQ2_S: 10-bit indices per octet (8 bits in qs, 2 in qh), 8 stored sign bits per octet after
+// them, a nibble of scale per 16 weights.
+void pack_iq2_s(const IqCodes& c, block_iq2_s& b) {
+  std::memset(&b, 0, sizeof(b));
+  b.d = f32_to_fp16(c.d);
+  for (int o = 0; o < 32; o++) {
+    b.qs[o] = uint8_t(c.index[o] & 255);
+    b.qh[o / 4] = uint8_t(b.qh[o / 4] | (c.index[o] >> 8) << (2 * (o % 4)));
+    b.qs[32 + o] = c.signs[o];
+  }
   for (int i = 0; i < 8; i++) b.scales[i] = uint8_t(c.scale[2 * i] | c.scale[2 * i + 1] << 4);
 }
 
@@ -96,6 +113,9 @@ void quantize_iq2_xxs(const float* src, void* dst, int64_t n, const float* impor
 }
 void quantize_iq2_xs(const float* src, void* dst, int64_t n, const float* importance) {
   quantize_superblocks<block_iq2_xs, kIq2xs, pack_iq2_xs>(src, dst, n, importance);
+}
+void quantize_iq2_s(const float* src, void* dst, int64_t n, const float* importance) {
+  quantize_superblocks<block_iq2_s, kIq2s, pack_iq2_s>(src, dst, n, importance);
 }
 void quantize_iq3_xxs(const float* src, void* dst, int64_t n, const float* importance) {
   quantize_superblocks<block_iq3_xxs, kIq3xxs, pack_iq3_xxs>(src, dst, n, importance);

@@ -1,5 +1,5 @@
 // Internal: the IQ types' quantizers (ggml's algorithms), for iq_codec.cpp's codecs. IQ2_XXS,
-// IQ2_XS, IQ3_XXS and IQ3_S share one search (iq_search.cpp): per block of 16 or 32 weights the
+// IQ2_XS, IQ2_S, IQ3_XXS and IQ3_S share one search (iq_search.cpp): per block of 16 or 32 weights the
 // signs set aside (folded to an even count where the type stores 7 of 8), then candidate scales
 // whose rounded levels are projected onto the grid, the best weighted least-squares fit kept,
 // and 4-bit block scales under one fp16 super-block scale.
@@ -29,10 +29,11 @@ struct IqSearch {
   int steps;          // candidate inverse scales (2kmax-1 + is*step) / denominator, |is| <= steps
   float step;
   bool qp_start;      // denominator kmax * make_qp_quants' scale (IQ2_XXS), else the block's max
-  Reproject reproject;
+  Reproject reproject; // (IQ2_S as IQ2_XS)
   bool even_signs;    // 7 stored sign bits per octet, the 8th implied (else all 8 stored)
   float eps;          // blocks whose largest |x| is below this are zero
-  float sigma_factor; // importance weights are qw * sqrt(sigma_factor * mean(x^2) + x^2)
+  float sigma_factor; // importance weights are qw * sqrt(sigma2 + x^2), sigma2 = sigma_factor * mean(x^2)
+  float plain_sigma;  // without importance: plain_sigma * sigma2 + x^2 (IQ2_S's 1/4, else 0)
   float d_fudge;      // the stored super-block scale is d * d_fudge (IQ3_XXS's 1.0125)
 };
 
@@ -54,6 +55,7 @@ namespace hart::quant {
 // The quantizers of iq_pack.cpp (n a multiple of 256; importance: n weights or nullptr).
 void quantize_iq2_xxs(const float* src, void* dst, int64_t n, const float* importance);
 void quantize_iq2_xs(const float* src, void* dst, int64_t n, const float* importance);
+void quantize_iq2_s(const float* src, void* dst, int64_t n, const float* importance);
 void quantize_iq3_xxs(const float* src, void* dst, int64_t n, const float* importance);
 void quantize_iq3_s(const float* src, void* dst, int64_t n, const float* importance);
 

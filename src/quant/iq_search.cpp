@@ -1,5 +1,5 @@
-// The search shared by IQ2_XXS, IQ2_XS, IQ3_XXS and IQ3_S (ggml's quantize_row_iq2_xxs_impl,
-// quantize_row_iq2_xs_impl, quantize_row_iq3_xxs_impl and quantize_row_iq3_s_impl differ only in
+// The search shared by IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS and IQ3_S (ggml's
+// quantize_row_iq2_xxs_impl, quantize_row_iq2_xs_impl, quantize_row_iq2_s_impl, quantize_row_iq3_xxs_impl and quantize_row_iq3_s_impl differ only in
 // iq_quantize.h's parameters).
 #include <algorithm>
 #include <cmath>
@@ -135,7 +135,8 @@ void search_superblock(const IqSearch& s, const float* x, const float* importanc
   for (int ib = 0; ib < kSuper / s.block; ib++) {
     const float* xb = x + s.block * ib;
     for (int i = 0; i < s.block; i++)
-      weight[i] = importance ? importance[s.block * ib + i] * std::sqrt(sigma2 + xb[i] * xb[i]) : xb[i] * xb[i];
+      weight[i] = importance ? importance[s.block * ib + i] * std::sqrt(sigma2 + xb[i] * xb[i])
+                             : s.plain_sigma * sigma2 + xb[i] * xb[i];
     uint8_t* signs = codes->signs + s.block / 8 * ib;
     scales[ib] = search_block(s, xb, weight, L, signs);
     const int groups = s.block / g.dims();

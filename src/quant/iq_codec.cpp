@@ -58,7 +58,7 @@ Codec codec_iq2_xs() { return iq_codec<block_iq2_xs>(nullptr, quantize_iq2_xs); 
 Codec codec_iq2_s() { return iq_codec<block_iq2_s>(unweighted<quantize_iq2_s>, quantize_iq2_s); }
 Codec codec_iq3_xxs() { return iq_codec<block_iq3_xxs>(unweighted<quantize_iq3_xxs>, quantize_iq3_xxs); }
 Codec codec_iq3_s() { return iq_codec<block_iq3_s>(unweighted<quantize_iq3_s>, quantize_iq3_s); }
-Codec codec_iq1_s() { return iq_codec<block_iq1_s>(nullptr, nullptr); }
-Codec codec_iq1_m() { return iq_codec<block_iq1_m>(nullptr, nullptr); }
+Codec codec_iq1_s() { return iq_codec<block_iq1_s>(nullptr, quantize_iq1_s); }
+Codec codec_iq1_m() { return iq_codec<block_iq1_m>(unweighted<quantize_iq1_m>, quantize_iq1_m); }
 
 }  // namespace hart::quant

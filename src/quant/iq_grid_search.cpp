@@ -66,7 +66,7 @@ IqGridSearch::IqGridSearch(const void* grid, int n_entries, int dims, int stride
   }
 }
 
-int IqGridSearch::nearest(int8_t* L, const float* x, const float* w, float scale) const {
+int IqGridSearch::nearest(int8_t* L, const float* x, const float* w, float scale, const float* values) const {
   const uint16_t* c = &candidates_[first_[size_t(key(L))]];
   if (map_[size_t(key(L))] >= 0 || c[0] == 0) throw Error("IQ grid search: no candidates for an off-grid point");
   float best = FLT_MAX;
@@ -75,7 +75,7 @@ int IqGridSearch::nearest(int8_t* L, const float* x, const float* w, float scale
     const int8_t* g = levels(c[j]);
     float d2 = 0;
     for (int i = 0; i < dims_; i++) {
-      const float diff = scale * float(2 * g[i] + 1) - x[i];
+      const float diff = scale * (values ? values[g[i]] : float(2 * g[i] + 1)) - x[i];
       d2 += w[i] * diff * diff;
     }
     if (d2 < best) {

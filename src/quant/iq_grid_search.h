@@ -23,9 +23,10 @@ class IqGridSearch {
   int index(const int8_t* L) const { return map_[key(L)]; }
   // The levels of entry `index`.
   const int8_t* levels(int index) const { return &levels_[size_t(index) * size_t(dims_)]; }
-  // For L off the grid: the candidate entry minimizing sum_i w_i (scale * (2 l_i + 1) - x_i)^2
-  // (the first on ties, as ggml's find_best_neighbour); writes its levels to L.
-  int nearest(int8_t* L, const float* x, const float* w, float scale) const;
+  // For L off the grid: the candidate entry minimizing sum_i w_i (scale * v(l_i) - x_i)^2 (the
+  // first on ties, as ggml's find_best_neighbour), v(l) = 2l + 1 or values[l]; writes its levels
+  // to L.
+  int nearest(int8_t* L, const float* x, const float* w, float scale, const float* values = nullptr) const;
   // index(L) if on the grid, else nearest(L, ...) (*on_grid tells which).
   int project(int8_t* L, const float* x, const float* w, float scale, bool* on_grid = nullptr) const;
 

@@ -52,11 +52,14 @@ void search_superblock(const IqSearch& s, const float* x, const float* importanc
 
 namespace hart::quant {
 
-// The quantizers of iq_pack.cpp (n a multiple of 256; importance: n weights or nullptr).
+// The quantizers of iq_pack.cpp and iq1_quantize.cpp (n a multiple of 256; importance: n weights
+// or nullptr).
 void quantize_iq2_xxs(const float* src, void* dst, int64_t n, const float* importance);
 void quantize_iq2_xs(const float* src, void* dst, int64_t n, const float* importance);
 void quantize_iq2_s(const float* src, void* dst, int64_t n, const float* importance);
 void quantize_iq3_xxs(const float* src, void* dst, int64_t n, const float* importance);
 void quantize_iq3_s(const float* src, void* dst, int64_t n, const float* importance);
+void quantize_iq1_s(const float* src, void* dst, int64_t n, const float* importance);
+void quantize_iq1_m(const float* src, void* dst, int64_t n, const float* importance);
 
 }  // namespace hart::quant

@@ -21,7 +21,7 @@ const Type kQuantizable[] = {Type::F32,    Type::F16,    Type::BF16,  Type::Q4_0
                              Type::Q5_1,   Type::Q8_0,   Type::Q8_1,  Type::Q2_K,  Type::Q3_K,  Type::Q4_K,
                              Type::Q5_K,   Type::Q6_K,   Type::Q8_K,  Type::IQ4_NL, Type::IQ4_XS, Type::TQ1_0,
                              Type::TQ2_0,  Type::MXFP4, Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S,
-                             Type::IQ3_XXS, Type::IQ3_S};
+                             Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M};
 const Type kWeights[] = {Type::F32,  Type::F16,  Type::BF16, Type::Q4_0,   Type::Q4_1,   Type::Q5_0,  Type::Q5_1,
                          Type::Q8_0, Type::Q2_K, Type::Q3_K, Type::Q4_K,   Type::Q5_K,   Type::Q6_K,  Type::IQ4_NL,
                          Type::IQ4_XS, Type::TQ1_0, Type::TQ2_0, Type::MXFP4, Type::IQ2_XXS, Type::IQ2_XS,
@@ -76,6 +76,7 @@ double error_bound(Type t) {
     case Type::Q2_K: return 0.45;
     case Type::IQ3_XXS: case Type::IQ3_S: return 0.3;
     case Type::IQ2_XXS: case Type::IQ2_XS: case Type::IQ2_S: return 0.5;
+    case Type::IQ1_S: case Type::IQ1_M: return 0.8;
     case Type::MXFP4: return 0.2;
     case Type::TQ1_0: case Type::TQ2_0: return 0.9;  // ternary, scaled to the block's largest value
     default: return 0.12;  // 4-bit types

@@ -112,22 +112,24 @@ float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* w
     std::fill(L, L + n, uint8_t(0));
     return 0;
   }
-  auto mse = [&](float iscale) {
+  // x may hold a negative value (IQ2_XXS's sign fold leaves one): its level is negative, except in
+  // the first candidate's error, where ggml has it wrapped into a uint8 level already.
+  auto mse = [&](float iscale, bool wrapped) {
     const float scale = 1 / iscale;
     float e = 0;
     for (int i = 0; i < n; i++) {
-      const float diff = x[i] - scale * float(std::min(nmax, nearest_int(iscale * x[i])));
+      const int l = nearest_int(iscale * x[i]);
+      const float diff = x[i] - scale * float(wrapped ? int(uint8_t(l)) : std::min(nmax, l));
       e += weights[i] * diff * diff;
     }
     return e;
   };
-  // The first candidate is not capped at nmax (its levels cannot exceed it).
   float iscale = float(nmax) / max;
-  float best_mse = mse(iscale);
+  float best_mse = mse(iscale, true);
   for (int is = -4; is <= 4; is++) {
     if (is == 0) continue;
     const float iscale_is = (0.1f * float(is) + float(nmax)) / max;
-    const float e = mse(iscale_is);
+    const float e = mse(iscale_is, false);
     if (e < best_mse) {
       best_mse = e;
       iscale = iscale_is;

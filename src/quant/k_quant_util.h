@@ -32,7 +32,7 @@ float make_qx_quants(int n, int nmax, const float* x, int8_t* L);
 float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L,
                        float* neg_min, float rmin, float rdelta, int nstep, bool abs_error = false);
 
-// ggml's make_qp_quants: levels 0..nmax for non-negative x with a positive scale, the best of 9
+// ggml's make_qp_quants: levels 0..nmax for (mostly) non-negative x with a positive scale, the best of 9
 // scales around nmax/max by weighted squared error, then up to 5 passes moving single levels where
 // that improves the weighted least-squares fit. Returns the fitted scale.
 float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* weights);

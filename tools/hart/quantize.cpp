@@ -56,8 +56,9 @@ int cmd_quantize(int argc, char** argv) {
   CLI::App app{"Quantize or convert a GGUF model. Matrices get TYPE (mixes and row lengths that do "
                "not fit follow llama.cpp's rules); norms and other 1-D tensors are copied.\n"
                "TYPE: " + target_names() + "\n(Q4_K and Q5_K put every matrix in that type; "
-               "Q2_K, Q2_K_S, Q3_K_S/M/L, Q4_K_M, Q5_K_M, Q6_K, IQ4_XS, TQ1_0, TQ2_0 and MXFP4_MOE are "
-               "llama.cpp's mixes.)",
+               "Q2_K, Q2_K_S, Q3_K_S/M/L, Q4_K_M, Q5_K_M, Q6_K, IQ4_XS, IQ4_NL, IQ1_S/M, IQ2_XXS/XS/S/M, "
+               "IQ3_XXS/XS/S/M, TQ1_0, TQ2_0 and MXFP4_MOE are llama.cpp's mixes; the IQ1-IQ3 ones need "
+               "--imatrix.)",
                "hart quantize"};
   app.add_option("input", in, "source GGUF file (any type hart can dequantize)")->required();
   app.add_option("output", out, "GGUF file to write")->required();

@@ -1,5 +1,5 @@
-// For tests: rows of IQ blocks with every bit random but a modest fp16 scale (the IQ types are
-// quantized only with an importance matrix, and random bits over all of d give infinities).
+// For tests: rows of IQ blocks with every bit random but a modest fp16 scale (random bits over all
+// of d give infinities), and quantized random rows of any type.
 #pragma once
 
 #include <cstring>
@@ -7,9 +7,23 @@
 #include <vector>
 
 #include "common/fp16.h"
+#include "quant/quant.h"
 #include "types/tensor_type.h"
 
 namespace hart {
+
+// The IQ types built on grids (the ones random_iq_blocks fills).
+inline bool is_iq_grid_type(Type t) {
+  return t == Type::IQ2_XXS || t == Type::IQ2_XS || t == Type::IQ2_S || t == Type::IQ3_XXS || t == Type::IQ3_S ||
+         t == Type::IQ1_S || t == Type::IQ1_M;
+}
+
+// quantize_row for random test rows: the types whose quantizer needs an importance matrix get a
+// uniform one (random weights have no activations to weigh them by).
+inline void quantize_test_row(Type t, const float* x, void* dst, int64_t n) {
+  const std::vector<float> importance(quantize_needs_importance(t) ? size_t(n) : 0, 1.0f);
+  quantize_row(t, x, dst, n, importance.empty() ? nullptr : importance.data());
+}
 
 inline std::vector<uint8_t> random_iq_blocks(Type t, int64_t n, std::mt19937& rng) {
   std::vector<uint8_t> q(row_size(t, n));

@@ -5,18 +5,18 @@
 
 namespace hart::quant {
 
-float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
+float make_qx_quants(int n, int nmax, const float* x, int8_t* L, const float* weights) {
   const float max = abs_max(x, n).max;
   if (std::fabs(max) < 1e-15f) {  // all zero
     std::fill(L, L + n, int8_t(0));
     return 0;
   }
-  // Least-squares fit of x ~ scale*l with weights x^2 for the levels that iscale produces.
+  // Least-squares fit of x ~ scale*l for the levels that iscale produces.
   auto fit = [&](float iscale, float* sumlx, float* suml2) {
     *sumlx = *suml2 = 0;
     for (int i = 0; i < n; i++) {
       const int l = std::clamp(nearest_int(iscale * x[i]), -nmax, nmax - 1);
-      const float w = x[i] * x[i];
+      const float w = weights ? weights[i] : x[i] * x[i];
       *sumlx += w * x[i] * float(l);
       *suml2 += w * float(l) * float(l);
     }

@@ -20,10 +20,10 @@ inline int nearest_int(float x) {
   return (i & 0x007fffff) - 0x00400000;
 }
 
-// ggml's make_qx_quants with rmse_type 1 and no importance weights: symmetric levels
-// -nmax..nmax-1 for n values (stored in L offset by nmax), trying 19 scales around nmax/max and
-// keeping the one with the best weighted (x^2) least-squares fit. Returns the scale.
-float make_qx_quants(int n, int nmax, const float* x, int8_t* L);
+// ggml's make_qx_quants with rmse_type 1: symmetric levels -nmax..nmax-1 for n values (stored in L
+// offset by nmax), trying 19 scales around nmax/max and keeping the one with the best weighted
+// least-squares fit, the weights being `weights` or else x^2. Returns the scale.
+float make_qx_quants(int n, int nmax, const float* x, int8_t* L, const float* weights = nullptr);
 
 // ggml's make_qkx2_quants: levels 0..nmax with a scale and a non-positive minimum, searched over
 // nstep+1 candidate scales (rmin + rdelta*i + nmax)/(max - min) with the least-squares scale/min

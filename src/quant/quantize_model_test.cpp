@@ -271,9 +271,10 @@ int expect_imatrix_bytes_like_llama_cpp(const std::string& mix, std::initializer
 TEST(QuantizeModel, ImatrixQuantizationMatchesLlamaQuantize) {
   HART_REQUIRE_TESTDATA(dir, "qtypes/models");
   HART_REQUIRE_TESTDATA(im_path, "qtypes/qt-llama.imatrix.gguf");
-  // token_embd (no imatrix values: unweighted), 12 IQ4_XS matrices and the two 384-wide ffn_down
-  // that fall back to IQ4_NL.
-  EXPECT_EQ(expect_imatrix_bytes_like_llama_cpp("IQ4_XS", {Type::IQ4_XS, Type::IQ4_NL}), 15);
+  // token_embd (no imatrix values: unweighted), 12 IQ4_XS matrices, the two 384-wide ffn_down
+  // that fall back to IQ4_NL and the Q6_K output.
+  EXPECT_EQ(expect_imatrix_bytes_like_llama_cpp("IQ4_XS", {Type::IQ4_XS, Type::IQ4_NL, Type::Q6_K}), 16);
+  EXPECT_EQ(expect_imatrix_bytes_like_llama_cpp("Q6_K", {Type::Q6_K}), 14);
   EXPECT_EQ(expect_imatrix_bytes_like_llama_cpp("IQ4_NL", {Type::IQ4_NL}), 15);
   // The IQ mixes' IQ tensors (their Q2_K / Q4_K / Q5_K ones use ggml's imatrix K-quant
   // quantizers, which hart does not have yet).

@@ -16,11 +16,11 @@ const IqGridSearch& grid() {
   static const IqGridSearch g(Grid, N, int(sizeof(Entry)), int(sizeof(Entry)), Distances);
   return g;
 }
-const auto grid_iq2_xxs = grid<uint64_t, 256, kIq2xxsGrid, 2>;
-const auto grid_iq2_xs = grid<uint64_t, 512, kIq2xsGrid, 2>;
-const auto grid_iq2_s = grid<uint64_t, 1024, kIq2sGrid, 1>;
-const auto grid_iq3_xxs = grid<uint32_t, 256, kIq3xxsGrid, 2>;
-const auto grid_iq3_s = grid<uint32_t, 512, kIq3sGrid, 3>;
+constexpr auto grid_iq2_xxs = &grid<uint64_t, 256, kIq2xxsGrid, 2>;
+constexpr auto grid_iq2_xs = &grid<uint64_t, 512, kIq2xsGrid, 2>;
+constexpr auto grid_iq2_s = &grid<uint64_t, 1024, kIq2sGrid, 1>;
+constexpr auto grid_iq3_xxs = &grid<uint32_t, 256, kIq3xxsGrid, 2>;
+constexpr auto grid_iq3_s = &grid<uint32_t, 512, kIq3sGrid, 3>;
 
 constexpr IqSearch kIq2xxs{.grid = grid_iq2_xxs, .block = 32, .kmax = 3, .steps = 6, .step = 0.1f, .qp_start = true,
                            .reproject = Reproject::All, .even_signs = true, .eps = 1e-15f, .sigma_factor = 1,

@@ -188,6 +188,20 @@ static void set_scale_min_k4(int j, uint8_t* q, uint8_t scale, uint8_t min) {
   }
 }
 
+// Both quantizers end alike: the 256 levels (0..nmax) recomputed with the rounded scales and mins,
+// except in groups whose scale rounded to zero (ggml keeps the search's levels there).
+static void recompute_levels(const float* x, int nmax, fp16_t d, fp16_t dmin, const uint8_t* scales, uint8_t* L) {
+  for (int j = 0; j < 8; j++) {
+    uint8_t sc, m;
+    get_scale_min_k4(j, scales, &sc, &m);
+    const float dj = fp16_to_f32(d) * float(sc);
+    if (dj == 0) continue;
+    const float mj = fp16_to_f32(dmin) * float(m);
+    for (int i = 0; i < 32; i++)
+      L[32 * j + i] = uint8_t(std::clamp(nearest_int((x[32 * j + i] + mj) / dj), 0, nmax));
+  }
+}
+
 void quantize_scale_min_superblock(const float* x, const ScaleSearch& s, fp16_t* d, fp16_t* dmin,
                                    uint8_t* scales, uint8_t* L) {
   float sub_scale[8], sub_min[8], weights[32];
@@ -213,15 +227,30 @@ void quantize_scale_min_superblock(const float* x, const ScaleSearch& s, fp16_t*
   }
   *d = f32_to_fp16(max_scale / 63.f);
   *dmin = f32_to_fp16(max_min / 63.f);
+  recompute_levels(x, s.nmax, *d, *dmin, scales, L);
+}
+
+void quantize_scale_min_superblock_weighted(const float* x, const float* importance, int nmax, fp16_t* d,
+                                            fp16_t* dmin, uint8_t* scales, uint8_t* L) {
+  float sum_x2 = 0;
+  for (int l = 0; l < 256; l++) sum_x2 += x[l] * x[l];
+  const float sigma2 = 2 * sum_x2 / 256;
+  float sub_scale[8], sub_min[8], sw[8], weights[32];
   for (int j = 0; j < 8; j++) {
-    uint8_t sc, m;
-    get_scale_min_k4(j, scales, &sc, &m);
-    const float dj = fp16_to_f32(*d) * float(sc);
-    if (dj == 0) continue;  // keep the search's levels, as ggml does
-    const float mj = fp16_to_f32(*dmin) * float(m);
-    for (int i = 0; i < 32; i++)
-      L[32 * j + i] = uint8_t(std::clamp(nearest_int((x[32 * j + i] + mj) / dj), 0, s.nmax));
+    const float* xs = x + 32 * j;
+    for (int l = 0; l < 32; l++) weights[l] = importance[32 * j + l] * std::sqrt(sigma2 + xs[l] * xs[l]);
+    sw[j] = 0;
+    for (int l = 0; l < 32; l++) sw[j] += weights[l];
+    sub_scale[j] = make_qkx2_quants(32, nmax, xs, weights, L + 32 * j, &sub_min[j], -0.9f, 0.05f, 36);
   }
+  // The 6-bit scales and mins are themselves a weighted least-squares fit (by each group's weight).
+  uint8_t ls[8], lm[8];
+  const float d_block = make_qp_quants(8, 63, sub_scale, ls, sw);
+  const float m_block = make_qp_quants(8, 63, sub_min, lm, sw);
+  for (int j = 0; j < 8; j++) set_scale_min_k4(j, scales, std::min<uint8_t>(63, ls[j]), std::min<uint8_t>(63, lm[j]));
+  *d = f32_to_fp16(d_block);
+  *dmin = f32_to_fp16(m_block);
+  recompute_levels(x, nmax, *d, *dmin, scales, L);
 }
 
 void KQuantDot::add(const int8_t* w, const int8_t* a, const int* scale16, float d) {

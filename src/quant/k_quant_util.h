@@ -52,6 +52,11 @@ struct ScaleSearch {
 // recomputed with the rounded scales and written to L.
 void quantize_scale_min_superblock(const float* x, const ScaleSearch& search, fp16_t* d,
                                    fp16_t* dmin, uint8_t* scales, uint8_t* L);
+// The same with 256 importance values (ggml's quantize_row_q4_K_impl / _q5_K_impl): weights
+// importance * sqrt(sigma2 + x^2), a finer search (rmin -0.9, rdelta 0.05, 36 steps), and the
+// scales and mins quantized by make_qp_quants weighted by each group's total weight.
+void quantize_scale_min_superblock_weighted(const float* x, const float* importance, int nmax, fp16_t* d,
+                                            fp16_t* dmin, uint8_t* scales, uint8_t* L);
 
 // Q2_K / Q3_K keep 2 bits of each weight: in 128-weight half h, weight 32k + l (k = 0..3) sits in
 // bits 2k..2k+1 of qs[32h + l].

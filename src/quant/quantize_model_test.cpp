@@ -275,11 +275,14 @@ TEST(QuantizeModel, ImatrixQuantizationMatchesLlamaQuantize) {
   // that fall back to IQ4_NL and the Q6_K output.
   EXPECT_EQ(expect_imatrix_bytes_like_llama_cpp("IQ4_XS", {Type::IQ4_XS, Type::IQ4_NL, Type::Q6_K}), 16);
   EXPECT_EQ(expect_imatrix_bytes_like_llama_cpp("Q6_K", {Type::Q6_K}), 14);
+  // Q5_K and Q6_K (attn_v and the output); ffn_down's Q5_1 fallback is not compared.
+  EXPECT_EQ(expect_imatrix_bytes_like_llama_cpp("Q5_K_M", {Type::Q5_K, Type::Q6_K}), 14);
+  // Q3_K_M's Q4_K attn_output, Q5_K attn_v and Q6_K output (not yet its Q3_K matrices).
+  EXPECT_EQ(expect_imatrix_bytes_like_llama_cpp("Q3_K_M", {Type::Q4_K, Type::Q5_K, Type::Q6_K}), 5);
   EXPECT_EQ(expect_imatrix_bytes_like_llama_cpp("IQ4_NL", {Type::IQ4_NL}), 15);
-  // The IQ mixes' IQ tensors (their Q2_K / Q4_K / Q5_K ones use ggml's imatrix K-quant
-  // quantizers, which hart does not have yet).
+  // The IQ mixes' tensors but the Q2_K ones (ggml's imatrix Q2_K quantizer is not in hart yet).
   const std::initializer_list<Type> iq = {Type::IQ1_S, Type::IQ1_M, Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S,
-                                          Type::IQ3_XXS, Type::IQ3_S, Type::IQ4_NL};
+                                          Type::IQ3_XXS, Type::IQ3_S, Type::IQ4_NL, Type::Q5_K, Type::Q6_K};
   for (const char* mix : {"IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S", "IQ1_S", "IQ1_M"})
     EXPECT_GE(expect_imatrix_bytes_like_llama_cpp(mix, iq), 8) << mix;
 }

@@ -277,8 +277,9 @@ TEST(QuantizeModel, ImatrixQuantizationMatchesLlamaQuantize) {
   EXPECT_EQ(expect_imatrix_bytes_like_llama_cpp("Q6_K", {Type::Q6_K}), 14);
   // Q5_K and Q6_K (attn_v and the output); ffn_down's Q5_1 fallback is not compared.
   EXPECT_EQ(expect_imatrix_bytes_like_llama_cpp("Q5_K_M", {Type::Q5_K, Type::Q6_K}), 14);
-  // Q3_K_M's Q4_K attn_output, Q5_K attn_v and Q6_K output (not yet its Q3_K matrices).
-  EXPECT_EQ(expect_imatrix_bytes_like_llama_cpp("Q3_K_M", {Type::Q4_K, Type::Q5_K, Type::Q6_K}), 5);
+  // Q3_K_M's Q3_K matrices and embeddings, Q4_K attn_output, Q5_K attn_v and Q6_K output.
+  EXPECT_EQ(expect_imatrix_bytes_like_llama_cpp("Q3_K_M", {Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K}), 14);
+  EXPECT_EQ(expect_imatrix_bytes_like_llama_cpp("Q3_K_S", {Type::Q3_K, Type::Q6_K}), 14);
   EXPECT_EQ(expect_imatrix_bytes_like_llama_cpp("IQ4_NL", {Type::IQ4_NL}), 15);
   // The IQ mixes' tensors but the Q2_K ones (ggml's imatrix Q2_K quantizer is not in hart yet).
   const std::initializer_list<Type> iq = {Type::IQ1_S, Type::IQ1_M, Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S,

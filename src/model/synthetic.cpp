@@ -181,6 +181,9 @@ struct Builder {
     const unsigned n_threads = std::max(1u, std::thread::hardware_concurrency());
     std::vector<std::thread> pool;
     const uint64_t base_seed = seed++;
+    // Random weights have no activations to weigh them by: the types whose quantizer needs an
+    // importance matrix (IQ2_XXS, IQ2_XS, IQ1_S) get a uniform one.
+    const std::vector<float> importance(quantize_needs_importance(type) ? size_t(n_row) : 0, 1.0f);
     for (unsigned t = 0; t < n_threads; t++) {
       pool.emplace_back([&, t] {
         std::vector<float> row(size_t(n_row), 1.0f);
@@ -188,7 +191,8 @@ struct Builder {
           Rng rng{base_seed * 0x100000001B3ull + uint64_t(r)};
           if (!ones)
             for (float& x : row) x = rng.uniform() * scale * 1.7320508f;  // uniform with std `scale`
-          quantize_row(type, row.data(), blob.data() + size_t(r) * row_size(type, n_row), n_row);
+          quantize_row(type, row.data(), blob.data() + size_t(r) * row_size(type, n_row), n_row,
+                       importance.empty() ? nullptr : importance.data());
         }
       });
     }
@@ -260,15 +264,15 @@ Spec parse_spec(std::string_view spec) {
   return out;
 }
 
-// The tensors of spec without their data; a mix gets the types `hart quantize` would give each
-// tensor of an F32 model of that shape.
+// The tensors of spec without their data; a mix gets the types `hart quantize --imatrix` would
+// give each tensor of an F32 model of that shape (the IQ mixes are made with importance matrices).
 std::vector<gguf::TensorInfo> list_tensors(const Spec& spec) {
   Builder dry;
   dry.dry = true;
   describe(*spec.shape, spec.mix ? Type::F32 : *spec.type, dry);
   if (spec.mix) {
     const std::unique_ptr<gguf::File> meta = gguf::File::from_bytes(dry.w.to_bytes(), "synthetic");
-    const std::vector<TensorPlan> plan = plan_quantization(*meta, dry.listed, *spec.mix);
+    const std::vector<TensorPlan> plan = plan_quantization(*meta, dry.listed, *spec.mix, true);
     for (size_t i = 0; i < plan.size(); i++) dry.listed[i].type = plan[i].type;
   }
   return dry.listed;

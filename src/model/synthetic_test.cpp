@@ -45,6 +45,33 @@ TEST(Synthetic, MixGivesLlamaCppTypes) {
   }
 }
 
+// The IQ mixes that are no type name (a type name puts every matrix in that type), on TinyLlama
+// (22 layers, 8 query heads per KV head): IQ2_M keeps IQ3_S embeddings, attn_output and the first
+// 22 / 8 = 2 ffn_down, a Q5_K output and Q4_K attn_v (GQA) over IQ2_S; IQ3_M gives Q4_K attn_v,
+// attn_output and first ffn_down and a Q6_K output over IQ3_S.
+TEST(Synthetic, IqMixesGiveLlamaCppTypes) {
+  const auto m2 = types_of("tinyllama-1.1b:iq2_m");
+  EXPECT_EQ(m2.at("token_embd.weight"), Type::IQ3_S);
+  EXPECT_EQ(m2.at("output.weight"), Type::Q5_K);
+  const auto m3 = types_of("tinyllama-1.1b:IQ3_M");
+  EXPECT_EQ(m3.at("token_embd.weight"), Type::IQ3_S);
+  EXPECT_EQ(m3.at("output.weight"), Type::Q6_K);
+  for (int il = 0; il < 22; il++) {
+    const std::string p = "blk." + std::to_string(il) + ".";
+    SCOPED_TRACE(p);
+    EXPECT_EQ(m2.at(p + "attn_v.weight"), Type::Q4_K);
+    EXPECT_EQ(m2.at(p + "attn_output.weight"), Type::IQ3_S);
+    EXPECT_EQ(m2.at(p + "ffn_down.weight"), il < 2 ? Type::IQ3_S : Type::IQ2_S);
+    EXPECT_EQ(m2.at(p + "attn_q.weight"), Type::IQ2_S);
+    EXPECT_EQ(m3.at(p + "attn_v.weight"), Type::Q4_K);
+    EXPECT_EQ(m3.at(p + "attn_output.weight"), Type::Q4_K);
+    EXPECT_EQ(m3.at(p + "ffn_down.weight"), il < 2 ? Type::Q4_K : Type::IQ3_S);
+    EXPECT_EQ(m3.at(p + "ffn_up.weight"), Type::IQ3_S);
+  }
+  EXPECT_EQ(types_of("tinyllama-1.1b:iq2_xxs").at("output.weight"), Type::IQ2_XXS);
+  EXPECT_EQ(types_of("smollm2-135m:iq3_xs").at("blk.0.attn_q.weight"), Type::IQ4_NL);  // 576-wide rows
+}
+
 TEST(Synthetic, UnknownNameOrTypeIsAnError) {
   EXPECT_THROW(synthetic_model_tensors("no-such-model"), Error);
   EXPECT_THROW(synthetic_model_tensors("smollm2-135m:q9_9"), Error);

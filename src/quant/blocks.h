@@ -31,6 +31,14 @@ struct block_iq4_xs { fp16_t d; uint16_t scales_h; uint8_t scales_l[QK_K / 64]; 
 struct block_tq1_0 { uint8_t qs[(QK_K - 4 * QK_K / 64) / 5]; uint8_t qh[QK_K / 64]; fp16_t d; };
 struct block_tq2_0 { uint8_t qs[QK_K / 4]; fp16_t d; };
 struct block_mxfp4 { uint8_t e; uint8_t qs[QK_MXFP4 / 2]; };  // e: E8M0 shared exponent
+// The IQ types: grid indices, sign bits and scales of 256 weights (src/quant/iq_levels.h decodes them).
+struct block_iq2_xxs { fp16_t d; uint16_t qs[QK_K / 8]; };
+struct block_iq2_xs { fp16_t d; uint16_t qs[QK_K / 8]; uint8_t scales[QK_K / 32]; };
+struct block_iq2_s { fp16_t d; uint8_t qs[QK_K / 4]; uint8_t qh[QK_K / 32]; uint8_t scales[QK_K / 32]; };
+struct block_iq3_xxs { fp16_t d; uint8_t qs[3 * QK_K / 8]; };
+struct block_iq3_s { fp16_t d; uint8_t qs[QK_K / 4]; uint8_t qh[QK_K / 32]; uint8_t signs[QK_K / 8]; uint8_t scales[QK_K / 64]; };
+struct block_iq1_s { fp16_t d; uint8_t qs[QK_K / 8]; uint16_t qh[QK_K / 32]; };
+struct block_iq1_m { uint8_t qs[QK_K / 8]; uint8_t qh[QK_K / 16]; uint8_t scales[QK_K / 32]; };  // d in scales' top nibbles
 
 // The 16 non-linear int8 levels that IQ4_NL and IQ4_XS indices pick from (ggml's kvalues_iq4nl).
 // Not inline: each file keeps an internal copy, where an inline variable would be a weak symbol,
@@ -54,5 +62,8 @@ static_assert(sizeof(block_q2_K) == 84 && sizeof(block_q3_K) == 110);
 static_assert(sizeof(block_q4_K) == 144 && sizeof(block_q5_K) == 176 && sizeof(block_q6_K) == 210);
 static_assert(sizeof(block_q8_K) == 292 && sizeof(block_iq4_xs) == 136);
 static_assert(sizeof(block_tq1_0) == 54 && sizeof(block_tq2_0) == 66 && sizeof(block_mxfp4) == 17);
+static_assert(sizeof(block_iq2_xxs) == 66 && sizeof(block_iq2_xs) == 74 && sizeof(block_iq2_s) == 82);
+static_assert(sizeof(block_iq3_xxs) == 98 && sizeof(block_iq3_s) == 110);
+static_assert(sizeof(block_iq1_s) == 50 && sizeof(block_iq1_m) == 56);
 
 }  // namespace hart

@@ -11,6 +11,10 @@ namespace hart::quant {
 struct Codec {
   void (*dequantize)(const void* src, float* dst, int64_t n) = nullptr;
   void (*quantize)(const float* src, void* dst, int64_t n) = nullptr;
+  // ggml's quantizer given per-column importance weights (n values, an imatrix row), for the
+  // types whose ggml quantizer uses them; `quantize` alone means the weights make no difference.
+  // A codec with only this one cannot quantize without weights (ggml asserts it has them).
+  void (*quantize_weighted)(const float* src, void* dst, int64_t n, const float* importance) = nullptr;
   Type dot_type = Type::F32;  // the activation type vec_dot pairs with
   void (*vec_dot)(int64_t n, float* out, const void* w, const void* x) = nullptr;
 };
@@ -35,6 +39,13 @@ Codec codec_iq4_xs();
 Codec codec_tq1_0();
 Codec codec_tq2_0();
 Codec codec_mxfp4();
+Codec codec_iq2_xxs();
+Codec codec_iq2_xs();
+Codec codec_iq2_s();
+Codec codec_iq3_xxs();
+Codec codec_iq3_s();
+Codec codec_iq1_s();
+Codec codec_iq1_m();
 
 // The largest magnitude among n values and the signed value that has it (the first one on ties),
 // as ggml's symmetric quantizers pick their scale.

@@ -25,10 +25,10 @@ int best_index(float x) {
   return x - v[hi - 1] < v[hi] - x ? hi - 1 : hi;
 }
 
-// The best scale of one 32-weight block for x^2-weighted least squares: the levels for the scale
-// that maps the value of largest magnitude onto -127, fitted, then 2*kTries+1 candidate scales
-// around it. Writes the first candidate's levels to L (the caller recomputes them).
-float block_scale(const float* x, uint8_t* L) {
+// The best scale of one 32-weight block for weighted least squares (weights w): the levels for
+// the scale that maps the value of largest magnitude onto -127, fitted, then 2*kTries+1 candidate
+// scales around it. Writes the first candidate's levels to L (the caller recomputes them).
+float block_scale(const float* x, const float* weight, uint8_t* L) {
   const float max = abs_max(x, kBlock).max;
   if (std::fabs(max) < 1e-15f) return 0;
   auto fit = [&](float id, float* sumqx, float* sumq2, uint8_t* levels) {
@@ -36,7 +36,7 @@ float block_scale(const float* x, uint8_t* L) {
     for (int j = 0; j < kBlock; j++) {
       const int l = best_index(id * x[j]);
       if (levels) levels[j] = uint8_t(l);
-      const float q = kIq4Levels[l], w = x[j] * x[j];
+      const float q = kIq4Levels[l], w = weight[j];
       *sumqx += w * q * x[j];
       *sumq2 += w * q * q;
     }
@@ -57,11 +57,19 @@ float block_scale(const float* x, uint8_t* L) {
 
 }  // namespace
 
-void quantize_iq4(const float* x, int n, fp16_t* dh, uint8_t* qs, uint8_t* scales_l, uint16_t* scales_h) {
+void quantize_iq4(const float* x, int n, const float* importance, fp16_t* dh, uint8_t* qs, uint8_t* scales_l,
+                  uint16_t* scales_h) {
   uint8_t L[256];
   float scales[256 / kBlock];
   const int nb = n / kBlock;
-  for (int ib = 0; ib < nb; ib++) scales[ib] = block_scale(x + kBlock * ib, L + kBlock * ib);
+  // Without importance the weights are x^2; with it, importance * sqrt(sigma2 + x^2), sigma2
+  // being twice the mean square of the n weights (ggml's quantize_row_iq4_nl_impl).
+  float weight[256];
+  float sigma2 = 0;
+  for (int j = 0; j < n; j++) sigma2 += x[j] * x[j];
+  sigma2 *= 2.f / float(n);
+  for (int j = 0; j < n; j++) weight[j] = importance ? importance[j] * std::sqrt(sigma2 + x[j] * x[j]) : x[j] * x[j];
+  for (int ib = 0; ib < nb; ib++) scales[ib] = block_scale(x + kBlock * ib, weight + kBlock * ib, L + kBlock * ib);
   const float max_scale = abs_max(scales, nb).max;
   if (nb == 1) {
     *dh = f32_to_fp16(scales[0]);

@@ -23,11 +23,14 @@ void dequantize(const void* src, float* dst, int64_t n) {
   });
 }
 
-void quantize(const float* src, void* dst, int64_t n) {
-  for_each_block<block_iq4_xs, QK_K>(src, dst, n, [](const float* x, block_iq4_xs& b) {
-    quantize_iq4(x, QK_K, &b.d, b.qs, b.scales_l, &b.scales_h);
-  });
+// Importance weights for block i are importance[QK_K * i ..] (nullptr: none).
+void quantize_blocks(const float* src, void* dst, int64_t n, const float* importance) {
+  auto* b = static_cast<block_iq4_xs*>(dst);
+  for (int64_t i = 0; i < n / QK_K; i++)
+    quantize_iq4(src + QK_K * i, QK_K, importance ? importance + QK_K * i : nullptr, &b[i].d, b[i].qs, b[i].scales_l, &b[i].scales_h);
 }
+
+void quantize(const float* src, void* dst, int64_t n) { quantize_blocks(src, dst, n, nullptr); }
 
 // ggml's generic order: each 32-weight block's integer sum scaled by d_w*d_x*(s_b - 32) in float.
 void vec_dot(int64_t n, float* out, const void* w, const void* x) {
@@ -50,7 +53,8 @@ void vec_dot(int64_t n, float* out, const void* w, const void* x) {
 }  // namespace
 
 Codec codec_iq4_xs() {
-  return {.dequantize = dequantize, .quantize = quantize, .dot_type = Type::Q8_K, .vec_dot = vec_dot};
+  return {.dequantize = dequantize, .quantize = quantize,
+          .quantize_weighted = quantize_blocks, .dot_type = Type::Q8_K, .vec_dot = vec_dot};
 }
 
 }  // namespace hart::quant

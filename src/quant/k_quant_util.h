@@ -20,10 +20,10 @@ inline int nearest_int(float x) {
   return (i & 0x007fffff) - 0x00400000;
 }
 
-// ggml's make_qx_quants with rmse_type 1 and no importance weights: symmetric levels
-// -nmax..nmax-1 for n values (stored in L offset by nmax), trying 19 scales around nmax/max and
-// keeping the one with the best weighted (x^2) least-squares fit. Returns the scale.
-float make_qx_quants(int n, int nmax, const float* x, int8_t* L);
+// ggml's make_qx_quants with rmse_type 1: symmetric levels -nmax..nmax-1 for n values (stored in L
+// offset by nmax), trying 19 scales around nmax/max and keeping the one with the best weighted
+// least-squares fit, the weights being `weights` or else x^2. Returns the scale.
+float make_qx_quants(int n, int nmax, const float* x, int8_t* L, const float* weights = nullptr);
 
 // ggml's make_qkx2_quants: levels 0..nmax with a scale and a non-positive minimum, searched over
 // nstep+1 candidate scales (rmin + rdelta*i + nmax)/(max - min) with the least-squares scale/min
@@ -31,6 +31,11 @@ float make_qx_quants(int n, int nmax, const float* x, int8_t* L);
 // error (`abs_error`, Q2_K). Returns the scale; *neg_min = -min.
 float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L,
                        float* neg_min, float rmin, float rdelta, int nstep, bool abs_error = false);
+
+// ggml's make_qp_quants: levels 0..nmax for (mostly) non-negative x with a positive scale, the best of 9
+// scales around nmax/max by weighted squared error, then up to 5 passes moving single levels where
+// that improves the weighted least-squares fit. Returns the fitted scale.
+float make_qp_quants(int n, int nmax, const float* x, uint8_t* L, const float* weights);
 
 // Q4_K/Q5_K keep 8 (scale, min) pairs of 6 bits in 12 bytes.
 void get_scale_min_k4(int j, const uint8_t* q, uint8_t* scale, uint8_t* min);
@@ -47,6 +52,11 @@ struct ScaleSearch {
 // recomputed with the rounded scales and written to L.
 void quantize_scale_min_superblock(const float* x, const ScaleSearch& search, fp16_t* d,
                                    fp16_t* dmin, uint8_t* scales, uint8_t* L);
+// The same with 256 importance values (ggml's quantize_row_q4_K_impl / _q5_K_impl): weights
+// importance * sqrt(sigma2 + x^2), a finer search (rmin -0.9, rdelta 0.05, 36 steps), and the
+// scales and mins quantized by make_qp_quants weighted by each group's total weight.
+void quantize_scale_min_superblock_weighted(const float* x, const float* importance, int nmax, fp16_t* d,
+                                            fp16_t* dmin, uint8_t* scales, uint8_t* L);
 
 // Q2_K / Q3_K keep 2 bits of each weight: in 128-weight half h, weight 32k + l (k = 0..3) sits in
 // bits 2k..2k+1 of qs[32h + l].

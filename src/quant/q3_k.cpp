@@ -77,30 +77,60 @@ float make_q3_quants(int n, int nmax, const float* x, int8_t* L) {
   return suml2 > 0 ? sumlx / suml2 : 0.0f;
 }
 
-// ggml's quantize_row_q3_K_ref: a make_q3_quants scale per 16 weights, those scales quantized to
-// 6 bits against d = max_scale / -32, then the levels recomputed with the rounded scales.
-void quantize(const float* src, void* dst, int64_t n) {
-  for_each_block<block_q3_K, QK_K>(src, dst, n, [](const float* x, block_q3_K& b) {
-    int8_t L[QK_K];
-    float scales[16];
+// The first step of ggml's quantizers: a scale per 16 weights with their levels in L, and those
+// scales as 6-bit levels (+32) under the super-scale. quantize_row_q3_K_ref: make_q3_quants scales,
+// quantized against d = max_scale / -32. quantize_row_q3_K_impl (importance given): make_qx_quants
+// scales weighted by importance*sqrt(sigma2+x^2), and their levels a make_qx_quants fit weighted
+// by each group's total weight.
+float group_scales(const float* x, const float* importance, int8_t* L, int* levels) {
+  float scales[16];
+  if (!importance) {
     for (int g = 0; g < 16; g++) scales[g] = make_q3_quants(16, 4, x + 16 * g, L + 16 * g);
     const float max_scale = abs_max(scales, 16).max;
+    if (max_scale == 0) {
+      std::fill(levels, levels + 16, 0);  // ggml leaves the scale bytes zero (and d = 0)
+      return 0;
+    }
+    const float iscale = -32.f / max_scale;
+    for (int g = 0; g < 16; g++) levels[g] = std::clamp(int(int8_t(nearest_int(iscale * scales[g]))), -32, 31) + 32;
+    return 1 / iscale;
+  }
+  float sumx2 = 0;
+  for (int i = 0; i < QK_K; i++) sumx2 += x[i] * x[i];
+  const float sigma2 = 2 * sumx2 / QK_K;
+  float weight[16], sw[16];
+  for (int g = 0; g < 16; g++) {
+    sw[g] = 0;
+    for (int l = 0; l < 16; l++) {
+      weight[l] = importance[16 * g + l] * std::sqrt(sigma2 + x[16 * g + l] * x[16 * g + l]);
+      sw[g] += weight[l];
+    }
+    scales[g] = make_qx_quants(16, 4, x + 16 * g, L + 16 * g, weight);
+  }
+  int8_t ls[16];
+  const float d = make_qx_quants(16, 32, scales, ls, sw);
+  for (int g = 0; g < 16; g++) levels[g] = ls[g];
+  return d;
+}
+
+// Then the levels recomputed with the rounded scales and packed (2 low bits, the high bit in hmask).
+void quantize_weighted(const float* src, void* dst, int64_t n, const float* importance) {
+  auto* blocks = static_cast<block_q3_K*>(dst);
+  for (int64_t i = 0; i < n / QK_K; i++) {
+    const float* x = src + QK_K * i;
+    block_q3_K& b = blocks[i];
+    int8_t L[QK_K];
+    int levels[16];
+    b.d = f32_to_fp16(group_scales(x, importance ? importance + QK_K * i : nullptr, L, levels));
     std::memset(b.scales, 0, sizeof(b.scales));
-    if (max_scale != 0) {
-      const float iscale = -32.f / max_scale;
-      for (int g = 0; g < 16; g++) {
-        const int l = std::clamp(int(int8_t(nearest_int(iscale * scales[g]))), -32, 31) + 32;
-        b.scales[g % 8] |= uint8_t((l & 0xF) << (4 * (g / 8)));
-        b.scales[8 + g % 4] |= uint8_t((l >> 4) << (2 * (g / 4)));
-      }
-      b.d = f32_to_fp16(1 / iscale);
-    } else {
-      b.d = f32_to_fp16(0.f);
+    for (int g = 0; g < 16; g++) {
+      b.scales[g % 8] |= uint8_t((levels[g] & 0xF) << (4 * (g / 8)));
+      b.scales[8 + g % 4] |= uint8_t((levels[g] >> 4) << (2 * (g / 4)));
     }
     for (int g = 0; g < 16; g++) {
       const float d = fp16_to_f32(b.d) * float(scale6(b.scales, g) - 32);
       if (d == 0) continue;  // keep the search's levels, as ggml does
-      for (int i = 0; i < 16; i++) L[16 * g + i] = int8_t(std::clamp(nearest_int(x[16 * g + i] / d), -4, 3) + 4);
+      for (int j = 0; j < 16; j++) L[16 * g + j] = int8_t(std::clamp(nearest_int(x[16 * g + j] / d), -4, 3) + 4);
     }
     std::memset(b.hmask, 0, sizeof(b.hmask));
     uint8_t low[QK_K];
@@ -109,8 +139,10 @@ void quantize(const float* src, void* dst, int64_t n) {
       low[e] = uint8_t(L[e] & 3);
     }
     pack_k_crumbs(low, b.qs);
-  });
+  }
 }
+
+void quantize(const float* src, void* dst, int64_t n) { quantize_weighted(src, dst, n, nullptr); }
 
 float scales(const block_q3_K& w, const block_q8_K&, int* scale16) {
   for (int g = 0; g < 16; g++) scale16[g] = scale6(w.scales, g) - 32;
@@ -122,6 +154,7 @@ float scales(const block_q3_K& w, const block_q8_K&, int* scale16) {
 Codec codec_q3_k() {
   return {.dequantize = dequantize,
           .quantize = quantize,
+          .quantize_weighted = quantize_weighted,
           .dot_type = Type::Q8_K,
           .vec_dot = vec_dot_k<block_q3_K, levels, scales>};
 }

@@ -33,17 +33,22 @@ void dequantize(const void* src, float* dst, int64_t n) {
   });
 }
 
-// ggml's quantize_row_q6_K_ref: a make_qx_quants scale per 16 weights, those scales quantized to
-// int8 against d = max_scale / -128, then the levels recomputed with the rounded scales.
-void quantize(const float* src, void* dst, int64_t n) {
-  for_each_block<block_q6_K, QK_K>(src, dst, n, [](const float* x, block_q6_K& b) {
+// ggml's quantize_row_q6_K_ref (and _impl, whose least-squares weights are the importance values
+// themselves): a make_qx_quants scale per 16 weights, those scales quantized to int8 against
+// d = max_scale / -128, then the levels recomputed with the rounded scales.
+void quantize_weighted(const float* src, void* dst, int64_t n, const float* importance) {
+  auto* blocks = static_cast<block_q6_K*>(dst);
+  for (int64_t i = 0; i < n / QK_K; i++) {
+    const float* x = src + QK_K * i;
+    const float* qw = importance ? importance + QK_K * i : nullptr;
+    block_q6_K& b = blocks[i];
     int8_t L[QK_K];
     float scales[16];
-    for (int g = 0; g < 16; g++) scales[g] = make_qx_quants(16, 32, x + 16 * g, L + 16 * g);
+    for (int g = 0; g < 16; g++) scales[g] = make_qx_quants(16, 32, x + 16 * g, L + 16 * g, qw ? qw + 16 * g : nullptr);
     const float max_scale = abs_max(scales, 16).max;
     if (std::fabs(max_scale) < 1e-15f) {
       std::memset(&b, 0, sizeof(b));
-      return;
+      continue;
     }
     const float iscale = -128.f / max_scale;
     b.d = f32_to_fp16(1 / iscale);
@@ -66,8 +71,10 @@ void quantize(const float* src, void* dst, int64_t n) {
                         ((Lh[l + 96] >> 4) << 6));
       }
     }
-  });
+  }
 }
+
+void quantize(const float* src, void* dst, int64_t n) { quantize_weighted(src, dst, n, nullptr); }
 
 float scales(const block_q6_K& w, const block_q8_K&, int* scale16) {
   for (int g = 0; g < 16; g++) scale16[g] = w.scales[g];
@@ -79,6 +86,7 @@ float scales(const block_q6_K& w, const block_q8_K&, int* scale16) {
 Codec codec_q6_k() {
   return {.dequantize = dequantize,
           .quantize = quantize,
+          .quantize_weighted = quantize_weighted,
           .dot_type = Type::Q8_K,
           .vec_dot = vec_dot_k<block_q6_K, levels, scales>};
 }

@@ -35,6 +35,13 @@ std::array<Codec, kTypeCount> make_table() {
   set(Type::TQ1_0, quant::codec_tq1_0());
   set(Type::TQ2_0, quant::codec_tq2_0());
   set(Type::MXFP4, quant::codec_mxfp4());
+  set(Type::IQ2_XXS, quant::codec_iq2_xxs());
+  set(Type::IQ2_XS, quant::codec_iq2_xs());
+  set(Type::IQ2_S, quant::codec_iq2_s());
+  set(Type::IQ3_XXS, quant::codec_iq3_xxs());
+  set(Type::IQ3_S, quant::codec_iq3_s());
+  set(Type::IQ1_S, quant::codec_iq1_s());
+  set(Type::IQ1_M, quant::codec_iq1_m());
   return t;
 }
 
@@ -65,7 +72,8 @@ bool type_supported(Type t) {
     case Type::F32: case Type::F16: case Type::BF16: case Type::Q4_0: case Type::Q4_1:
     case Type::Q5_0: case Type::Q5_1: case Type::Q8_0: case Type::Q2_K: case Type::Q3_K:
     case Type::Q4_K: case Type::Q5_K: case Type::Q6_K: case Type::IQ4_NL: case Type::IQ4_XS:
-    case Type::TQ1_0: case Type::TQ2_0: case Type::MXFP4:
+    case Type::TQ1_0: case Type::TQ2_0: case Type::MXFP4: case Type::IQ2_XXS: case Type::IQ2_XS:
+    case Type::IQ2_S: case Type::IQ3_XXS: case Type::IQ3_S: case Type::IQ1_S: case Type::IQ1_M:
     case Type::I32: case Type::I64:
       return true;
     default:
@@ -74,14 +82,21 @@ bool type_supported(Type t) {
 }
 
 bool can_dequantize(Type t) { return find(t) && find(t)->dequantize; }
-bool can_quantize(Type t) { return find(t) && find(t)->quantize; }
+bool can_quantize(Type t) { return find(t) && (find(t)->quantize || find(t)->quantize_weighted); }
+bool quantize_needs_importance(Type t) { return find(t) && !find(t)->quantize && find(t)->quantize_weighted; }
 
 void dequantize_row(Type t, const void* src, float* dst, int64_t n) {
   checked(t, n, can_dequantize(t), "dequantization").dequantize(src, dst, n);
 }
 
-void quantize_row(Type t, const float* src, void* dst, int64_t n) {
-  checked(t, n, can_quantize(t), "quantization").quantize(src, dst, n);
+void quantize_row(Type t, const float* src, void* dst, int64_t n, const float* importance) {
+  const Codec& c = checked(t, n, can_quantize(t), "quantization");
+  if (c.quantize_weighted && (importance || !c.quantize)) {
+    if (!importance) throw Error("quantization to " + describe(t) + " needs importance weights (an imatrix)");
+    c.quantize_weighted(src, dst, n, importance);
+  } else {
+    c.quantize(src, dst, n);
+  }
 }
 
 Type vec_dot_type(Type weight) {

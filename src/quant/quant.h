@@ -16,7 +16,11 @@ bool can_quantize(Type t);
 
 // n must be a multiple of the type's block size. Throw hart::Error for unsupported types.
 void dequantize_row(Type t, const void* src, float* dst, int64_t n);
-void quantize_row(Type t, const float* src, void* dst, int64_t n);
+// importance: n per-column weights (a row of an importance matrix, llama-imatrix's mean squared
+// activations) for the types whose ggml quantizer takes them, or nullptr.
+void quantize_row(Type t, const float* src, void* dst, int64_t n, const float* importance = nullptr);
+// ggml's quantizer of t needs importance weights (ggml_quantize_requires_imatrix).
+bool quantize_needs_importance(Type t);
 
 // The activation type a weight type's integer dot product pairs with, as in ggml:
 // Q8_0 for Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4, Q8_1 for Q4_1/Q5_1, Q8_K for the K-quants, IQ4_XS and

@@ -12,6 +12,7 @@
 #include "common/testdata.h"
 #include "gguf/gguf.h"
 #include "quant/blocks.h"
+#include "quant/random_blocks.h"
 
 namespace hart {
 namespace {
@@ -19,10 +20,12 @@ namespace {
 const Type kQuantizable[] = {Type::F32,    Type::F16,    Type::BF16,  Type::Q4_0,  Type::Q4_1,  Type::Q5_0,
                              Type::Q5_1,   Type::Q8_0,   Type::Q8_1,  Type::Q2_K,  Type::Q3_K,  Type::Q4_K,
                              Type::Q5_K,   Type::Q6_K,   Type::Q8_K,  Type::IQ4_NL, Type::IQ4_XS, Type::TQ1_0,
-                             Type::TQ2_0,  Type::MXFP4};
+                             Type::TQ2_0,  Type::MXFP4, Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S,
+                             Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M};
 const Type kWeights[] = {Type::F32,  Type::F16,  Type::BF16, Type::Q4_0,   Type::Q4_1,   Type::Q5_0,  Type::Q5_1,
                          Type::Q8_0, Type::Q2_K, Type::Q3_K, Type::Q4_K,   Type::Q5_K,   Type::Q6_K,  Type::IQ4_NL,
-                         Type::IQ4_XS, Type::TQ1_0, Type::TQ2_0, Type::MXFP4};
+                         Type::IQ4_XS, Type::TQ1_0, Type::TQ2_0, Type::MXFP4, Type::IQ2_XXS, Type::IQ2_XS,
+                         Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M};
 
 std::vector<float> random_floats(int64_t n, uint32_t seed, float scale = 1.0f) {
   std::mt19937 rng(seed);
@@ -34,7 +37,7 @@ std::vector<float> random_floats(int64_t n, uint32_t seed, float scale = 1.0f) {
 
 std::vector<uint8_t> quantize(Type t, const std::vector<float>& x) {
   std::vector<uint8_t> q(row_size(t, int64_t(x.size())));
-  quantize_row(t, x.data(), q.data(), int64_t(x.size()));
+  quantize_test_row(t, x.data(), q.data(), int64_t(x.size()));
   return q;
 }
 
@@ -67,6 +70,9 @@ double error_bound(Type t) {
     case Type::Q5_0: case Type::Q5_1: case Type::Q5_K: return 0.06;
     case Type::Q3_K: return 0.25;
     case Type::Q2_K: return 0.45;
+    case Type::IQ3_XXS: case Type::IQ3_S: return 0.3;
+    case Type::IQ2_XXS: case Type::IQ2_XS: case Type::IQ2_S: return 0.5;
+    case Type::IQ1_S: case Type::IQ1_M: return 0.8;
     case Type::MXFP4: return 0.2;
     case Type::TQ1_0: case Type::TQ2_0: return 0.9;  // ternary, scaled to the block's largest value
     default: return 0.12;  // 4-bit types
@@ -132,9 +138,11 @@ TEST(Quant, Q4_0LayoutMatchesGgml) {
   }
 }
 
-// Random weight blocks: quantized Gaussians.
+// Random weight blocks: quantized Gaussians, or random IQ blocks for the types hart cannot quantize.
 std::vector<uint8_t> random_weights(Type t, int64_t n, uint32_t seed) {
-  return quantize(t, random_floats(n, seed, 0.05f));
+  if (can_quantize(t)) return quantize(t, random_floats(n, seed, 0.05f));
+  std::mt19937 rng(seed);
+  return random_iq_blocks(t, n, rng);
 }
 
 // Q8_1 stores s = fp16(d * sum(levels)) with the unrounded d, so the minimum term m*s of a Q4_1 /
@@ -181,11 +189,18 @@ TEST(Quant, ReportsUnsupportedUse) {
   float y[64];
   const std::vector<uint8_t> q(256);
   EXPECT_THROW(dequantize_row(Type::Q4_0, q.data(), y, 33), Error);
-  EXPECT_THROW(dequantize_row(Type::IQ2_XXS, q.data(), y, 256), Error);
-  EXPECT_THROW(quantize_row(Type::IQ2_XXS, y, nullptr, 256), Error);
+  EXPECT_THROW(dequantize_row(Type::NVFP4, q.data(), y, 256), Error);
+  EXPECT_THROW(quantize_row(Type::NVFP4, y, nullptr, 256), Error);
   EXPECT_THROW(vec_dot_type(Type::Q8_K), Error);
-  EXPECT_FALSE(can_dequantize(Type::IQ2_XXS));
-  EXPECT_FALSE(can_quantize(Type::IQ2_XXS));
+  EXPECT_FALSE(can_dequantize(Type::NVFP4));
+  EXPECT_FALSE(can_quantize(Type::NVFP4));
+  // ggml's IQ2_XXS / IQ2_XS quantizers need importance weights; IQ3_XXS works without.
+  std::vector<float> x(256, 1.0f);
+  std::vector<uint8_t> out(row_size(Type::IQ2_XXS, 256));
+  EXPECT_TRUE(quantize_needs_importance(Type::IQ2_XXS));
+  EXPECT_FALSE(quantize_needs_importance(Type::IQ3_XXS));
+  EXPECT_THROW(quantize_row(Type::IQ2_XXS, x.data(), out.data(), 256), Error);
+  EXPECT_NO_THROW(quantize_row(Type::IQ2_XXS, x.data(), out.data(), 256, x.data()));
   EXPECT_EQ(vec_dot_type(Type::Q4_1), Type::Q8_1);
   EXPECT_EQ(vec_dot_type(Type::Q6_K), Type::Q8_K);
   EXPECT_EQ(vec_dot_type(Type::BF16), Type::BF16);
@@ -216,7 +231,19 @@ void check_ggml_vectors(const std::string& path, std::initializer_list<const cha
     EXPECT_EQ(std::memcmp(deq.data(), ggml_deq.data(), deq.size() * 4), 0) << "not bit-exact";
 
     if (!can_quantize(t)) continue;
-    const auto ours = quantize(t, src);
+    // ggml had the file's importance weights (one per column) for the types listed in
+    // imatrix.types; quantized row by row with them.
+    const std::string weighted = file->get_string("imatrix.types").value_or("");
+    const bool with_imatrix = (',' + weighted + ',').find(std::string(",") + name + ",") != std::string::npos;
+    std::vector<uint8_t> ours(row_size(t, n));
+    if (with_imatrix) {
+      const auto imatrix = floats("imatrix.f32");
+      const int64_t cols = int64_t(imatrix.size()), rs = int64_t(row_size(t, cols));
+      for (int64_t r = 0; r < n / cols; r++)
+        quantize_row(t, src.data() + r * cols, ours.data() + r * rs, cols, imatrix.data());
+    } else {
+      ours = quantize(t, src);
+    }
     // The file states ggml's RMSE (the second file); the first one's is computed from its .deq.
     const double ggml_rmse = file->get_float(std::string("rmse.") + name).value_or(rmse(src, ggml_deq));
     const double ours_rmse = rmse(src, dequantize(t, ours, n));
@@ -240,7 +267,8 @@ TEST(Quant, MatchesGgmlVectors) {
 // The second file: the types ggml_quant_vectors.gguf lacks, and Q8_K.
 TEST(Quant, MatchesGgmlVectors2) {
   HART_REQUIRE_TESTDATA(path, "qtypes/ggml_quant_vectors_2.gguf");
-  check_ggml_vectors(path, {"tq1_0", "tq2_0", "mxfp4", "q8_K"});
+  check_ggml_vectors(path, {"tq1_0", "tq2_0", "mxfp4", "q8_K", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s",
+                            "iq1_s", "iq1_m"});
 }
 
 }  // namespace

@@ -17,9 +17,22 @@ namespace {
 constexpr uint32_t kQuantizationVersion = 2;  // ggml's GGML_QNT_VERSION
 constexpr int64_t kChunkElements = 32 * 512;  // rows are handed out in chunks of about this size
 
-// Rows of t -> `to` into out, on `threads` threads that take chunks of rows in turn. `on_rows`
-// runs on the calling thread with the number of rows done so far.
-void convert_rows(const gguf::TensorInfo& t, Type to, uint8_t* out, int threads,
+// The importance values of tensor t (ne[0] per stacked matrix), nullptr when there are none, as
+// llama-quantize takes them: a size that does not match is an error except for token_embd.
+const float* importance_of(const ImportanceMatrix* imatrix, const gguf::TensorInfo& t) {
+  const std::vector<float>* v = imatrix ? imatrix->find(t.name) : nullptr;
+  if (!v) return nullptr;
+  const int64_t want = t.ne[0] * t.ne[2] * t.ne[3];
+  if (int64_t(v->size()) == want) return v->data();
+  if (t.name == "token_embd.weight") return nullptr;
+  throw Error("importance matrix: " + std::to_string(v->size()) + " values for tensor " + t.name + ", which needs " +
+              std::to_string(want));
+}
+
+// Rows of t -> `to` into out, on `threads` threads that take chunks of rows in turn, each row
+// weighted by its matrix's importance values (if any). `on_rows` runs on the calling thread with
+// the number of rows done so far.
+void convert_rows(const gguf::TensorInfo& t, Type to, const float* importance, uint8_t* out, int threads,
                   const std::function<void(int64_t)>& on_rows) {
   const int64_t ncols = t.ne[0], nrows = t.nelements() / ncols;
   const size_t in_row = row_size(t.type, ncols), out_row = row_size(to, ncols);
@@ -35,7 +48,8 @@ void convert_rows(const gguf::TensorInfo& t, Type to, uint8_t* out, int threads,
         const int64_t r1 = std::min(nrows, r0 + chunk);
         for (int64_t r = r0; r < r1; r++) {
           dequantize_row(t.type, t.data + size_t(r) * in_row, row.data(), ncols);
-          quantize_row(to, row.data(), out + size_t(r) * out_row, ncols);
+          const float* w = importance ? importance + (r / t.ne[1]) * ncols : nullptr;
+          quantize_row(to, row.data(), out + size_t(r) * out_row, ncols, w);
         }
         const int64_t d = done += r1 - r0;
         if (report && d < nrows) on_rows(d);  // the last report comes after the join
@@ -72,9 +86,21 @@ void on_write(size_t done, size_t total, void* user) {
 
 QuantizeSummary quantize_model(const std::string& in_path, const std::string& out_path,
                                const QuantizeTarget& target, int threads,
-                               const QuantizeCallback& progress) {
+                               const QuantizeCallback& progress, const ImportanceMatrix* imatrix) {
   const auto in = gguf::File::open(in_path, gguf::LoadMode::Mmap);
-  const auto plan = plan_quantization(*in, target);
+  const auto plan = plan_quantization(*in, target, imatrix != nullptr);
+  const auto& tensors = in->tensors();
+  // Refuse before converting anything, as llama-quantize does.
+  for (size_t i = 0; i < tensors.size(); i++) {
+    if (!plan[i].needs_imatrix || tensors[i].type == plan[i].type) continue;
+    const std::string type(type_name(plan[i].type));
+    if (!imatrix)
+      throw Error(type + " needs an importance matrix (tensor " + tensors[i].name +
+                  "): pass --imatrix FILE, as llama-imatrix writes it");
+    if (!importance_of(imatrix, tensors[i]))
+      throw Error("the importance matrix has no values for tensor " + tensors[i].name + ", which " + type +
+                  " needs");
+  }
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
 
   gguf::Writer w;
@@ -86,7 +112,6 @@ QuantizeSummary quantize_model(const std::string& in_path, const std::string& ou
 
   QuantizeSummary s;
   s.file_bytes_in = in->file_size();
-  const auto& tensors = in->tensors();
   s.n_tensors = tensors.size();
   std::vector<std::vector<uint8_t>> converted;  // must outlive w.write()
   converted.reserve(tensors.size());
@@ -105,7 +130,7 @@ QuantizeSummary quantize_model(const std::string& in_path, const std::string& ou
     size_t nbytes = t.nbytes;
     if (to != t.type) {
       auto& out = converted.emplace_back(row_size(to, t.ne[0]) * size_t(nrows));
-      convert_rows(t, to, out.data(), threads, report);
+      convert_rows(t, to, importance_of(imatrix, t), out.data(), threads, report);
       data = out.data();
       nbytes = out.size();
       s.n_converted++;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gguf/gguf.h"
+#include "quant/imatrix.h"
 #include "types/tensor_type.h"
 
 namespace hart {
@@ -30,15 +31,18 @@ const QuantizeTarget* find_quantize_target(std::string_view name);
 
 // The type each tensor of `in` gets, in the file's tensor order. Throws hart::Error when a
 // tensor would need a conversion hart cannot do.
+// `has_imatrix`: an importance matrix will be given, which changes a few of llama.cpp's choices.
 struct TensorPlan {
   Type type;
-  bool fallback;  // the row length did not fit the chosen type
+  bool fallback;       // the row length did not fit the chosen type
+  bool needs_imatrix;  // llama-quantize refuses this tensor's type without an importance matrix
 };
-std::vector<TensorPlan> plan_quantization(const gguf::File& in, const QuantizeTarget& target);
+std::vector<TensorPlan> plan_quantization(const gguf::File& in, const QuantizeTarget& target,
+                                          bool has_imatrix = false);
 // The same for tensors that exist only as names, types and shapes (a model still to be written);
 // the model facts (architecture, layer and head counts) come from meta's metadata.
 std::vector<TensorPlan> plan_quantization(const gguf::File& meta, std::span<const gguf::TensorInfo> tensors,
-                                          const QuantizeTarget& target);
+                                          const QuantizeTarget& target, bool has_imatrix = false);
 
 // Progress, reported on the calling thread: rows of the tensor being converted, then bytes
 // written.
@@ -58,9 +62,12 @@ struct QuantizeSummary {
 };
 
 // Reads in_path, writes out_path (through "<out_path>.tmp" and a rename), with `threads` worker
-// threads (<= 0: one per CPU). Throws hart::Error naming the problem.
+// threads (<= 0: one per CPU). With an importance matrix, each matrix's per-column values weight
+// its quantization as in llama-quantize --imatrix; the IQ1-IQ3 types are refused without one.
+// Throws hart::Error naming the problem.
 QuantizeSummary quantize_model(const std::string& in_path, const std::string& out_path,
                                const QuantizeTarget& target, int threads,
-                               const QuantizeCallback& progress = {});
+                               const QuantizeCallback& progress = {},
+                               const ImportanceMatrix* imatrix = nullptr);
 
 }  // namespace hart

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <map>
 
@@ -73,13 +75,14 @@ void expect_close(const gguf::File& in, const gguf::File& out, double rel_rmse) 
 
 // The types llama.cpp's llama-quantize chose for the same model and target.
 void expect_plan_like_llama_cpp(const std::string& source, const std::string& reference,
-                                std::string_view target_name, const std::string& dir = "models/") {
+                                std::string_view target_name, const std::string& dir = "models/",
+                                bool has_imatrix = false) {
   SCOPED_TRACE(std::string(target_name));
   HART_REQUIRE_TESTDATA(src_path, dir + source);
   HART_REQUIRE_TESTDATA(ref_path, dir + reference);
   const auto src = gguf::File::open(src_path);
   const auto ref = types_of(*gguf::File::open(ref_path));
-  const auto plan = plan_quantization(*src, target(target_name));
+  const auto plan = plan_quantization(*src, target(target_name), has_imatrix);
   for (size_t i = 0; i < plan.size(); i++) {
     const std::string& name = src->tensors()[i].name;
     ASSERT_TRUE(ref.count(name)) << name;
@@ -112,6 +115,14 @@ TEST(QuantizeModel, PlanMatchesLlamaCppLowBitMixes) {
     expect_plan_like_llama_cpp("qt-llama-F32.gguf", std::string("qt-llama-") + mix + ".gguf", mix, "qtypes/models/");
 }
 
+// The IQ mixes, quantized by llama-quantize with qt-llama.imatrix.gguf (which changes IQ3_XXS's
+// attn_v): Q2_K / IQ3_S embeddings, Q5_K output, IQ2_XXS attn_output for IQ1, IQ4_NL fallbacks.
+TEST(QuantizeModel, PlanMatchesLlamaCppIqMixes) {
+  for (const char* mix : {"IQ4_NL", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S", "IQ1_S", "IQ1_M"})
+    expect_plan_like_llama_cpp("qt-llama-F32.gguf", std::string("qt-llama-") + mix + ".gguf", mix, "qtypes/models/",
+                               true);
+}
+
 // The mixes the test data has no llama.cpp file of, by llama_tensor_get_type's rules for this
 // model: Q2_K_S is Q2_K but for the Q6_K output (no GQA, and n_layer / 8 = 0 layers of Q4_K
 // ffn_down); Q3_K_L gives attn_v, attn_output and ffn_down Q5_K (ffn_down falls back to Q5_1).
@@ -131,6 +142,66 @@ TEST(QuantizeModel, PlanOfQ2_K_SAndQ3_K_L) {
       else if (l && (n.find("attn_v") != n.npos || n.find("attn_output") != n.npos)) want = Type::Q5_K;
       EXPECT_EQ(type_name(plan[i].type), type_name(want)) << mix << " " << n;
     }
+  }
+}
+
+// IQ2_M, IQ3_XS and IQ3_M (no llama.cpp file in the test data) by llama_tensor_get_type's rules
+// for this model (2 layers, no GQA, an untied output; ffn_down 384 wide falls back to IQ4_NL):
+// IQ2_M is IQ2_S with IQ3_S embeddings, attn_v and attn_output and a Q5_K output; IQ3_XS is
+// IQ3_S with IQ3_XXS attn_q / attn_k and (in layer 0, of [n/8, 7n/8)) ffn_gate / ffn_up; IQ3_M
+// is IQ3_S with Q4_K attn_v and attn_output.
+TEST(QuantizeModel, PlanOfIQ2_MIQ3_XSAndIQ3_M) {
+  HART_REQUIRE_TESTDATA(path, "qtypes/models/qt-llama-F32.gguf");
+  const auto src = gguf::File::open(path);
+  struct Rule {
+    const char* mix;
+    const char* part;  // tensor name part ("" for the rest)
+    Type type;
+  };
+  const Rule rules[] = {
+      {"IQ2_M", "token_embd", Type::IQ3_S}, {"IQ2_M", "output.weight", Type::Q5_K}, {"IQ2_M", "attn_v", Type::IQ3_S},
+      {"IQ2_M", "attn_output", Type::IQ3_S}, {"IQ2_M", "ffn_down", Type::IQ4_NL}, {"IQ2_M", "", Type::IQ2_S},
+      {"IQ3_XS", "output.weight", Type::Q6_K}, {"IQ3_XS", "attn_q", Type::IQ3_XXS}, {"IQ3_XS", "attn_k", Type::IQ3_XXS},
+      {"IQ3_XS", "blk.0.ffn_gate", Type::IQ3_XXS}, {"IQ3_XS", "blk.0.ffn_up", Type::IQ3_XXS},
+      {"IQ3_XS", "ffn_down", Type::IQ4_NL}, {"IQ3_XS", "", Type::IQ3_S},
+      {"IQ3_M", "output.weight", Type::Q6_K}, {"IQ3_M", "attn_v", Type::Q4_K}, {"IQ3_M", "attn_output", Type::Q4_K},
+      {"IQ3_M", "ffn_down", Type::IQ4_NL}, {"IQ3_M", "", Type::IQ3_S},
+  };
+  for (const char* mix : {"IQ2_M", "IQ3_XS", "IQ3_M"}) {
+    const auto plan = plan_quantization(*src, target(mix), true);
+    for (size_t i = 0; i < plan.size(); i++) {
+      const gguf::TensorInfo& t = src->tensors()[i];
+      const std::string& n = t.name;
+      Type want = t.type;
+      if (t.n_dims > 1 && n.ends_with("weight")) {
+        for (const Rule& r : rules) {
+          const bool match = n.rfind(r.part, 0) == 0 || n.find(std::string(".") + r.part) != n.npos;
+          if (std::string(r.mix) == mix && match) {
+            want = r.type;
+            break;
+          }
+        }
+      }
+      EXPECT_EQ(type_name(plan[i].type), type_name(want)) << mix << " " << n;
+    }
+  }
+}
+
+// Without an importance matrix the IQ1-IQ3 mixes are refused, naming the flag, before anything is
+// written; with one they quantize.
+TEST(QuantizeModel, IqMixesNeedAnImportanceMatrix) {
+  HART_REQUIRE_TESTDATA(path, "qtypes/models/qt-llama-F32.gguf");
+  TempDir dir;
+  for (const char* mix : {"IQ2_XXS", "IQ3_XXS", "IQ1_M", "Q2_K_S"}) {
+    SCOPED_TRACE(mix);
+    try {
+      quantize_model(path, dir.file("out.gguf"), target(mix), 2);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("--imatrix"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(dir.file("out.gguf")));
   }
 }
 
@@ -170,6 +241,51 @@ TEST(QuantizeModel, QtLlamaToLowBitMixes) {
     EXPECT_EQ(out->get_int("general.file_type"), target(mix).file_type);
     expect_close(*in, *out, rel_rmse);
   }
+}
+
+// With llama-quantize's importance matrix, the tensors of `exact` types come out byte for byte as
+// in llama.cpp's file of the mix (the other types' quantizers do not use the weights yet); returns
+// how many tensors were compared. The caller checks that the test data is there.
+int expect_imatrix_bytes_like_llama_cpp(const std::string& mix, std::initializer_list<Type> exact) {
+  SCOPED_TRACE(mix);
+  const std::string path = testdata_path("qtypes/models/qt-llama-F32.gguf");
+  const std::string im_path = testdata_path("qtypes/qt-llama.imatrix.gguf");
+  const std::string ref_path = testdata_path("qtypes/models/qt-llama-" + mix + ".gguf");
+  TempDir dir;
+  const auto imatrix = ImportanceMatrix::load(im_path);
+  const std::string out_path = dir.file(mix + ".gguf");
+  quantize_model(path, out_path, target(mix), 2, {}, &imatrix);
+  const auto out = gguf::File::open(out_path), ref = gguf::File::open(ref_path);
+  EXPECT_EQ(types_of(*out), types_of(*ref));
+  int compared = 0;
+  for (const auto& t : out->tensors()) {
+    if (std::find(exact.begin(), exact.end(), t.type) == exact.end()) continue;
+    const gguf::TensorInfo* r = ref->find_tensor(t.name);
+    EXPECT_TRUE(r && r->nbytes == t.nbytes && std::memcmp(r->data, t.data, t.nbytes) == 0)
+        << t.name << " (" << type_name(t.type) << ") differs from llama-quantize's";
+    compared++;
+  }
+  return compared;
+}
+
+TEST(QuantizeModel, ImatrixQuantizationMatchesLlamaQuantize) {
+  HART_REQUIRE_TESTDATA(dir, "qtypes/models");
+  HART_REQUIRE_TESTDATA(im_path, "qtypes/qt-llama.imatrix.gguf");
+  // token_embd (no imatrix values: unweighted), 12 IQ4_XS matrices, the two 384-wide ffn_down
+  // that fall back to IQ4_NL and the Q6_K output.
+  EXPECT_EQ(expect_imatrix_bytes_like_llama_cpp("IQ4_XS", {Type::IQ4_XS, Type::IQ4_NL, Type::Q6_K}), 16);
+  EXPECT_EQ(expect_imatrix_bytes_like_llama_cpp("Q6_K", {Type::Q6_K}), 14);
+  // Q5_K and Q6_K (attn_v and the output); ffn_down's Q5_1 fallback is not compared.
+  EXPECT_EQ(expect_imatrix_bytes_like_llama_cpp("Q5_K_M", {Type::Q5_K, Type::Q6_K}), 14);
+  // Q3_K_M's Q3_K matrices and embeddings, Q4_K attn_output, Q5_K attn_v and Q6_K output.
+  EXPECT_EQ(expect_imatrix_bytes_like_llama_cpp("Q3_K_M", {Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K}), 14);
+  EXPECT_EQ(expect_imatrix_bytes_like_llama_cpp("Q3_K_S", {Type::Q3_K, Type::Q6_K}), 14);
+  EXPECT_EQ(expect_imatrix_bytes_like_llama_cpp("IQ4_NL", {Type::IQ4_NL}), 15);
+  // The IQ mixes' tensors but the Q2_K ones (ggml's imatrix Q2_K quantizer is not in hart yet).
+  const std::initializer_list<Type> iq = {Type::IQ1_S, Type::IQ1_M, Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S,
+                                          Type::IQ3_XXS, Type::IQ3_S, Type::IQ4_NL, Type::Q5_K, Type::Q6_K};
+  for (const char* mix : {"IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S", "IQ1_S", "IQ1_M"})
+    EXPECT_GE(expect_imatrix_bytes_like_llama_cpp(mix, iq), 8) << mix;
 }
 
 TEST(QuantizeModel, StoriesToQ8_0) {
@@ -228,7 +344,7 @@ TEST(QuantizeModel, StoriesToQ4_K_MAndRequantize) {
 
 TEST(QuantizeModel, ReportsBadInput) {
   TempDir dir;
-  EXPECT_EQ(find_quantize_target("IQ2_M"), nullptr);
+  EXPECT_EQ(find_quantize_target("IQ5_K"), nullptr);
   EXPECT_EQ(find_quantize_target("q3_k_m")->type, Type::Q3_K);
   EXPECT_EQ(find_quantize_target("q5_k_m")->type, Type::Q5_K);
   EXPECT_THROW(quantize_model(dir.file("missing.gguf"), dir.file("out.gguf"), target("Q8_0"), 1),

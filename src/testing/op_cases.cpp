@@ -37,8 +37,10 @@ double nmse(const Tensor& got, const Tensor& want) {
 std::vector<OpCase> op_cases() {
   std::vector<OpCase> cases;
   // The weight types of MUL_MAT, MUL_MAT_ID and GET_ROWS (the types of the model files hart reads).
-  const Type weight_types[] = {Type::F32,  Type::F16,  Type::BF16, Type::Q8_0, Type::Q4_0, Type::Q4_1,
-                               Type::Q5_0, Type::Q5_1, Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ4_NL};
+  const Type weight_types[] = {Type::F32,     Type::F16,    Type::BF16,    Type::Q8_0,    Type::Q4_0,
+                               Type::Q4_1,    Type::Q5_0,   Type::Q5_1,    Type::Q4_K,    Type::Q5_K,
+                               Type::Q6_K,    Type::IQ4_NL, Type::IQ2_XXS, Type::IQ2_XS,  Type::IQ2_S,
+                               Type::IQ3_XXS, Type::IQ3_S,  Type::IQ1_S,   Type::IQ1_M};
   for (Type w : weight_types) {
     const double tol = type_info(w).quantized ? 5e-4 : 5e-6;
     for (int64_t m : {1, 7}) {

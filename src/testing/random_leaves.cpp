@@ -1,6 +1,6 @@
 #include "testing/random_leaves.h"
 
-#include "quant/quant.h"
+#include "quant/random_blocks.h"
 
 namespace hart::testing {
 
@@ -25,7 +25,7 @@ Tensor* RandomLeaves::random(Type type, std::initializer_list<int64_t> ne, float
   std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<float> f(static_cast<size_t>(n));
   for (float& x : f) x = dist(rng_);
-  quantize_row(type, f.data(), t->data, n);
+  quantize_test_row(type, f.data(), t->data, n);
   return t;
 }
 

@@ -1,9 +1,10 @@
-// hart quantize IN OUT TYPE [-t N]: convert a GGUF model to another tensor type with llama.cpp's
+// hart quantize IN OUT TYPE [-t N] [--imatrix FILE]: convert a GGUF model to another tensor type with llama.cpp's
 // llama-quantize rules (src/quant/quantize_model.h), with a per-tensor progress bar on stderr.
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "command.h"
@@ -50,18 +51,22 @@ class ProgressBar {
 };
 
 int cmd_quantize(int argc, char** argv) {
-  std::string in, out, type;
+  std::string in, out, type, imatrix_path;
   int threads = 0;
   CLI::App app{"Quantize or convert a GGUF model. Matrices get TYPE (mixes and row lengths that do "
                "not fit follow llama.cpp's rules); norms and other 1-D tensors are copied.\n"
                "TYPE: " + target_names() + "\n(Q4_K and Q5_K put every matrix in that type; "
-               "Q2_K, Q2_K_S, Q3_K_S/M/L, Q4_K_M, Q5_K_M, Q6_K, IQ4_XS, TQ1_0, TQ2_0 and MXFP4_MOE are "
-               "llama.cpp's mixes.)",
+               "Q2_K, Q2_K_S, Q3_K_S/M/L, Q4_K_M, Q5_K_M, Q6_K, IQ4_XS, IQ4_NL, IQ1_S/M, IQ2_XXS/XS/S/M, "
+               "IQ3_XXS/XS/S/M, TQ1_0, TQ2_0 and MXFP4_MOE are llama.cpp's mixes; the IQ1-IQ3 ones need "
+               "--imatrix.)",
                "hart quantize"};
   app.add_option("input", in, "source GGUF file (any type hart can dequantize)")->required();
   app.add_option("output", out, "GGUF file to write")->required();
   app.add_option("type", type, "target type")->required();
   app.add_option("-t,--threads", threads, "worker threads (default: one per CPU)");
+  app.add_option("--imatrix", imatrix_path,
+                 "importance matrix (llama-imatrix's GGUF or legacy .dat) weighting the quantization, as "
+                 "llama-quantize --imatrix; required by the IQ1-IQ3 types");
   if (!parse_args(app, argc, argv)) return 0;
 
   const QuantizeTarget* target = find_quantize_target(type);
@@ -71,8 +76,12 @@ int cmd_quantize(int argc, char** argv) {
   if (std::filesystem::equivalent(in, out, ec))
     throw Error("output " + out + " is the input file; choose another name");
 
+  std::optional<ImportanceMatrix> imatrix;
+  if (!imatrix_path.empty()) imatrix = ImportanceMatrix::load(imatrix_path);
+
   ProgressBar progress(out);
-  const QuantizeSummary s = quantize_model(in, out, *target, threads, std::ref(progress));
+  const QuantizeSummary s =
+      quantize_model(in, out, *target, threads, std::ref(progress), imatrix ? &*imatrix : nullptr);
   std::fprintf(stderr,
                "%s: %zu tensors, %zu converted for %s (%zu to a fallback type)\n"
                "tensor data %.2f MiB -> %.2f MiB, file %.2f MiB -> %.2f MiB\n",

@@ -13,6 +13,7 @@
 #include "backend/cpu/sets_under_test.h"
 #include "common/error.h"
 #include "quant/quant.h"
+#include "quant/random_blocks.h"
 
 namespace hart::cpu {
 namespace {
@@ -161,7 +162,7 @@ TEST_P(KernelSet, TopKMatchesReference) {
 std::vector<uint8_t> random_typed_row(Type t, int64_t n, std::mt19937& rng) {
   const std::vector<float> f = random_row(n, rng);
   std::vector<uint8_t> out(row_size(t, n));
-  quantize_row(t, f.data(), out.data(), n);
+  quantize_test_row(t, f.data(), out.data(), n);
   return out;
 }
 

@@ -410,7 +410,8 @@ double mul_mat_tol(Type wt, int64_t k) {
 
 TEST_P(Ops, MulMatEveryWeightTypeAndShape) {
   for (Type t : {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0, Type::IQ4_NL, Type::Q2_K, Type::Q3_K,
-                 Type::Q4_K, Type::Q6_K, Type::IQ4_XS, Type::TQ1_0, Type::TQ2_0, Type::MXFP4}) {
+                 Type::Q4_K, Type::Q6_K, Type::IQ4_XS, Type::TQ1_0, Type::TQ2_0, Type::MXFP4, Type::IQ2_XXS,
+                 Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M}) {
     if (!can_quantize(t)) continue;
     const int64_t k = type_info(t).block_size == 256 ? 256 : (type_info(t).quantized ? 96 : 65);
     for (int64_t m : {1, 7, 19}) {
@@ -557,7 +558,7 @@ TEST(CpuBackend, BadRowIdsAndUnsupportedTypesThrow) {
     EXPECT_NE(std::string(e.what()).find("row id 4"), std::string::npos) << e.what();
   }
   CpuBackend cpu(1);
-  Tensor* w = b.ctx.new_tensor(Type::IQ2_XXS, {256, 4});
+  Tensor* w = b.ctx.new_tensor(Type::NVFP4, {256, 4});  // a type hart cannot compute with
   Tensor* x = b.random(Type::F32, {256, 1});
   Tensor* mm = mul_mat(b.ctx, w, x);
   EXPECT_FALSE(cpu.supports_op(*mm));

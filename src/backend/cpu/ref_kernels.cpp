@@ -176,7 +176,9 @@ void fill_type_tables(Kernels& k, std::integer_sequence<uint32_t, T...>) {
       k.to_f32[t] = to;
       k.dot[t] = DotKernel{Type::F32, dot, gemm};
     }
-    if (can_quantize(type)) k.from_f32[t] = from;
+    // Not for IQ2_XXS / IQ2_XS / IQ1_S, whose ggml quantizers need importance weights (a graph's
+    // conversion has none).
+    if (can_quantize(type) && !quantize_needs_importance(type)) k.from_f32[t] = from;
   };
   (fill_one(T, &ref_vec_dot<T>, &ref_gemm<T>, &ref_to_f32<T>, &ref_from_f32<T>), ...);
 }

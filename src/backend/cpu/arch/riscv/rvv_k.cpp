@@ -1,5 +1,5 @@
-// K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K), IQ4_XS and the ternary TQ1_0 / TQ2_0 against Q8_K
-// activations, and the Q8_K activation quantizer.
+// K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K), IQ4_XS, the ternary TQ1_0 / TQ2_0 and the grid IQ
+// types (IQ2_XXS .. IQ1_M) against Q8_K activations, and the Q8_K activation quantizer.
 //
 // A super-block is 16 groups of 16 weights. Per group the 16 products w*a are formed in int16
 // (|w*a| <= 127*127, IQ4_XS's largest) and added, times the group's integer scale, into int32 lanes
@@ -12,6 +12,7 @@
 #include "backend/cpu/arch/riscv/rvv_math.h"
 #include "backend/cpu/arch/riscv/rvv_sets.h"
 #include "quant/blocks.h"
+#include "quant/iq_levels.h"
 
 namespace hart::cpu::riscv {
 namespace {
@@ -111,6 +112,32 @@ vint8m1_t tq1_levels(const block_tq1_0& b, int g) {
   return __riscv_vsub_vx_i8m1(__riscv_vreinterpret_v_u8m1_i8m1(t), 1, kGroup);
 }
 
+// The grid IQ types (src/quant/iq_levels.h): group g is octets 2g and 2g + 1, their two grid
+// entries loaded as 16 bytes; sign bits (one mask bit per lane) negate lanes, or for IQ1 the
+// levels become 8 * level + 1, 2 less where the octet's shift is down.
+template <class Block>
+vint8m1_t iq_levels(const Block& b, int g) {
+  using L = quant::Iq<Block>;
+  const quant::IqOctet lo = L::octet(b, 2 * g), hi = L::octet(b, 2 * g + 1);
+  const uint64_t grid[2] = {lo.grid, hi.grid};
+  const vint8m1_t v = __riscv_vle8_v_i8m1(reinterpret_cast<const int8_t*>(grid), kGroup);
+  if constexpr (L::kShifted) {
+    const uint8_t minus[2] = {uint8_t(lo.minus ? 0xff : 0), uint8_t(hi.minus ? 0xff : 0)};
+    const vint8m1_t up = __riscv_vadd_vx_i8m1(__riscv_vsll_vx_i8m1(v, 3, kGroup), 1, kGroup);
+    return __riscv_vsub_vx_i8m1_mu(__riscv_vlm_v_b8(minus, kGroup), up, up, 2, kGroup);
+  } else {
+    const uint8_t signs[2] = {lo.signs, hi.signs};
+    return __riscv_vrsub_vx_i8m1_mu(__riscv_vlm_v_b8(signs, kGroup), v, v, 0, kGroup);
+  }
+}
+
+// The weight block's float scale: d, or an IQ type's factor.
+template <class Block>
+float super_scale(const Block& b) {
+  if constexpr (requires { quant::Iq<Block>::factor(b); }) return quant::Iq<Block>::factor(b);
+  else return fp16_to_f32(b.d);
+}
+
 // Integer scale of each group; returns the min correction dmin * sum(bsums * mins) (0 for the
 // types without a minimum), still to be multiplied by the activation's d.
 template <class Block>
@@ -167,6 +194,14 @@ float unit_scales(int16_t* scale16) {
 float group_scales(const block_tq1_0&, const block_q8_K&, int16_t* scale16) { return unit_scales(scale16); }
 float group_scales(const block_tq2_0&, const block_q8_K&, int16_t* scale16) { return unit_scales(scale16); }
 
+// The grid IQ types: one odd scale 2s + 1 per group (the IQ2 / IQ1_M ones) or per two.
+template <class Block>
+  requires requires(const Block& b) { quant::Iq<Block>::scale(b, 0); }
+float group_scales(const Block& b, const block_q8_K&, int16_t* scale16) {
+  for (int g = 0; g < kGroups; g++) scale16[g] = int16_t(quant::Iq<Block>::scale(b, g));
+  return 0.0f;
+}
+
 template <class Block, vint8m1_t (*Levels)(const Block&, int)>
 void vec_dot_k(int64_t n, float* out, const void* wv, const void* xv) {
   const auto* w = static_cast<const Block*>(wv);
@@ -182,7 +217,7 @@ void vec_dot_k(int64_t n, float* out, const void* wv, const void* xv) {
       const vint16m2_t p = __riscv_vwmul_vv_i16m2(Levels(w[i], g), a, kGroup);
       isum = __riscv_vwmacc_vx_i32m4(isum, scale16[g], p, kGroup);
     }
-    const float d = fp16_to_f32(w[i].d) * x[i].d;
+    const float d = super_scale(w[i]) * x[i].d;
     acc = __riscv_vfmacc_vf_f32m4_tu(acc, d, __riscv_vfcvt_f_x_v_f32m4(isum, kGroup), kGroup);
   }
   *out = sum_lanes(acc) - mins;
@@ -243,6 +278,13 @@ void fill_rvv_k(Kernels& k) {
   k.dot[uint32_t(Type::IQ4_XS)] = {Type::Q8_K, vec_dot_k<block_iq4_xs, iq4_xs_levels>};
   k.dot[uint32_t(Type::TQ1_0)] = {Type::Q8_K, vec_dot_k<block_tq1_0, tq1_levels>};
   k.dot[uint32_t(Type::TQ2_0)] = {Type::Q8_K, vec_dot_k<block_tq2_0, tq2_levels>};
+  k.dot[uint32_t(Type::IQ2_XXS)] = {Type::Q8_K, vec_dot_k<block_iq2_xxs, iq_levels<block_iq2_xxs>>};
+  k.dot[uint32_t(Type::IQ2_XS)] = {Type::Q8_K, vec_dot_k<block_iq2_xs, iq_levels<block_iq2_xs>>};
+  k.dot[uint32_t(Type::IQ2_S)] = {Type::Q8_K, vec_dot_k<block_iq2_s, iq_levels<block_iq2_s>>};
+  k.dot[uint32_t(Type::IQ3_XXS)] = {Type::Q8_K, vec_dot_k<block_iq3_xxs, iq_levels<block_iq3_xxs>>};
+  k.dot[uint32_t(Type::IQ3_S)] = {Type::Q8_K, vec_dot_k<block_iq3_s, iq_levels<block_iq3_s>>};
+  k.dot[uint32_t(Type::IQ1_S)] = {Type::Q8_K, vec_dot_k<block_iq1_s, iq_levels<block_iq1_s>>};
+  k.dot[uint32_t(Type::IQ1_M)] = {Type::Q8_K, vec_dot_k<block_iq1_m, iq_levels<block_iq1_m>>};
   k.from_f32[uint32_t(Type::Q8_K)] = quantize_q8_k;
 }
 

@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "quant/blocks.h"
 #include "quant/quant.h"
+#include "quant/random_blocks.h"
 
 namespace hart::cpu {
 namespace {
@@ -184,7 +185,7 @@ TEST_F(RvvTest, ExpRange) {
 
 std::vector<uint8_t> quantized(Type t, const std::vector<float>& x) {
   std::vector<uint8_t> q(row_size(t, int64_t(x.size())));
-  quantize_row(t, x.data(), q.data(), int64_t(x.size()));
+  quantize_test_row(t, x.data(), q.data(), int64_t(x.size()));
   return q;
 }
 
@@ -213,24 +214,29 @@ void check_weight_type(const Kernels& k, Type t, std::mt19937& rng) {
     std::vector<float> wf(static_cast<size_t>(n)), xf(static_cast<size_t>(n));
     for (float& v : wf) v = dist(rng);
     for (float& v : xf) v = dist(rng);
-    const auto w = quantized(t, wf);
     const auto x_ref = quantized(dk.act_type, xf);
     std::vector<uint8_t> x(x_ref.size());
     convert(xf.data(), x.data(), n);
     ASSERT_EQ(x, x_ref) << "from_f32 " << type_name(dk.act_type) << " n=" << n;
 
-    float want = 0, got = 0;
-    vec_dot(t, n, &want, w.data(), x.data());
-    dk.vec_dot(n, &got, w.data(), x.data());
-    const auto wd = dequantized(t, w, n), xd = dequantized(dk.act_type, x, n);
-    EXPECT_NEAR(got, want, 2e-6 * abs_sum(wd, xd)) << type_name(t) << " n=" << n;
+    // Quantized rows, and for the IQ grid types also rows of random bits (every grid entry).
+    for (bool raw : {false, is_iq_grid_type(t)}) {
+      const auto w = raw ? random_iq_blocks(t, n, rng) : quantized(t, wf);
+      float want = 0, got = 0;
+      vec_dot(t, n, &want, w.data(), x.data());
+      dk.vec_dot(n, &got, w.data(), x.data());
+      const auto wd = dequantized(t, w, n), xd = dequantized(dk.act_type, x, n);
+      EXPECT_NEAR(got, want, 2e-6 * abs_sum(wd, xd)) << type_name(t) << " n=" << n << (raw ? " (random bits)" : "");
+      if (!raw) break;
+    }
   }
 }
 
 TEST_F(RvvTest, WeightTypes) {
   for (Type t : {Type::Q8_0, Type::Q4_0, Type::Q4_1, Type::Q5_0, Type::Q5_1, Type::IQ4_NL, Type::Q2_K,
                  Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K, Type::IQ4_XS, Type::TQ1_0,
-                 Type::TQ2_0, Type::MXFP4, Type::BF16})
+                 Type::TQ2_0, Type::MXFP4, Type::BF16, Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S,
+                 Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M})
     check_weight_type(k, t, rng);
 }
 

@@ -15,6 +15,7 @@
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/repack.h"
 #include "quant/blocks.h"
+#include "quant/iq_levels.h"
 
 #define HART_X86_WIDE 0
 #define HART_X86_SET_FILL fill_avx2_vnni_evex

@@ -17,6 +17,7 @@
 #include "common/fp16.h"
 #include "quant/blocks.h"
 #include "quant/quant.h"
+#include "quant/random_blocks.h"
 
 namespace hart::cpu {
 namespace {
@@ -59,7 +60,7 @@ class X86Set : public ::testing::TestWithParam<std::string> {
 
 std::vector<uint8_t> quantized(Type t, const std::vector<float>& x) {
   std::vector<uint8_t> q(row_size(t, int64_t(x.size())));
-  quantize_row(t, x.data(), q.data(), int64_t(x.size()));
+  quantize_test_row(t, x.data(), q.data(), int64_t(x.size()));
   return q;
 }
 
@@ -153,11 +154,15 @@ const DotCase kDotCases[] = {
     {Type::Q4_K, Type::Q8_K}, {Type::Q5_K, Type::Q8_K}, {Type::Q6_K, Type::Q8_K},
     {Type::Q2_K, Type::Q8_K}, {Type::Q3_K, Type::Q8_K}, {Type::IQ4_XS, Type::Q8_K},
     {Type::TQ1_0, Type::Q8_K}, {Type::TQ2_0, Type::Q8_K}, {Type::MXFP4, Type::Q8_0},
+    {Type::IQ2_XXS, Type::Q8_K}, {Type::IQ2_XS, Type::Q8_K}, {Type::IQ2_S, Type::Q8_K},
+    {Type::IQ3_XXS, Type::Q8_K}, {Type::IQ3_S, Type::Q8_K}, {Type::IQ1_S, Type::Q8_K},
+    {Type::IQ1_M, Type::Q8_K},
 };
 
 // Weight blocks with every quant bit random (high scale bits, extreme levels included) and the
 // fp16 scale fields reset to modest values.
 std::vector<uint8_t> random_blocks(Type t, int64_t n, std::mt19937& rng) {
+  if (is_iq_grid_type(t)) return random_iq_blocks(t, n, rng);
   std::vector<uint8_t> q(row_size(t, n));
   for (uint8_t& b : q) b = uint8_t(rng());
   const size_t bsize = type_info(t).type_size;

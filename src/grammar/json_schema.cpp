@@ -58,9 +58,9 @@ class Converter {
  public:
   explicit Converter(const Json& root) : root_(root) {}
 
-  std::string run() {
+  std::string run(const std::string& rule) {
     const std::string top = visit(root_, "", 0);
-    out_ += "root ::= " + top + "\n";
+    out_ += rule + " ::= " + top + "\n";
     return kPrimitives + out_;
   }
 
@@ -294,7 +294,9 @@ class Converter {
 
 }  // namespace
 
-std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema) { return Converter(schema).run(); }
+std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema, const std::string& rule) {
+  return Converter(schema).run(rule);
+}
 
 std::string json_object_gbnf() { return std::string(kPrimitives) + "root ::= object\n"; }
 

@@ -20,8 +20,9 @@ class SchemaError : public GrammarError {
   using GrammarError::GrammarError;
 };
 
-// GBNF text whose root is a JSON value (followed by optional whitespace) valid under `schema`.
-std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema);
+// GBNF text whose rule `rule` (by default the root) is a JSON value (followed by optional
+// whitespace) valid under `schema`; another name lets a larger grammar wrap the value.
+std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema, const std::string& rule = "root");
 
 // GBNF text whose root is any JSON object (response_format json_object).
 std::string json_object_gbnf();

@@ -28,22 +28,6 @@ Body call_schema(const Body& tools, const std::vector<std::string>& names) {
   return branches.size() == 1 ? branches[0] : Body{{"anyOf", branches}};
 }
 
-// The schema's GBNF with its root renamed, so that another root can wrap it.
-std::string renamed_root(const std::string& gbnf, const std::string& name) {
-  std::string out;
-  size_t line = 0;
-  while (line < gbnf.size()) {
-    size_t end = gbnf.find('\n', line);
-    if (end == std::string::npos) end = gbnf.size();
-    std::string_view l(gbnf.data() + line, end - line);
-    if (l.starts_with("root ::= ")) out += name + " ::= " + std::string(l.substr(9));
-    else out += l;
-    out += '\n';
-    line = end + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
 std::shared_ptr<const grammar::Grammar> forced_call_grammar(const OutputSyntax& syntax, const Body& tools,
@@ -55,7 +39,7 @@ std::shared_ptr<const grammar::Grammar> forced_call_grammar(const OutputSyntax& 
                    "tool_choice");
   std::string gbnf;
   try {
-    gbnf = renamed_root(grammar::json_schema_to_gbnf(call_schema(tools, names)), "call-json");
+    gbnf = grammar::json_schema_to_gbnf(call_schema(tools, names), "call-json");
   } catch (const grammar::SchemaError& e) {
     throw ApiError(400, "invalid_request_error", std::string("a forced tool's parameters: ") + e.what(), "tools");
   }

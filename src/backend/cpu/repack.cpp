@@ -43,7 +43,8 @@ void pack_interleaved(int64_t n, int rows, const void* w, size_t w_stride, void*
 // list in repack.h). A stack's matrices are packed one after another: no panel spans two.
 bool packable(const Tensor& w, const PanelKernel& pk) {
   return (w.flags & kFlagWeight) && w.op == Op::NONE && !w.is_view() && w.data && pk.rows > 0 && pk.pack &&
-         pk.gemm && kMaxPanelRows % pk.rows == 0 && w.ne[3] == 1 && w.ne[1] % pk.rows == 0 && w.is_contiguous();
+         pk.gemm && kMaxPanelRows % pk.rows == 0 && w.ne[3] == 1 && w.is_contiguous() &&
+         (w.ne[2] == 1 ? w.ne[1] >= pk.rows : w.ne[1] % pk.rows == 0);
 }
 
 }  // namespace
@@ -170,6 +171,8 @@ void WeightPacks::prepare(const Graph& g, const Kernels& k, ThreadPool& pool) {
       packs_.erase(it);
     }
     const size_t panel_stride = w.nb[1] * size_t(pk.rows);
+    // A matrix whose row count is not a multiple of the panel height (a vocabulary of 49155
+    // rows) has its whole panels packed; mat_tile reads the last rows from the matrix.
     const int64_t n_panels = w.ne[1] * w.ne[2] / pk.rows;
     const size_t size = panel_stride * size_t(n_panels);
     // A copy the machine cannot hold beside everything else (a model that fills RAM once, its

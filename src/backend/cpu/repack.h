@@ -2,9 +2,11 @@
 // (Kernels::panel). Packed once, on the first graph that multiplies by a weight (the first
 // forward pass after load), owned by the backend, freed with it (a reloaded model gets a new
 // backend), and counted in repacked_bytes(). A weight without a layout keeps the row-major path:
-// a type the set has no panel kernel for, a row count that is not a multiple of the panel
-// height, a 4-D or non-contiguous weight. A 3-D weight (a stack of matrices: MoE experts, batched
-// MUL_MAT) is packed matrix by matrix, matrix e's panels after those of e - 1. Copies are keyed by the weight's data
+// a type the set has no panel kernel for, fewer rows than one panel, a 4-D or non-contiguous
+// weight. A 3-D weight (a stack of matrices: MoE experts, batched MUL_MAT) is packed matrix by
+// matrix, matrix e's panels after those of e - 1, when its row count is a multiple of the panel
+// height; a 2-D weight whose row count is not (a vocabulary of 49155 tokens) has its whole panels
+// packed and its last rows read as stored. Copies are keyed by the weight's data
 // pointer: kFlagWeight bytes must not change while the backend lives. HART_REPACK=0 turns it off.
 //
 // Panel layout of the 32-element block types (Q4_0, Q5_0, Q8_0), `rows` = R rows per panel:

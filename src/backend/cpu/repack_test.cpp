@@ -244,13 +244,15 @@ INSTANTIATE_TEST_SUITE_P(Sets, PanelSet, ::testing::ValuesIn(sets_with_panels())
                          [](const auto& info) { return info.param->name; });
 
 // Y = W X computed twice on the selected set: W a weight (packed when the layout allows) and the
-// same bytes as a plain tensor (row-major). Rows of W: a multiple of every panel height, and one
-// that is a multiple of 8 only (packed by 8-row sets, row-major for 16-row ones).
+// same bytes as a plain tensor (row-major). Rows of W: a multiple of every panel height, one that
+// is a multiple of 8 only (8-row sets pack it all, 16- and 32-row ones their whole panels and the
+// last rows as stored), an odd count past two panels (a vocabulary such as 49155), and fewer rows
+// than any panel (never packed).
 TEST(Repack, MulMatMatchesRowMajorPath) {
   const Kernels& k = kernels();
   std::mt19937 rng(11);
   for (Type type : {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::Q4_K, Type::Q6_K, Type::F16, Type::BF16}) {
-  for (int64_t n : {64, 40}) {
+  for (int64_t n : {64, 40, 75, 5}) {
     // Token counts: decode, a remainder of every tile height, several tiles; 1 and 2 threads.
     for (const auto& [m, threads] : {std::pair<int64_t, int>{1, 1}, {5, 2}, {17, 1}, {70, 2}}) {
       const int64_t k_len = 7 * block_elems(type);
@@ -280,8 +282,8 @@ TEST(Repack, MulMatMatchesRowMajorPath) {
       const double float_sum_tol =
           type == Type::F16 || type == Type::BF16 || type == Type::Q4_K ? 2e-6 * double(k_len) : 0;
       const PanelKernel& pk = k.panel[size_t(type)];
-      const bool packs = repack_enabled() && pk.rows > 0 && n % pk.rows == 0;
-      EXPECT_EQ(packed_bytes, packs ? w.size() : 0) << k.name << " " << type_name(type) << " n=" << n;
+      const int64_t packed_rows = repack_enabled() && pk.rows > 0 ? n / pk.rows * pk.rows : 0;
+      EXPECT_EQ(packed_bytes, w.size() / size_t(n) * size_t(packed_rows)) << k.name << " " << type_name(type) << " n=" << n;
       for (int64_t j = 0; j < m; j++)
         for (int64_t i = 0; i < n; i++)
           expect_close(y[1][size_t(j * n + i)], y[0][size_t(j * n + i)], type_name(type).data(), i, j, float_sum_tol);

@@ -40,7 +40,8 @@ inline void convert_row(const Kernels& kern, Type act, int64_t k, const char* sr
 
 // y[j * y_stride + i] = dot(W row w0 + i, X row j) for i < nw, j < nx, with W rows from
 // `matrix` (w_rows: the first of its rows, w_stride bytes apart) or, when it was repacked, from
-// `packed`, whose panels of matrix `plane` start plane * n / rows panels in. The set's GEMM for
+// `packed`, whose panels of matrix `plane` start plane * n / rows panels in (the rows past the
+// last whole panel of a 2-D weight, n % rows of them, come from the matrix). The set's GEMM for
 // several X rows, else vec_dot per (W row, X row): for a lone X row (decode) nothing is reused
 // and the row-at-a-time dot streams the weights fastest (measured: gemm/q8_0/avx512_vnni/1
 // takes twice the CPU time of gemv/q8_0/avx512_vnni in bench/).
@@ -49,9 +50,16 @@ inline void mat_tile(const DotKernel& d, const PackedWeight* packed, int64_t k, 
                      float* y, size_t y_stride) {
   if (packed) {
     const int rows = packed->kernel->rows;
-    packed->kernel->gemm(k, nw / rows, nx, packed->data + size_t((plane * n + w0) / rows) * packed->panel_stride,
-                         packed->panel_stride, x, x_stride, y, y_stride);
-  } else if (d.gemm && nx > 1) {
+    const int64_t in_panels = std::clamp<int64_t>(n / rows * rows - w0, 0, nw);  // w0: a panel's first row
+    if (in_panels > 0)
+      packed->kernel->gemm(k, in_panels / rows, nx, packed->data + size_t((plane * n + w0) / rows) * packed->panel_stride,
+                           packed->panel_stride, x, x_stride, y, y_stride);
+    if (in_panels == nw) return;
+    w_rows += size_t(in_panels) * w_stride;
+    y += in_panels;
+    nw -= in_panels;
+  }
+  if (d.gemm && nx > 1) {
     d.gemm(k, nw, nx, w_rows, w_stride, x, x_stride, y, y_stride);
   } else {
     for (int64_t j = 0; j < nx; j++)

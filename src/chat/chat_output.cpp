@@ -53,7 +53,7 @@ OutputSyntax output_syntax_of_template(std::string_view src) {
   auto has = [&](std::string_view s) { return src.find(s) != std::string_view::npos; };
   OutputSyntax s;
   if (has("<|channel|>") && has("<|message|>")) s.tools = ToolCallSyntax::GPT_OSS;
-  else if (has("[TOOL_CALLS]")) s.tools = ToolCallSyntax::MISTRAL;
+  else if (has("[TOOL_CALLS]")) s.tools = ToolCallSyntax::MISTRAL, s.named_args = has("[ARGS]");
   // <tool_call> with XML inside (Qwen3-Coder's <function=, GLM's <arg_key>) is another syntax;
   // so are Functionary's <function= and >>> on Llama 3's headers.
   else if (has("<tool_call>") && !has("<function=") && !has("<arg_key>")) s.tools = ToolCallSyntax::HERMES;

@@ -31,6 +31,7 @@ struct OutputSyntax {
   std::string think_open, think_close;          // empty: no reasoning split
   bool thinking_open = false;  // the prompt ends inside a reasoning block (the model only closes it)
   int max_calls = -1;          // parallel_tool_calls = false: 1 (the reply ends after the first call)
+  bool named_args = false;     // Mistral: calls are NAME[ARGS]{...} (Magistral, Devstral), not a JSON array
 };
 
 struct ParsedToolCall {

@@ -1,5 +1,6 @@
 #include "grammar/json_schema.h"
 
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -54,14 +55,15 @@ std::string literal(const std::string& bytes) {
   return out + "\"";
 }
 
+// One schema's rules (without the primitives); its helper rules are named prefix + a number.
 class Converter {
  public:
-  explicit Converter(const Json& root) : root_(root) {}
+  Converter(const Json& root, std::string prefix) : root_(root), prefix_(std::move(prefix)) {}
 
   std::string run(const std::string& rule) {
     const std::string top = visit(root_, "", 0);
     out_ += rule + " ::= " + top + "\n";
-    return kPrimitives + out_;
+    return out_;
   }
 
  private:
@@ -70,7 +72,7 @@ class Converter {
   }
 
   std::string new_rule(const std::string& body) {
-    const std::string name = "s" + std::to_string(++n_rules_);
+    const std::string name = prefix_ + std::to_string(++n_rules_);
     out_ += name + " ::= " + body + "\n";
     return name;
   }
@@ -156,7 +158,7 @@ class Converter {
       fail(where + "/$ref", "'" + target + "' does not point into the schema");
     }
     // Named before its body so that a recursive schema refers to itself.
-    const std::string name = "s" + std::to_string(++n_rules_);
+    const std::string name = prefix_ + std::to_string(++n_rules_);
     refs_[target] = name;
     const std::string body = visit(*node, target.substr(1), depth + 1);
     out_ += name + " ::= " + body + "\n";
@@ -287,6 +289,7 @@ class Converter {
       "exclusiveMaximum", "multipleOf"};
 
   const Json& root_;
+  const std::string prefix_;
   std::string out_;
   int n_rules_ = 0;
   std::map<std::string, std::string> refs_;
@@ -295,7 +298,17 @@ class Converter {
 }  // namespace
 
 std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema, const std::string& rule) {
-  return Converter(schema).run(rule);
+  return kPrimitives + Converter(schema, "s").run(rule);
+}
+
+std::string json_schemas_to_gbnf(const std::vector<std::pair<std::string, nlohmann::ordered_json>>& rules) {
+  std::string out = kPrimitives;
+  for (size_t i = 0; i < rules.size(); i++) {
+    char prefix[32];  // helper rules of schema i: s<i>-<n>
+    std::snprintf(prefix, sizeof prefix, "s%zu-", i);
+    out += Converter(rules[i].second, prefix).run(rules[i].first);
+  }
+  return out;
 }
 
 std::string json_object_gbnf() { return std::string(kPrimitives) + "root ::= object\n"; }

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "grammar/grammar.h"
 
@@ -23,6 +25,11 @@ class SchemaError : public GrammarError {
 // GBNF text whose rule `rule` (by default the root) is a JSON value (followed by optional
 // whitespace) valid under `schema`; another name lets a larger grammar wrap the value.
 std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema, const std::string& rule = "root");
+
+// GBNF text defining each rule rules[i].first as a JSON value valid under rules[i].second (each
+// schema's $refs resolved in itself): several values in one grammar, such as the arguments of
+// each function a tool call may name.
+std::string json_schemas_to_gbnf(const std::vector<std::pair<std::string, nlohmann::ordered_json>>& rules);
 
 // GBNF text whose root is any JSON object (response_format json_object).
 std::string json_object_gbnf();

@@ -11,12 +11,14 @@ using nlohmann::json;
 
 namespace {
 
-// "call_" and 24 random letters and digits, as OpenAI's ids look.
-std::string new_call_id() {
+// "call_" and 24 random letters and digits, as OpenAI's ids look; for Mistral's syntax 9 letters
+// and digits, as Mistral's templates require of the ids they are given back (llama.cpp does the same).
+std::string new_call_id(ToolCallSyntax syntax) {
   static constexpr char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::string id = "call_";
-  for (int i = 0; i < 24; i++) id += kChars[rng() % (sizeof(kChars) - 1)];
+  const bool mistral = syntax == ToolCallSyntax::MISTRAL;
+  std::string id = mistral ? "" : "call_";
+  for (int i = 0; i < (mistral ? 9 : 24); i++) id += kChars[rng() % (sizeof(kChars) - 1)];
   return id;
 }
 
@@ -26,7 +28,7 @@ bool extends(const std::string& later, const std::string& earlier) { return late
 
 const std::string& ChatReply::id_of(size_t i, const ParsedToolCall& c) {
   while (ids_.size() <= i) ids_.push_back("");
-  if (ids_[i].empty()) ids_[i] = c.id.empty() ? new_call_id() : c.id;
+  if (ids_[i].empty()) ids_[i] = c.id.empty() ? new_call_id(syntax_.tools) : c.id;
   return ids_[i];
 }
 

@@ -120,7 +120,7 @@ std::shared_ptr<Stream> Engine::submit(GenParams p) {
     }
     seqs.push_back(std::make_unique<Seq>(stream, std::move(gp), model_.hp.n_vocab, tok_));
     if (Seq& s = *seqs.back(); s.p.grammar) {  // each choice matches the grammar on its own
-      s.constraint = std::make_unique<grammar::GrammarConstraint>(s.p.grammar, vocab_trie());
+      s.constraint = std::make_unique<grammar::GrammarConstraint>(s.p.grammar, vocab_trie(s.p.shown_tokens));
       s.sampler.set_constraint(s.constraint.get());
     }
     seqs.back()->index = i;
@@ -136,9 +136,12 @@ std::shared_ptr<Stream> Engine::submit(GenParams p) {
   return stream;
 }
 
-const grammar::VocabTrie& Engine::vocab_trie() {
-  std::call_once(trie_once_, [&] { trie_ = grammar::vocab_trie_for(tok_); });
-  return *trie_;
+const grammar::VocabTrie& Engine::vocab_trie(std::vector<int32_t> shown) {
+  std::sort(shown.begin(), shown.end());
+  std::lock_guard lock(trie_mutex_);
+  std::unique_ptr<grammar::VocabTrie>& trie = tries_[shown];
+  if (!trie) trie = grammar::vocab_trie_for(tok_, shown);
+  return *trie;
 }
 
 void Engine::loop() {

@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <deque>
 #include <list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -82,7 +83,7 @@ class Engine {
   void finish(Seq& s, const std::string& reason, const std::string& error = {});
   void cancel_waiting(Seq& s);
   void publish_usage();
-  const grammar::VocabTrie& vocab_trie();
+  const grammar::VocabTrie& vocab_trie(std::vector<int32_t> shown);
 
   const Model& model_;
   const Tokenizer& tok_;
@@ -103,8 +104,10 @@ class Engine {
   std::list<std::unique_ptr<Seq>> running_;
   std::thread thread_;
 
-  std::once_flag trie_once_;  // the vocabulary trie of constrained sampling, built on first use
-  std::unique_ptr<grammar::VocabTrie> trie_;
+  // The vocabulary tries of constrained sampling, built on first use, one per set of control
+  // tokens a reply shows as text (a syntax's markers: few sets per server).
+  std::mutex trie_mutex_;
+  std::map<std::vector<int32_t>, std::unique_ptr<grammar::VocabTrie>> tries_;
 };
 
 }  // namespace hart::serve

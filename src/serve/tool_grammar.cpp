@@ -11,45 +11,81 @@ using Body = nlohmann::ordered_json;
 
 namespace {
 
-// The call's JSON as a schema: {"name": one of the names, "arguments": that function's
-// parameters}, one anyOf branch per function (their names are distinct constants).
-Body call_schema(const Body& tools, const std::vector<std::string>& names) {
-  Body branches = Body::array();
+// The functions that may be called, in the order of `tools`, with their parameters schemas
+// (an absent one: any object). Their names are checked (letters, digits, '_', '-'), so they need
+// no escaping in a GBNF literal.
+std::vector<std::pair<std::string, Body>> functions(const Body& tools, const std::vector<std::string>& names) {
+  std::vector<std::pair<std::string, Body>> out;
   for (const Body& t : tools) {
     const Body& f = t["function"];
     const std::string& name = f["name"].get_ref<const std::string&>();
     if (std::find(names.begin(), names.end(), name) == names.end()) continue;
     const auto p = f.find("parameters");
-    const Body params = p == f.end() || p->is_null() ? Body{{"type", "object"}} : *p;
-    branches.push_back({{"type", "object"},
-                        {"properties", {{"name", {{"const", name}}}, {"arguments", params}}},
-                        {"required", {"name", "arguments"}}});
+    out.emplace_back(name, p == f.end() || p->is_null() ? Body{{"type", "object"}} : *p);
   }
-  return branches.size() == 1 ? branches[0] : Body{{"anyOf", branches}};
+  return out;
+}
+
+// Syntaxes whose call is one JSON object {"name": NAME, ARGS_KEY: arguments}: the object as a
+// schema, one anyOf branch per function (their names are distinct constants), as rule call-json.
+std::string json_call_rules(const std::vector<std::pair<std::string, Body>>& fns, const char* args_key) {
+  Body branches = Body::array();
+  for (const auto& [name, params] : fns)
+    branches.push_back({{"type", "object"},
+                        {"properties", {{"name", {{"const", name}}}, {args_key, params}}},
+                        {"required", {"name", args_key}}});
+  return grammar::json_schema_to_gbnf(branches.size() == 1 ? branches[0] : Body{{"anyOf", branches}}, "call-json");
+}
+
+// Syntaxes that write the name outside the JSON: function i's arguments as rule args-i, and
+// root ::= before (NAME_i between args-i | ...) — each name tied to its own arguments.
+std::string named_call_rules(const std::vector<std::pair<std::string, Body>>& fns, const std::string& before,
+                             const std::string& between) {
+  std::vector<std::pair<std::string, Body>> rules;
+  std::string alts;
+  for (size_t i = 0; i < fns.size(); i++) {
+    rules.emplace_back("args-" + std::to_string(i), fns[i].second);
+    alts += (i ? " | " : "") + ("\"" + fns[i].first + between + "\" args-" + std::to_string(i));
+  }
+  return grammar::json_schemas_to_gbnf(rules) + "root ::= \"" + before + "\" (" + alts + ")\n";
+}
+
+// The whole grammar for the family's syntax (facts from llama.cpp's common/chat.cpp, whose
+// forced-call grammars these follow, and the reply parsers in chat_output_families.cpp).
+std::string call_gbnf(const OutputSyntax& syntax, const std::vector<std::pair<std::string, Body>>& fns) {
+  switch (syntax.tools) {
+    case ToolCallSyntax::HERMES: {
+      // A prompt that leaves the model inside <think> gets the block closed first, empty: the
+      // reply parser reads everything before </think> as reasoning.
+      const std::string lead = syntax.thinking_open ? "\"" + syntax.think_close + "\\n\\n\" " : "";
+      return json_call_rules(fns, "arguments") + "root ::= " + lead + "\"<tool_call>\\n\" call-json \"\\n</tool_call>\"\n";
+    }
+    case ToolCallSyntax::LLAMA3:  // {"name": N, "parameters": {...}} as the whole reply
+      return json_call_rules(fns, "parameters") + "root ::= call-json\n";
+    case ToolCallSyntax::MISTRAL:
+      // Magistral / Devstral: [TOOL_CALLS]NAME[ARGS]{...}; Nemo / Small 3.1: [TOOL_CALLS][{...}]
+      // (the call's id is left to the server, which gives Mistral calls 9-character ids).
+      if (syntax.named_args) return named_call_rules(fns, "[TOOL_CALLS]", "[ARGS]");
+      return json_call_rules(fns, "arguments") + "root ::= \"[TOOL_CALLS][\" call-json \"]\"\n";
+    case ToolCallSyntax::GPT_OSS:  // the call's message; its end, <|call|>, ends the generation
+      return named_call_rules(fns, "<|channel|>commentary to=functions.", " <|constrain|>json<|message|>");
+    case ToolCallSyntax::NONE:
+    case ToolCallSyntax::GEMMA4:
+      break;
+  }
+  throw ApiError(400, "invalid_request_error",
+                 "tool_choice \"required\" and named functions are enforced for the Hermes/Qwen, Llama 3.x, Mistral "
+                 "and gpt-oss call syntaxes; this model's is " + tool_call_syntax_name(syntax.tools) + ": use \"auto\"",
+                 "tool_choice");
 }
 
 }  // namespace
 
 std::shared_ptr<const grammar::Grammar> forced_call_grammar(const OutputSyntax& syntax, const Body& tools,
                                                             const std::vector<std::string>& names) {
-  if (syntax.tools != ToolCallSyntax::HERMES)
-    throw ApiError(400, "invalid_request_error",
-                   "tool_choice \"required\" and named functions are enforced for the Hermes/Qwen <tool_call> syntax; "
-                   "this model's is " + tool_call_syntax_name(syntax.tools) + ": use \"auto\"",
-                   "tool_choice");
-  std::string gbnf;
   try {
-    gbnf = grammar::json_schema_to_gbnf(call_schema(tools, names), "call-json");
-  } catch (const grammar::SchemaError& e) {
-    throw ApiError(400, "invalid_request_error", std::string("a forced tool's parameters: ") + e.what(), "tools");
-  }
-  // A prompt that leaves the model inside <think> gets the block closed first, empty: the
-  // reply parser reads everything before </think> as reasoning.
-  const std::string lead = syntax.thinking_open ? "\"" + syntax.think_close + "\\n\\n\" " : "";
-  gbnf += "root ::= " + lead + "\"<tool_call>\\n\" call-json \"\\n</tool_call>\"\n";
-  try {
-    return std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(gbnf));
-  } catch (const grammar::GrammarError& e) {
+    return std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(call_gbnf(syntax, functions(tools, names))));
+  } catch (const grammar::GrammarError& e) {  // SchemaError too
     throw ApiError(400, "invalid_request_error", std::string("a forced tool's parameters: ") + e.what(), "tools");
   }
 }

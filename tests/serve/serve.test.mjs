@@ -426,3 +426,44 @@ describe('qwen3 with Qwen3\'s template: tools, choices, embeddings, templates', 
     for (const k of ['vocab_type', 'n_vocab', 'n_ctx_train', 'n_embd', 'n_params', 'size', 'n_ctx']) assert.ok(meta[k] > 0, k);
   });
 });
+
+// Forced calls in each call syntax with a grammar, on random weights with each family's real
+// template: the call validates, and sent back with its tool result it renders (Mistral Nemo's
+// template refuses ids that are not 9 letters and digits).
+describe('forced tool calls in the Llama 3.x, Mistral and gpt-oss syntaxes', () => {
+  const templates = [['meta-llama-Llama-3.1-8B-Instruct.jinja', /^call_/], ['mistralai-Mistral-Nemo-Instruct-2407.jinja', /^[a-zA-Z0-9]{9}$/],
+                     ['Mistral-Small-3.2-24B-Instruct-2506.jinja', /^[a-zA-Z0-9]{9}$/], ['openai-gpt-oss-120b.jinja', /^call_/]];
+  const params = { type: 'object', properties: { city: { type: 'string', maxLength: 8 }, days: { type: 'integer' } },
+                   required: ['city', 'days'] };
+  const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } },
+                 { type: 'function', function: { name: 'get_time', parameters: params } }];
+  const messages = [{ role: 'user', content: 'What time is it in Paris?' }];
+  for (const [file, idPattern] of templates) {
+    test(file, async () => {
+      const { default: Ajv } = await import('ajv');
+      const template = path.join(TESTDATA, 'chat_templates', 'templates', file);
+      const s = await startServer(['-m', model('qwen3-tiny-Q8_0.gguf'), '-c', '1024', '--chat-template-file', template]);
+      try {
+        const req = { model: 'x', messages, tools, tool_choice: { type: 'function', function: { name: 'get_time' } },
+                      max_tokens: 120, temperature: 1, seed: 3 };
+        const c = (await s.client.chat.completions.create(req)).choices[0];
+        assert.equal(c.finish_reason, 'tool_calls', JSON.stringify(c));
+        assert.equal(c.message.tool_calls.length, 1);
+        const call = c.message.tool_calls[0];
+        assert.equal(call.function.name, 'get_time');
+        const valid = new Ajv().compile(params);
+        assert.ok(valid(JSON.parse(call.function.arguments)), JSON.stringify(valid.errors));
+        assert.match(call.id, idPattern);
+        let streamed = '';
+        for await (const chunk of await s.client.chat.completions.create({ ...req, stream: true }))
+          for (const ch of chunk.choices) for (const tc of ch.delta.tool_calls ?? []) streamed += tc.function?.arguments ?? '';
+        assert.equal(streamed, call.function.arguments);
+        const next = await s.client.chat.completions.create({ model: 'x', tools, max_tokens: 2, messages: [...messages,
+          { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: call.id, content: '12:00' }] });
+        assert.equal(next.choices.length, 1);
+      } finally {
+        await s.stop();
+      }
+    });
+  }
+});

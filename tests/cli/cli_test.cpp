@@ -167,6 +167,26 @@ TEST(Cli, DevFlagInLlamaCppSpelling) {
   EXPECT_NE(hart("run -n 1 -dev no-such-device").status, 0);
 }
 
+// The JSON says what was measured (build, CPU, kernels, the file's digest), reports the cold
+// first run apart, and the peak RSS is the model run's, not the bandwidth test's 512 MiB buffer.
+TEST(Cli, BenchRecordsWhatItMeasured) {
+  HART_REQUIRE_TESTDATA(model, "models/stories260K.gguf");
+  Result r = hart("bench -m " + model + " -p 8 -n 4 -t 1 -r 2 --json");
+  ASSERT_EQ(r.status, 0);
+  const nlohmann::json rows = nlohmann::json::parse(r.out);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& row : rows) {
+    // sha256sum of the test file.
+    EXPECT_EQ(row["model_sha256"], "270cba1bd5109f42d03350f60406024560464db173c0e387d91f0426d3bd256d");
+    for (const char* key : {"build_revision", "compiler", "cpu", "kernels"})
+      EXPECT_FALSE(row[key].get<std::string>().empty()) << key;
+    EXPECT_GT(row["cold_tokens_per_s"].get<double>(), 0);
+    EXPECT_EQ(row["warmup"], 1);
+    ASSERT_TRUE(row["peak_rss_mib"].is_number());
+    EXPECT_LT(row["peak_rss_mib"].get<int>(), 256);
+  }
+}
+
 TEST(Cli, DefaultSyntheticModelRuns) {
   Result r = hart("run -n 4 --temp 0 --json");
   ASSERT_EQ(r.status, 0);

@@ -1,13 +1,18 @@
 // hart bench: prompt-processing (pp) and token-generation (tg) speed, the llama-bench of hart.
 // Each test runs -r times after a warm-up; we report the median and the spread (min..max), the
-// peak RSS, and tg as a fraction of the memory-bandwidth roofline (weight bytes read per token
-// over the read bandwidth this tool measures, or --bandwidth). "size" is all weights, as in
-// llama-bench; a token reads less of a mixture of experts (its chosen experts only).
+// first run alone as "cold" (the first use of a shape: its plan, and the weights' repacking on
+// the first graph), the peak RSS of the model run, and tg as a fraction of the memory-bandwidth
+// roofline (weight bytes read per token over the read bandwidth this tool measures, or
+// --bandwidth). "size" is all weights, as in llama-bench; a token reads less of a mixture of
+// experts (its chosen experts only). --json records what was measured: the build (revision,
+// compiler, flags), the CPU, kernel set, threads and pinning, and the model file's sha256.
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
@@ -15,9 +20,11 @@
 
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/repack.h"
+#include "build_info.h"
 #include "command.h"
 #include "parse_args.h"
 #include "common/error.h"
+#include "common/sha256.h"
 #include "model/synthetic.h"
 #include "model_options.h"
 
@@ -66,10 +73,40 @@ double measure_read_bandwidth(int threads) {
   return stats_of(gbs).median;
 }
 
+// The process's peak resident set (VmHWM) in MiB.
 long peak_rss_mib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6)) / 1024;
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   return ru.ru_maxrss / 1024;
+}
+
+// Lowers the peak to the current resident set (Linux's clear_refs "5"), so that the peak measured
+// afterwards is the model run's and not the bandwidth test's buffer; false where it cannot.
+bool reset_peak_rss() {
+  std::ofstream f("/proc/self/clear_refs");
+  f << "5";
+  f.flush();
+  return bool(f);
+}
+
+// The CPU's model name as /proc/cpuinfo gives it (x86 "model name", RISC-V "uarch" or "isa").
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::map<std::string, std::string> first;
+  for (std::string line; std::getline(in, line);) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon);
+    key.erase(key.find_last_not_of(" \t") + 1);
+    const size_t v = line.find_first_not_of(' ', colon + 1);
+    first.emplace(key, v == std::string::npos ? "" : line.substr(v));
+  }
+  for (const char* key : {"model name", "uarch", "isa"})
+    if (auto it = first.find(key); it != first.end() && !it->second.empty()) return it->second;
+  return "unknown";
 }
 
 std::vector<int32_t> random_tokens(int n, int n_vocab, uint32_t seed) {
@@ -95,7 +132,7 @@ int cmd_bench(int argc, char** argv) {
   app.add_option("-t,--threads", threads_list, "thread counts to test, e.g. -t 1,2 (default: all cores)")
       ->delimiter(',');
   app.add_option("-r,--repetitions", reps, "measured repetitions of each test")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--warmup", warmup, "unmeasured runs before each test")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--warmup", warmup, "unmeasured runs before each test (the first run is reported alone, as cold)")->capture_default_str()->check(CLI::NonNegativeNumber);
   app.add_option("--bandwidth", bandwidth, "memory read bandwidth in GB/s for the roofline (default: measured)");
   app.add_flag("--json", json, "print the results as JSON");
   app.add_option("--save-synthetic", save_synthetic,
@@ -112,22 +149,36 @@ int cmd_bench(int argc, char** argv) {
   if (threads_list.empty()) threads_list.push_back(int(std::max(1u, std::thread::hardware_concurrency())));
   if (mo.ctx_size == 0) mo.ctx_size = std::max(n_prompt, n_gen) + 1;
 
+  // The bandwidth test's 512 MiB buffer is gone before the model loads, and the peak reset.
+  std::map<int, double> bw;
+  for (int threads : threads_list) bw[threads] = bandwidth > 0 ? bandwidth : measure_read_bandwidth(threads);
+  const bool rss_of_model = reset_peak_rss();
+  const bool synthetic = mo.model.rfind("synthetic:", 0) == 0;
+  if (json && !synthetic) std::fprintf(stderr, "hart: sha256 of %s\n", mo.model.c_str());
+  const nlohmann::json sha256 = synthetic || !json ? nlohmann::json() : nlohmann::json(sha256_of_file(mo.model));
+  const BuildInfo& build = build_info();
+  const std::string cpu_name = cpu_model();
+
   LoadedModel lm = load_model(mo);
   const Model& m = *lm.model;
   const DecodeReads reads = decode_reads(m);
   const size_t wbytes = reads.total;
   nlohmann::json results = nlohmann::json::array();
-  if (!json)
-    std::printf("| %-28s | %9s | %7s | %6s | %16s | %8s |\n", "model", "size MiB", "threads", "test",
-                "t/s (min..max)", "roofline");
+  if (!json) {
+    std::printf("hart %s (%s), %s, kernels %s%s%s\n", build.revision, build.compiler, cpu_name.c_str(),
+                cpu::kernels().name.c_str(), mo.cpu_mask.empty() ? "" : ", threads pinned to ", mo.cpu_mask.c_str());
+    std::printf("| %-28s | %9s | %7s | %6s | %16s | %8s | %8s |\n", "model", "size MiB", "threads", "test",
+                "t/s (min..max)", "cold t/s", "roofline");
+  }
+  const auto peak = [&]() -> nlohmann::json { return rss_of_model ? nlohmann::json(peak_rss_mib()) : nlohmann::json(); };
 
   for (int threads : threads_list) {
     Session session(m, mo.session_params(), mo.backends(threads));
-    const double bw = bandwidth > 0 ? bandwidth : measure_read_bandwidth(threads);
-    const double roofline_tps = bw * 1e9 / double(wbytes);
+    const double roofline_tps = bw[threads] * 1e9 / double(wbytes);
 
     auto run_test = [&](const char* kind, int n) {
       std::vector<double> tps;
+      double cold = 0;
       for (int r = 0; r < warmup + reps; r++) {
         session.truncate(0);
         const std::vector<int32_t> toks = random_tokens(n, m.hp.n_vocab, uint32_t(r));
@@ -137,26 +188,31 @@ int cmd_bench(int argc, char** argv) {
         } else {
           for (int i = 0; i < n; i++) session.decode(std::span<const int32_t>(&toks[size_t(i)], 1));
         }
-        if (r >= warmup) tps.push_back(n / seconds_since(t0));
+        const double rate = n / seconds_since(t0);
+        if (r == 0) cold = rate;  // reported alone; with --warmup 0 also the first measured run
+        if (r >= warmup) tps.push_back(rate);
       }
       const Stats s = stats_of(tps);
       const std::string test = std::string(kind) + std::to_string(n);
       const double frac = kind[0] == 't' ? s.median / roofline_tps : 0;
-      results.push_back({{"model", mo.model}, {"test", test}, {"threads", threads},
-                         {"tokens_per_s", s.median}, {"min", s.min}, {"max", s.max},
-                         {"repetitions", reps}, {"weight_bytes", m.weight_bytes},
-                         {"bytes_per_token", wbytes}, {"expert_bytes_per_token", reads.experts},
-                         {"expert_bytes", reads.experts_stored},
-                         {"bandwidth_gbs", bw}, {"roofline_tokens_per_s", roofline_tps},
-                         {"roofline_fraction", frac}, {"peak_rss_mib", peak_rss_mib()},
-                         {"repacked_bytes", cpu::repacked_bytes()},
-                         {"kernels", cpu::kernels().name}});
+      results.push_back({{"model", mo.model}, {"model_sha256", sha256}, {"test", test}, {"threads", threads},
+                         {"cpu_mask", mo.cpu_mask}, {"tokens_per_s", s.median}, {"min", s.min}, {"max", s.max},
+                         {"cold_tokens_per_s", cold}, {"repetitions", reps}, {"warmup", warmup},
+                         {"weight_bytes", m.weight_bytes}, {"bytes_per_token", wbytes},
+                         {"expert_bytes_per_token", reads.experts}, {"expert_bytes", reads.experts_stored},
+                         {"bandwidth_gbs", bw[threads]}, {"roofline_tokens_per_s", roofline_tps},
+                         {"roofline_fraction", frac}, {"peak_rss_mib", peak()},
+                         {"repacked_bytes", cpu::repacked_bytes()}, {"kernels", cpu::kernels().name},
+                         {"cpu", cpu_name}, {"build_revision", build.revision}, {"compiler", build.compiler},
+                         {"build_flags", build.flags}});
       if (!json) {
-        char tpsbuf[64], roof[32] = "";
+        char tpsbuf[64], coldbuf[32], roof[32] = "";
         std::snprintf(tpsbuf, sizeof tpsbuf, "%.2f (%.1f..%.1f)", s.median, s.min, s.max);
+        std::snprintf(coldbuf, sizeof coldbuf, "%.2f", cold);
         if (frac > 0) std::snprintf(roof, sizeof roof, "%.0f%%", frac * 100);
-        std::printf("| %-28s | %9.1f | %7d | %6s | %16s | %8s |\n", mo.model.substr(mo.model.find_last_of('/') + 1).c_str(),
-                    double(m.weight_bytes) / (1 << 20), threads, test.c_str(), tpsbuf, roof);
+        std::printf("| %-28s | %9.1f | %7d | %6s | %16s | %8s | %8s |\n",
+                    mo.model.substr(mo.model.find_last_of('/') + 1).c_str(), double(m.weight_bytes) / (1 << 20),
+                    threads, test.c_str(), tpsbuf, coldbuf, roof);
         std::fflush(stdout);
       }
     };
@@ -164,9 +220,10 @@ int cmd_bench(int argc, char** argv) {
     if (n_gen > 0) run_test("tg", n_gen);
     // Repacked weights are copies the CPU backend made in its own layout (in the peak RSS too).
     if (!json)
-      std::printf("  (threads %d: read bandwidth %.1f GB/s, tg roofline %.1f t/s at %s, peak RSS "
-                  "%ld MiB, repacked weights %.1f MiB)\n",
-                  threads, bw, roofline_tps, describe_decode_reads(m).c_str(), peak_rss_mib(),
+      std::printf("  (threads %d: read bandwidth %.1f GB/s, tg roofline %.1f t/s at %s, peak RSS %s, "
+                  "repacked weights %.1f MiB)\n",
+                  threads, bw[threads], roofline_tps, describe_decode_reads(m).c_str(),
+                  rss_of_model ? (std::to_string(peak_rss_mib()) + " MiB").c_str() : "unknown",
                   double(cpu::repacked_bytes()) / (1 << 20));
   }
   if (json) std::printf("%s\n", results.dump(2).c_str());

@@ -1,7 +1,9 @@
 #include "grammar/json_schema.h"
 
+#include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace hart::grammar {
@@ -27,8 +29,52 @@ array ::= "[" space (value ("," space value)*)? "]" space
 
 constexpr int kMaxDepth = 64;
 
-// Bounds on numbers: not expressed in the grammar yet, so refused wherever a number may appear.
+// Bounds on numbers: expressed for integers (as digit ranges, as llama.cpp does), refused for
+// other numbers and wherever no type says a value is an integer.
 constexpr const char* kNumeric[] = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"};
+
+// Integer bounds the grammar can express: magnitudes of up to 15 digits (integral-part allows 16).
+constexpr int64_t kMaxBound = 999'999'999'999'999;
+
+// The string formats with a grammar (llama.cpp's set): RFC 3339 dates and times (a leap second
+// allowed), UUIDs.
+const std::map<std::string, std::string> kFormats = {
+    {"date", R"([0-9]{4} "-" ("0" [1-9] | "1" [0-2]) "-" ("0" [1-9] | [12] [0-9] | "3" [01]))"},
+    {"time", R"(([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9] ":" ([0-5] [0-9] | "60") ("." [0-9]{1,9})? ("Z" | [+-] ([01] [0-9] | "2" [0-3]) ":" [0-5] [0-9]))"},
+    {"uuid", R"([0-9a-fA-F]{8} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{12})"}};
+
+// GBNF for the decimal numerals (no sign, no leading zeros) of x .. y, both of n digits.
+std::string same_length_range(const std::string& x, const std::string& y) {
+  if (x.empty()) return "";
+  const auto digits = [](char a, char b) { return a == b ? "\"" + std::string(1, a) + "\"" : "[" + std::string(1, a) + "-" + std::string(1, b) + "]"; };
+  const auto any = [](size_t n) { return n == 0 ? std::string() : " [0-9]" + (n == 1 ? std::string() : "{" + std::to_string(n) + "}"); };
+  const std::string rx = x.substr(1), ry = y.substr(1);
+  if (x[0] == y[0]) return digits(x[0], x[0]) + (rx.empty() ? "" : " " + same_length_range(rx, ry));
+  const bool x_low = rx.find_first_not_of('0') == std::string::npos;   // x[0]'s whole decade is in
+  const bool y_high = ry.find_first_not_of('9') == std::string::npos;  // so is y[0]'s
+  std::vector<std::string> alts;
+  if (!x_low) alts.push_back(digits(x[0], x[0]) + " (" + same_length_range(rx, std::string(rx.size(), '9')) + ")");
+  const char lo = x_low ? x[0] : char(x[0] + 1), hi = y_high ? y[0] : char(y[0] - 1);
+  if (lo <= hi) alts.push_back(digits(lo, hi) + any(rx.size()));
+  if (!y_high) alts.push_back(digits(y[0], y[0]) + " (" + same_length_range(std::string(ry.size(), '0'), ry) + ")");
+  std::string out;
+  for (const std::string& a : alts) out += (out.empty() ? "" : " | ") + a;
+  return alts.size() == 1 ? out : "(" + out + ")";
+}
+
+// GBNF for the numerals of lo .. hi (hi < 0: no upper bound), lo >= 0, each length on its own.
+std::string natural_range(int64_t lo, int64_t hi) {
+  const std::string a = std::to_string(lo);
+  const size_t top = hi < 0 ? 16 : std::to_string(hi).size();
+  std::string out;
+  for (size_t n = a.size(); n <= top; n++) {
+    std::string x = a;
+    if (n > a.size()) x = std::string(n, '0'), x[0] = '1';  // 10...0
+    const std::string y = hi >= 0 && n == top ? std::to_string(hi) : std::string(n, '9');
+    out += (out.empty() ? "" : " | ") + same_length_range(x, y);
+  }
+  return "(" + out + ")";
+}
 
 // Keywords that say nothing about which values are valid.
 const std::set<std::string> kAnnotations = {"title", "description", "$schema", "$id", "$comment", "default",
@@ -112,7 +158,7 @@ class Converter {
         if (s.contains(k)) return object(s, where, depth);
       for (const char* k : {"items", "minItems", "maxItems"})
         if (s.contains(k)) return array(s, where, depth);
-      for (const char* k : {"minLength", "maxLength"})
+      for (const char* k : {"minLength", "maxLength", "format"})
         if (s.contains(k)) return string(s, where);
       return "value";
     }
@@ -138,7 +184,10 @@ class Converter {
     if (type == "object") return object(s, where, depth);
     if (type == "array") return array(s, where, depth);
     if (type == "string") return string(s, where);
-    if (type == "integer" || type == "number" || type == "boolean" || type == "null") {
+    if ((type == "integer" || type == "number") && s.contains("format"))  // int32, double, ...
+      fail(where, "'format' is supported on strings only");
+    if (type == "integer") return integer(s, where);
+    if (type == "number" || type == "boolean" || type == "null") {
       for (const char* k : kNumeric)
         if (s.contains(k)) fail(where, "unsupported keyword '" + std::string(k) + "'");
       return type;
@@ -199,7 +248,52 @@ class Converter {
       fail(at, "'oneOf' whose branches may overlap is not supported (give each branch a different type or const, or use anyOf)");
   }
 
+  // An integer within minimum / maximum (exclusive bounds moved one in; fractional ones rounded
+  // inward); multipleOf is refused.
+  std::string integer(const Json& s, const std::string& where) {
+    if (s.contains("multipleOf")) fail(where, "unsupported keyword 'multipleOf'");
+    std::optional<int64_t> lo, hi;
+    const auto bound = [&](const char* key, bool upper, bool exclusive) {
+      auto it = s.find(key);
+      if (it == s.end()) return;
+      if (!it->is_number()) fail(where + "/" + key, "'" + std::string(key) + "' must be a number");
+      const double v = it->get<double>();
+      if (std::fabs(v) > double(kMaxBound))
+        fail(where + "/" + key, "'" + std::string(key) + "' beyond 15 digits is not supported");
+      const int64_t b = upper ? int64_t(std::floor(v)) - (exclusive && std::floor(v) == v)
+                              : int64_t(std::ceil(v)) + (exclusive && std::ceil(v) == v);
+      std::optional<int64_t>& slot = upper ? hi : lo;
+      slot = slot ? (upper ? std::min(*slot, b) : std::max(*slot, b)) : b;
+    };
+    bound("minimum", false, false);
+    bound("exclusiveMinimum", false, true);
+    bound("maximum", true, false);
+    bound("exclusiveMaximum", true, true);
+    if (!lo && !hi) return "integer";
+    if (lo && hi && *lo > *hi) fail(where, "no integer lies within 'minimum' and 'maximum'");
+    std::vector<std::string> alts;
+    if (!lo || *lo < 0) {  // the negatives: "-" and the magnitudes -min(hi, -1) .. -lo
+      const int64_t mag_lo = hi && *hi < 0 ? -*hi : 1;
+      alts.push_back("\"-\" " + natural_range(mag_lo, lo ? -*lo : -1));
+    }
+    if (!hi || *hi >= 0) alts.push_back(natural_range(lo && *lo > 0 ? *lo : 0, hi ? *hi : -1));
+    std::string body;
+    for (const std::string& a : alts) body += (body.empty() ? "" : " | ") + a;
+    return new_rule("(" + body + ") space");
+  }
+
   std::string string(const Json& s, const std::string& where) {
+    if (auto f = s.find("format"); f != s.end()) {
+      if (!f->is_string()) fail(where + "/format", "'format' must be a string");
+      for (const char* k : {"minLength", "maxLength"})
+        if (s.contains(k)) fail(where, "'" + std::string(k) + "' beside 'format' is not supported");
+      const std::string name = f->get<std::string>();
+      std::string body;
+      if (name == "date-time") body = kFormats.at("date") + " \"T\" " + kFormats.at("time");
+      else if (auto it = kFormats.find(name); it != kFormats.end()) body = it->second;
+      else fail(where + "/format", "unsupported format '" + name + "' (supported: date, time, date-time, uuid)");
+      return new_rule("\"\\\"\" " + body + " \"\\\"\" space");
+    }
     const uint64_t lo = count(s, "minLength", where, 0);
     const uint64_t hi = count(s, "maxLength", where, UINT64_MAX);
     if (hi < lo) fail(where, "'maxLength' is below 'minLength'");
@@ -286,7 +380,7 @@ class Converter {
   static inline const std::set<std::string> kHandled = {
       "type", "properties", "required", "additionalProperties", "enum", "const", "items", "minItems", "maxItems",
       "anyOf", "oneOf", "$ref", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum",
-      "exclusiveMaximum", "multipleOf"};
+      "exclusiveMaximum", "multipleOf", "format"};
 
   const Json& root_;
   const std::string prefix_;

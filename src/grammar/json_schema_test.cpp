@@ -97,11 +97,54 @@ TEST(JsonSchema, AnyOfOneOfAndRefs) {
                   {R"({"kids": [{}]})"});
 }
 
+// Integer bounds become digit ranges: every admitted numeral is in range, and all of a range's
+// numerals are admitted (checked exhaustively around the bounds).
+TEST(JsonSchema, IntegerBounds) {
+  struct Case {
+    const char* bounds;
+    int64_t lo, hi;  // the admitted range within [-1200, 1200]
+  };
+  for (const Case& c : {Case{R"("minimum": 0)", 0, 1200}, Case{R"("minimum": 1, "maximum": 12)", 1, 12},
+                        Case{R"("minimum": -37, "maximum": 1005)", -37, 1005}, Case{R"("maximum": -3)", -1200, -3},
+                        Case{R"("exclusiveMinimum": 99, "exclusiveMaximum": 1000)", 100, 999},
+                        Case{R"("minimum": 7.5, "maximum": 7.5e2)", 8, 750}, Case{R"("minimum": -1000, "maximum": -999)", -1000, -999},
+                        Case{R"("minimum": 5, "maximum": 5)", 5, 5}, Case{R"("minimum": 190, "maximum": 1109)", 190, 1109}}) {
+    const Grammar g = from_schema((std::string(R"({"type": "integer", )") + c.bounds + "}").c_str());
+    for (int64_t v = -1200; v <= 1200; v++)
+      EXPECT_EQ(testing::matches(g, std::to_string(v)), v >= c.lo && v <= c.hi) << c.bounds << ": " << v;
+    EXPECT_FALSE(testing::matches(g, "007")) << c.bounds;
+    EXPECT_FALSE(testing::matches(g, "-0")) << c.bounds;
+  }
+  const Grammar big = from_schema(R"({"type": "integer", "minimum": 10})");
+  expect_language(big, {"10", "123456789012345", "9999999999999999"}, {"9", "12345678901234567", "1.5"});
+  EXPECT_EQ(error_of(R"({"type": "integer", "minimum": 3, "maximum": 2})"),
+            "json_schema: no integer lies within 'minimum' and 'maximum'");
+  EXPECT_EQ(error_of(R"({"type": "integer", "maximum": 1e16})"),
+            "json_schema: 'maximum' beyond 15 digits is not supported (at /maximum)");
+  EXPECT_EQ(error_of(R"({"type": "integer", "multipleOf": 2})"), "json_schema: unsupported keyword 'multipleOf'");
+}
+
+TEST(JsonSchema, StringFormats) {
+  expect_language(from_schema(R"({"type": "string", "format": "date"})"), {R"("2026-12-02")", R"("1999-01-31")"},
+                  {R"("2026-13-02")", R"("2026-12-32")", R"("26-12-02")", R"("2026-12-02T00:00:00Z")", "20261202"});
+  expect_language(from_schema(R"({"type": "string", "format": "time"})"), {R"("23:59:60Z")", R"("08:30:00.125+02:00")"},
+                  {R"("24:00:00Z")", R"("08:30:00")", R"("8:30:00Z")"});
+  expect_language(from_schema(R"({"format": "date-time"})"), {R"("2026-12-02T01:02:03Z")", R"("2026-12-02T01:02:03-05:30")"},
+                  {R"("2026-12-02 01:02:03Z")", R"("2026-12-02")", "null"});
+  expect_language(from_schema(R"({"type": "string", "format": "uuid"})"), {R"("123e4567-e89b-12d3-a456-426614174000")"},
+                  {R"("123e4567e89b12d3a456426614174000")", R"("123e4567-e89b-12d3-a456-42661417400g")"});
+  EXPECT_EQ(error_of(R"({"type": "string", "format": "email"})"),
+            "json_schema: unsupported format 'email' (supported: date, time, date-time, uuid) (at /format)");
+  EXPECT_EQ(error_of(R"({"type": "integer", "format": "int32"})"), "json_schema: 'format' is supported on strings only");
+  EXPECT_EQ(error_of(R"({"type": "string", "format": "date", "maxLength": 10})"),
+            "json_schema: 'maxLength' beside 'format' is not supported");
+}
+
 TEST(JsonSchema, UnsupportedKeywordsAreNamed) {
   EXPECT_EQ(error_of(R"({"type": "array", "uniqueItems": true})"), "json_schema: unsupported keyword 'uniqueItems'");
   EXPECT_EQ(error_of(R"({"type": "object", "properties": {"a": {"type": "string", "pattern": "^a$"}}})"),
             "json_schema: unsupported keyword 'pattern' (at /properties/a)");
-  EXPECT_EQ(error_of(R"({"type": "integer", "minimum": 0})"), "json_schema: unsupported keyword 'minimum'");
+  EXPECT_EQ(error_of(R"({"type": "number", "minimum": 0})"), "json_schema: unsupported keyword 'minimum'");
   EXPECT_EQ(error_of(R"({"oneOf": [{"type": "string"}, {"maxLength": 3}]})"),
             "json_schema: 'oneOf' whose branches may overlap is not supported (give each branch a different type or "
             "const, or use anyOf) (at /oneOf)");

@@ -280,7 +280,7 @@ describe('qwen3 with Qwen3\'s template: tools, choices, embeddings, templates', 
       [{ messages, tools, tool_choice: { type: 'function', function: { name: 'other' } } }, 'tool_choice'],
       [{ messages, tools, tool_choice: 'required', response_format: { type: 'json_object' } }, 'tool_choice'],
       [{ messages, tool_choice: 'required', tools: [{ type: 'function', function: { name: 'f',
-        parameters: { type: 'object', properties: { s: { type: 'string', format: 'date' } } } } }] }, 'tools'],
+        parameters: { type: 'object', properties: { s: { type: 'string', format: 'email' } } } } }] }, 'tools'],
       [{ messages, tools, parallel_tool_calls: 1 }, 'parallel_tool_calls'],
       [{ messages: [...messages, { role: 'tool', tool_call_id: 'call_none', content: '18 C' }] }, 'messages'],
     ];

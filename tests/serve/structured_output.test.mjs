@@ -11,14 +11,15 @@ const person = {
   type: 'object',
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 12 },
-    age: { type: 'integer' },
+    age: { type: 'integer', minimum: 0, maximum: 120 },
+    born: { type: 'string', format: 'date' },
     color: { enum: ['red', 'green', 'blue'] },
     tags: { type: 'array', items: { type: 'string', maxLength: 6 }, maxItems: 3 },
     ok: { type: 'boolean' },
     nick: { anyOf: [{ type: 'string', maxLength: 4 }, { type: 'null' }] },
     home: { $ref: '#/$defs/place' },
   },
-  required: ['name', 'age', 'color', 'tags', 'ok', 'home'],
+  required: ['name', 'age', 'born', 'color', 'tags', 'ok', 'home'],
   additionalProperties: false,
   $defs: { place: { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' } }, required: ['x'] } },
 };
@@ -31,7 +32,9 @@ describe('structured output, qwen3-tiny', () => {
   after(async () => s.stop());
 
   test('json_schema output parses and validates for 10 seeds', async () => {
-    const validate = new Ajv().compile(person);
+    // RFC 3339's full-date (ajv's own formats live in another package).
+    const date = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
+    const validate = new Ajv({ formats: { date } }).compile(person);
     const texts = new Set();
     for (let seed = 1; seed <= 10; seed++) {
       const r = await s.client.chat.completions.create({

@@ -7,6 +7,8 @@
 // buffer the whole file was read into (generation; immune to page-cache eviction).
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -74,6 +76,14 @@ class File {
   // Parse a file already in memory (tests, fuzzers). The bytes are copied.
   static std::unique_ptr<File> from_bytes(std::span<const uint8_t> bytes, std::string name = "<memory>");
   ~File();
+
+  // Gives back to the system the memory of the whole pages within bytes [p, p + n) of an open
+  // file's data, which reads then take from the file itself (the same bytes): a file read into
+  // memory has those pages remapped from the file, a mapped file has them dropped until read
+  // again. For data a backend keeps its own copy of (repacked weights). Returns false, doing
+  // nothing, when p is in no file opened from disk or the file on disk is no longer the one
+  // loaded (replaced or changed since), whose bytes could not stand in for the memory.
+  static bool release_pages(const void* p, size_t n);
   File(const File&) = delete;
   File& operator=(const File&) = delete;
 
@@ -113,8 +123,10 @@ class File {
   size_t data_offset_ = 0;
   const uint8_t* base_ = nullptr;
   size_t size_ = 0;
-  void* mmap_ = nullptr;             // when mapped
-  std::unique_ptr<uint8_t[]> heap_;  // when read into memory
+  void* mmap_ = nullptr;             // open(): the file mapped, or read into anonymous pages
+  bool mapped_ = false;              // which of the two
+  std::unique_ptr<uint8_t[]> heap_;  // from_bytes
+  struct stat disk_ {};              // the file as loaded (release_pages checks it is unchanged)
   std::vector<KeyValue> kv_;
   std::vector<TensorInfo> tensors_;
   std::map<std::string, size_t, std::less<>> kv_index_, tensor_index_;

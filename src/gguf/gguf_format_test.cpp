@@ -4,8 +4,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <random>
 
@@ -295,6 +298,55 @@ TEST(GgufFormat, FailedWriteThrowsAndRemovesTheTemporaryFile) {
   EXPECT_NE(message.find("write failed"), std::string::npos) << message;
   EXPECT_FALSE(fs::exists(path));
   EXPECT_FALSE(fs::exists(path + ".tmp"));
+}
+
+}  // namespace
+}  // namespace hart::gguf
+
+namespace hart::gguf {
+namespace {
+
+// The mapping /proc/self/maps shows for address p ("" for anonymous memory).
+std::string mapped_file_at(const void* p) {
+  std::ifstream maps("/proc/self/maps");
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  for (std::string line; std::getline(maps, line);) {
+    uintptr_t lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi) != 2 || at < lo || at >= hi) continue;
+    const size_t slash = line.find('/');
+    return slash == std::string::npos ? "" : line.substr(slash);
+  }
+  return "<unmapped>";
+}
+
+// A weight whose memory a backend releases is read from the file from then on: the same bytes,
+// and for a file read into memory no longer anonymous pages; never once the file changed.
+TEST(GgufFormat, ReleasedPagesAreReadFromTheFile) {
+  const std::string path = ::testing::TempDir() + "release_pages_test.gguf";
+  const std::vector<uint8_t> bytes = random_bytes(size_t(1) << 20, 9);
+  Writer w;
+  w.add_tensor("w", Type::I8, std::vector<int64_t>{int64_t(bytes.size())}, bytes.data(), bytes.size());
+  w.write(path);
+  const std::string real = std::filesystem::canonical(path).string();
+  for (LoadMode mode : {LoadMode::Memory, LoadMode::Mmap}) {
+    SCOPED_TRACE(mode == LoadMode::Memory ? "memory" : "mmap");
+    auto f = File::open(path, mode);
+    const uint8_t* data = f->tensors()[0].data;
+    const uint8_t* middle = data + bytes.size() / 2;
+    if (mode == LoadMode::Memory) {
+      EXPECT_EQ(mapped_file_at(middle), "");
+    }
+    EXPECT_TRUE(File::release_pages(data + 100, bytes.size() - 200));
+    EXPECT_EQ(mapped_file_at(middle), real);
+    EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), data));
+    EXPECT_FALSE(File::release_pages(bytes.data(), 64));  // not a file's memory
+  }
+  auto f = File::open(path, LoadMode::Memory);
+  std::filesystem::last_write_time(path, std::filesystem::last_write_time(path) + std::chrono::seconds(5));
+  EXPECT_FALSE(File::release_pages(f->tensors()[0].data, bytes.size()));
+  EXPECT_EQ(mapped_file_at(f->tensors()[0].data + bytes.size() / 2), "");
+  EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), f->tensors()[0].data));
+  std::filesystem::remove(path);
 }
 
 }  // namespace

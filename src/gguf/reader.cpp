@@ -9,6 +9,8 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <vector>
 #include <type_traits>
 
 #include "common/error.h"
@@ -165,6 +167,10 @@ struct Fd {
   }
 };
 
+// The files open() has opened from disk, for release_pages.
+std::mutex g_open_mutex;
+std::vector<const File*> g_open;
+
 // A buffer of `size` bytes starting on a kHeapAlignment boundary inside `storage`.
 uint8_t* alloc_aligned(std::unique_ptr<uint8_t[]>& storage, size_t size) {
   storage = std::make_unique_for_overwrite<uint8_t[]>(size + kHeapAlignment);
@@ -225,10 +231,16 @@ std::unique_ptr<File> File::open(const std::string& path, LoadMode mode, const R
     void* m = ::mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd.fd, 0);
     if (m == MAP_FAILED) throw Error(path + ": cannot mmap: " + errno_text());
     f->mmap_ = m;
+    f->mapped_ = true;
     f->base_ = static_cast<const uint8_t*>(m);
   } else {
     require_memory(f->size_, path + ": reading the file into memory (hart --mmap maps it instead)");
-    uint8_t* buf = alloc_aligned(f->heap_, f->size_);
+    // Anonymous pages at the file's own page offsets, so that release_pages can map any whole
+    // page of them from the file.
+    void* m = ::mmap(nullptr, f->size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) throw Error(path + ": cannot allocate " + std::to_string(f->size_) + " bytes: " + errno_text());
+    f->mmap_ = m;
+    uint8_t* buf = static_cast<uint8_t*>(m);
     size_t done = 0;
     while (done < f->size_) {
       constexpr size_t kChunk = size_t(64) << 20;  // progress granularity
@@ -242,6 +254,9 @@ std::unique_ptr<File> File::open(const std::string& path, LoadMode mode, const R
     f->base_ = buf;
   }
   f->parse();
+  f->disk_ = st;
+  std::lock_guard lock(g_open_mutex);
+  g_open.push_back(f.get());
   return f;
 }
 
@@ -257,7 +272,36 @@ std::unique_ptr<File> File::from_bytes(std::span<const uint8_t> bytes, std::stri
 }
 
 File::~File() {
-  if (mmap_) ::munmap(mmap_, size_);
+  if (!mmap_) return;
+  {
+    std::lock_guard lock(g_open_mutex);
+    g_open.erase(std::remove(g_open.begin(), g_open.end(), this), g_open.end());
+  }
+  ::munmap(mmap_, size_);
+}
+
+bool File::release_pages(const void* p, size_t n) {
+  std::lock_guard lock(g_open_mutex);  // the file stays open meanwhile
+  const auto* at = static_cast<const uint8_t*>(p);
+  const auto it = std::find_if(g_open.begin(), g_open.end(), [&](const File* f) {
+    return at >= f->base_ && at < f->base_ + f->size_ && n <= size_t(f->base_ + f->size_ - at);
+  });
+  if (it == g_open.end()) return false;
+  const File& f = **it;
+  const size_t page = size_t(::sysconf(_SC_PAGESIZE));
+  const size_t begin = align_up(size_t(at - f.base_), page), end = (size_t(at - f.base_) + n) / page * page;
+  if (end <= begin) return true;  // no whole page
+  const auto same = [&](const struct stat& st) {
+    return st.st_dev == f.disk_.st_dev && st.st_ino == f.disk_.st_ino && st.st_size == f.disk_.st_size &&
+           st.st_mtim.tv_sec == f.disk_.st_mtim.tv_sec && st.st_mtim.tv_nsec == f.disk_.st_mtim.tv_nsec;
+  };
+  void* range = const_cast<uint8_t*>(f.base_) + begin;
+  struct stat st;
+  if (f.mapped_) return ::stat(f.path_.c_str(), &st) == 0 && same(st) && ::madvise(range, end - begin, MADV_DONTNEED) == 0;
+  Fd fd{::open(f.path_.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (fd.fd < 0 || ::fstat(fd.fd, &st) != 0 || !same(st)) return false;
+  // Writable like the memory it replaces (copy on write: the file never changes).
+  return ::mmap(range, end - begin, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd.fd, off_t(begin)) != MAP_FAILED;
 }
 
 void File::parse() {

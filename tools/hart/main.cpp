@@ -1,4 +1,6 @@
 // hart: the command-line front end. Dispatches to the registered subcommands.
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -43,10 +45,20 @@ void respell_dev_flag(int argc, char** argv, std::vector<std::string>& store) {
 
 }  // namespace
 
+// A model's pages are read from its file after loading (--mmap, and the stored rows repacked
+// weights gave back): a file cut short meanwhile makes such a read a SIGBUS. Say so in one line.
+extern "C" void on_sigbus(int) {
+  static const char msg[] = "hart: a model file was truncated or replaced in place while in use; "
+                            "replace model files by renaming a new file over them\n";
+  (void)!::write(2, msg, sizeof msg - 1);
+  _exit(1);
+}
+
 int main(int argc, char** argv) {
   // Past a file-size limit write() then fails with EFBIG and the command reports it like a full
   // disk (removing its temporary file), instead of the process being killed mid-write.
   std::signal(SIGXFSZ, SIG_IGN);
+  std::signal(SIGBUS, on_sigbus);
   if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;

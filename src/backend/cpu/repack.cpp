@@ -6,9 +6,11 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <unordered_set>
 #include <vector>
 
 #include "common/memory_budget.h"
+#include "gguf/gguf.h"
 #include "quant/blocks.h"
 
 namespace hart::cpu {
@@ -156,9 +158,31 @@ bool WeightPacks::matches(const Entry& e, const Tensor& w, const Kernels& k) con
          std::memcmp(e.ne, w.ne, sizeof e.ne) == 0;
 }
 
+namespace {
+
+// Whether weight w is read in g other than as the table of a GET_ROWS (which reads a few rows).
+bool read_whole(const Graph& g, const Tensor& w) {
+  for (const Tensor* node : g.nodes)
+    for (int i = 0; i < kMaxSrc && node->src[i]; i++) {
+      const Tensor* t = node->src[i];
+      while (t->view_src) t = t->view_src;
+      if (t->data == w.data && !(node->op == Op::GET_ROWS && i == 0)) return true;
+    }
+  return false;
+}
+
+}  // namespace
+
 void WeightPacks::prepare(const Graph& g, const Kernels& k, ThreadPool& pool) {
   if (!repack_enabled()) return;
   for (const Tensor* node : g.nodes) {
+    // A table only GET_ROWS reads keeps in memory the rows it has read (as a mapped file would).
+    const Tensor* table = node->op == Op::GET_ROWS ? node->src[0] : nullptr;
+    if (table && (table->flags & kFlagWeight) && !table->view_src && !released_.count(table->data) &&
+        !read_whole(g, *table)) {
+      gguf::File::release_pages(table->data, table->nbytes());
+      released_.insert(table->data);
+    }
     if (node->op != Op::MUL_MAT && node->op != Op::MUL_MAT_ID) continue;
     const Tensor& w = *node->src[0];
     const PanelKernel& pk = k.panel[size_t(w.type)];
@@ -199,6 +223,11 @@ void WeightPacks::prepare(const Graph& g, const Kernels& k, ThreadPool& pool) {
     packs_.emplace(w.data, std::move(e));
     bytes_ += size;
     g_repacked.fetch_add(size);
+    // The stored rows the panels stand in for need not stay in memory: a weight of a file gives
+    // their pages back, read from the file again only where something reads them (GET_ROWS of a
+    // tied embedding, another kernel set), so the weights are resident about once, not twice.
+    gguf::File::release_pages(w.data, size);
+    released_.insert(w.data);
   }
 }
 

@@ -7,7 +7,11 @@
 // matrix, matrix e's panels after those of e - 1, when its row count is a multiple of the panel
 // height; a 2-D weight whose row count is not (a vocabulary of 49155 tokens) has its whole panels
 // packed and its last rows read as stored. Copies are keyed by the weight's data
-// pointer: kFlagWeight bytes must not change while the backend lives. HART_REPACK=0 turns it off.
+// pointer: kFlagWeight bytes must not change while the backend lives. A packed weight of a GGUF
+// file gives the pages of its stored rows back (gguf::File::release_pages: later reads, such as
+// GET_ROWS of a tied embedding, take them from the file again), and so does a table only GET_ROWS
+// reads, which keeps the rows it has read: the weights are resident once, as with a mapped file.
+// HART_REPACK=0 turns packing and releasing off.
 //
 // Panel layout of the 32-element block types (Q4_0, Q5_0, Q8_0), `rows` = R rows per panel:
 //   for each block column b: fp16 d[R], (Q5_0) R x qh_r[0 .. 3], then for each 4-byte chunk j of
@@ -110,6 +114,7 @@ class WeightPacks {
 
   std::unordered_map<const void*, Entry> packs_;  // by the weight's data pointer
   std::unordered_set<const void*> unpacked_;       // left as stored for want of memory: not tried again
+  std::unordered_set<const void*> released_;       // weights whose memory went back to their file
   size_t bytes_ = 0;
 };
 

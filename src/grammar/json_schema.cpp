@@ -1,5 +1,7 @@
 #include "grammar/json_schema.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -24,6 +26,24 @@ integer ::= "-"? integral-part space
 number ::= "-"? integral-part ("." decimal-part)? ([eE] [-+]? integral-part)? space
 value ::= object | array | string | number | boolean | null
 object ::= "{" space (string ":" space value ("," space string ":" space value)*)? "}" space
+array ::= "[" space (value ("," space value)*)? "]" space
+)";
+
+// Gemma 4's tool-call notation (its template's format_argument): strings between <|"|> marks
+// (here without a '<' inside, so none ends early), bare keys, no whitespace, JSON's numbers and
+// literals.
+constexpr const char* kGemmaPrimitives = R"(space ::= ""
+boolean ::= ("true" | "false") space
+null ::= "null" space
+char ::= [^<]
+string ::= "<|\"|>" char* "<|\"|>" space
+integral-part ::= [0] | [1-9] [0-9]{0,15}
+decimal-part ::= [0-9]{1,16}
+integer ::= "-"? integral-part space
+number ::= "-"? integral-part ("." decimal-part)? ([eE] [-+]? integral-part)? space
+value ::= object | array | string | number | boolean | null
+key ::= [a-zA-Z0-9_-]+ | string
+object ::= "{" space (key ":" space value ("," space key ":" space value)*)? "}" space
 array ::= "[" space (value ("," space value)*)? "]" space
 )";
 
@@ -80,8 +100,9 @@ std::string natural_range(int64_t lo, int64_t hi) {
 const std::set<std::string> kAnnotations = {"title", "description", "$schema", "$id", "$comment", "default",
                                             "examples", "deprecated", "readOnly", "writeOnly", "$defs", "definitions"};
 
-// A GBNF string literal matching exactly `bytes`.
-std::string literal(const std::string& bytes) {
+}  // namespace
+
+std::string gbnf_literal(const std::string& bytes) {
   static const char* hex = "0123456789ABCDEF";
   std::string out = "\"";
   for (unsigned char c : bytes) {
@@ -101,10 +122,52 @@ std::string literal(const std::string& bytes) {
   return out + "\"";
 }
 
+namespace {
+
+std::string gemma_key(const std::string& k);
+
+// A value's text in Gemma 4's notation (for const and enum values).
+std::string gemma_text(const Json& v) {
+  if (v.is_string()) return "<|\"|>" + v.get<std::string>() + "<|\"|>";
+  const bool object = v.is_object();
+  if (!object && !v.is_array()) return v.dump();
+  std::string out = object ? "{" : "[";
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    if (it != v.begin()) out += ",";
+    if (object) out += gemma_key(it.key()) + ":";
+    out += gemma_text(*it);
+  }
+  return out + (object ? "}" : "]");
+}
+
+// A key as Gemma 4 writes it: bare when it is a name, else quoted.
+std::string gemma_key(const std::string& k) {
+  const bool bare = !k.empty() && std::all_of(k.begin(), k.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+  return bare ? k : gemma_text(Json(k));
+}
+
+// What a notation changes: its primitives, a string's delimiters (GBNF), the rule of any key,
+// and the text of a value and of a given key.
+struct Syntax {
+  const char* primitives;
+  std::string quote;
+  const char* any_key;
+  std::string (*text)(const Json&);
+  std::string (*key)(const std::string&);
+};
+const Syntax kJsonSyntax{kPrimitives, "\"\\\"\"", "string", [](const Json& v) { return v.dump(); },
+                         [](const std::string& k) { return Json(k).dump(); }};
+const Syntax kGemmaSyntax{kGemmaPrimitives, "\"<|\\\"|>\"", "key", gemma_text, gemma_key};
+
+const Syntax& syntax_of(ValueNotation n) { return n == ValueNotation::GEMMA4 ? kGemmaSyntax : kJsonSyntax; }
+
 // One schema's rules (without the primitives); its helper rules are named prefix + a number.
 class Converter {
  public:
-  Converter(const Json& root, std::string prefix) : root_(root), prefix_(std::move(prefix)) {}
+  Converter(const Json& root, std::string prefix, const Syntax& syntax = kJsonSyntax)
+      : root_(root), prefix_(std::move(prefix)), syntax_(syntax) {}
 
   std::string run(const std::string& rule) {
     const std::string top = visit(root_, "", 0);
@@ -140,11 +203,11 @@ class Converter {
           if (k != "$ref" && !kAnnotations.count(k)) fail(where, "'$ref' beside '" + k + "' is not supported");
       return ref(*r, where, depth);
     }
-    if (auto c = s.find("const"); c != s.end()) return only(s, "const", where, "(" + literal(c->dump()) + " space)");
+    if (auto c = s.find("const"); c != s.end()) return only(s, "const", where, "(" + gbnf_literal(syntax_.text(*c)) + " space)");
     if (auto e = s.find("enum"); e != s.end()) {
       if (!e->is_array() || e->empty()) fail(where + "/enum", "'enum' must be a non-empty array");
       std::string alts;
-      for (const Json& v : *e) alts += (alts.empty() ? "" : " | ") + literal(v.dump());
+      for (const Json& v : *e) alts += (alts.empty() ? "" : " | ") + gbnf_literal(syntax_.text(v));
       return only(s, "enum", where, "((" + alts + ") space)");
     }
     for (const char* k : {"anyOf", "oneOf"})
@@ -292,13 +355,13 @@ class Converter {
       if (name == "date-time") body = kFormats.at("date") + " \"T\" " + kFormats.at("time");
       else if (auto it = kFormats.find(name); it != kFormats.end()) body = it->second;
       else fail(where + "/format", "unsupported format '" + name + "' (supported: date, time, date-time, uuid)");
-      return new_rule("\"\\\"\" " + body + " \"\\\"\" space");
+      return new_rule(syntax_.quote + " " + body + " " + syntax_.quote + " space");
     }
     const uint64_t lo = count(s, "minLength", where, 0);
     const uint64_t hi = count(s, "maxLength", where, UINT64_MAX);
     if (hi < lo) fail(where, "'maxLength' is below 'minLength'");
     if (lo == 0 && hi == UINT64_MAX) return "string";
-    return new_rule("\"\\\"\" char" + repeat(lo, hi) + " \"\\\"\" space");
+    return new_rule(syntax_.quote + " char" + repeat(lo, hi) + " " + syntax_.quote + " space");
   }
 
   std::string array(const Json& s, const std::string& where, int depth) {
@@ -341,14 +404,14 @@ class Converter {
     }
     if (props.empty()) {
       if (extra.empty()) return new_rule("\"{\" space \"}\" space");
-      const std::string kv = "string \":\" space " + extra;
+      const std::string kv = syntax_.any_key + std::string(" \":\" space ") + extra;
       return new_rule("\"{\" space (" + kv + " (\",\" space " + kv + ")*)? \"}\" space");
     }
     // The properties in schema order, each present or (if not required) absent, with commas
     // only between present ones: first_i (nothing written yet) and rest_i (something written).
     const size_t n = props.size();
     std::vector<std::string> kv(n), rest(n + 1), first(n + 1);
-    for (size_t i = 0; i < n; i++) kv[i] = literal(Json(props[i].first).dump()) + " space \":\" space " + props[i].second;
+    for (size_t i = 0; i < n; i++) kv[i] = gbnf_literal(syntax_.key(props[i].first)) + " space \":\" space " + props[i].second;
     rest[n] = first[n] = "";
     for (size_t i = n; i-- > 0;) {
       const bool req = required.count(props[i].first) > 0;
@@ -384,6 +447,7 @@ class Converter {
 
   const Json& root_;
   const std::string prefix_;
+  const Syntax& syntax_;
   std::string out_;
   int n_rules_ = 0;
   std::map<std::string, std::string> refs_;
@@ -395,12 +459,14 @@ std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema, const std:
   return kPrimitives + Converter(schema, "s").run(rule);
 }
 
-std::string json_schemas_to_gbnf(const std::vector<std::pair<std::string, nlohmann::ordered_json>>& rules) {
-  std::string out = kPrimitives;
+std::string json_schemas_to_gbnf(const std::vector<std::pair<std::string, nlohmann::ordered_json>>& rules,
+                                 ValueNotation notation) {
+  const Syntax& syntax = syntax_of(notation);
+  std::string out = syntax.primitives;
   for (size_t i = 0; i < rules.size(); i++) {
     char prefix[32];  // helper rules of schema i: s<i>-<n>
     std::snprintf(prefix, sizeof prefix, "s%zu-", i);
-    out += Converter(rules[i].second, prefix).run(rules[i].first);
+    out += Converter(rules[i].second, prefix, syntax).run(rules[i].first);
   }
   return out;
 }

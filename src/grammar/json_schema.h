@@ -27,12 +27,20 @@ class SchemaError : public GrammarError {
 // whitespace) valid under `schema`; another name lets a larger grammar wrap the value.
 std::string json_schema_to_gbnf(const nlohmann::ordered_json& schema, const std::string& rule = "root");
 
-// GBNF text defining each rule rules[i].first as a JSON value valid under rules[i].second (each
+// How the values are written: JSON, or Gemma 4's tool-call notation (strings between <|"|>
+// marks, bare keys, no whitespace; the grammar's strings hold no '<').
+enum class ValueNotation { JSON, GEMMA4 };
+
+// GBNF text defining each rule rules[i].first as a value valid under rules[i].second (each
 // schema's $refs resolved in itself): several values in one grammar, such as the arguments of
 // each function a tool call may name.
-std::string json_schemas_to_gbnf(const std::vector<std::pair<std::string, nlohmann::ordered_json>>& rules);
+std::string json_schemas_to_gbnf(const std::vector<std::pair<std::string, nlohmann::ordered_json>>& rules,
+                                 ValueNotation notation = ValueNotation::JSON);
 
 // GBNF text whose root is any JSON object (response_format json_object).
 std::string json_object_gbnf();
+
+// A GBNF string literal matching exactly `bytes`.
+std::string gbnf_literal(const std::string& bytes);
 
 }  // namespace hart::grammar

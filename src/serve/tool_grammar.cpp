@@ -37,45 +37,45 @@ std::string json_call_rules(const std::vector<std::pair<std::string, Body>>& fns
   return grammar::json_schema_to_gbnf(branches.size() == 1 ? branches[0] : Body{{"anyOf", branches}}, "call-json");
 }
 
-// Syntaxes that write the name outside the JSON: function i's arguments as rule args-i, and
-// root ::= before (NAME_i between args-i | ...) — each name tied to its own arguments.
+// Syntaxes that write the name outside the arguments: function i's arguments as rule args-i, and
+// root ::= before (NAME_i between args-i | ...) after — each name tied to its own arguments.
 std::string named_call_rules(const std::vector<std::pair<std::string, Body>>& fns, const std::string& before,
-                             const std::string& between) {
+                             const std::string& between, const std::string& after = "",
+                             grammar::ValueNotation notation = grammar::ValueNotation::JSON) {
   std::vector<std::pair<std::string, Body>> rules;
   std::string alts;
   for (size_t i = 0; i < fns.size(); i++) {
     rules.emplace_back("args-" + std::to_string(i), fns[i].second);
     alts += (i ? " | " : "") + ("\"" + fns[i].first + between + "\" args-" + std::to_string(i));
   }
-  return grammar::json_schemas_to_gbnf(rules) + "root ::= \"" + before + "\" (" + alts + ")\n";
+  return grammar::json_schemas_to_gbnf(rules, notation) + "call ::= \"" + before + "\" (" + alts + ")" +
+         (after.empty() ? "" : " \"" + after + "\"") + "\n";
 }
 
-// The whole grammar for the family's syntax (facts from llama.cpp's common/chat.cpp, whose
-// forced-call grammars these follow, and the reply parsers in chat_output_families.cpp).
+// The rules of one call (rule `call`) in the family's syntax (facts from llama.cpp's
+// common/chat.cpp, whose forced-call grammars these follow, and the reply parsers in
+// chat_output_families.cpp and chat_output_gemma4.cpp).
 std::string call_gbnf(const OutputSyntax& syntax, const std::vector<std::pair<std::string, Body>>& fns) {
   switch (syntax.tools) {
-    case ToolCallSyntax::HERMES: {
-      // A prompt that leaves the model inside <think> gets the block closed first, empty: the
-      // reply parser reads everything before </think> as reasoning.
-      const std::string lead = syntax.thinking_open ? "\"" + syntax.think_close + "\\n\\n\" " : "";
-      return json_call_rules(fns, "arguments") + "root ::= " + lead + "\"<tool_call>\\n\" call-json \"\\n</tool_call>\"\n";
-    }
+    case ToolCallSyntax::HERMES:
+      return json_call_rules(fns, "arguments") + "call ::= \"<tool_call>\\n\" call-json \"\\n</tool_call>\"\n";
     case ToolCallSyntax::LLAMA3:  // {"name": N, "parameters": {...}} as the whole reply
-      return json_call_rules(fns, "parameters") + "root ::= call-json\n";
+      return json_call_rules(fns, "parameters") + "call ::= call-json\n";
     case ToolCallSyntax::MISTRAL:
       // Magistral / Devstral: [TOOL_CALLS]NAME[ARGS]{...}; Nemo / Small 3.1: [TOOL_CALLS][{...}]
       // (the call's id is left to the server, which gives Mistral calls 9-character ids).
       if (syntax.named_args) return named_call_rules(fns, "[TOOL_CALLS]", "[ARGS]");
-      return json_call_rules(fns, "arguments") + "root ::= \"[TOOL_CALLS][\" call-json \"]\"\n";
+      return json_call_rules(fns, "arguments") + "call ::= \"[TOOL_CALLS][\" call-json \"]\"\n";
     case ToolCallSyntax::GPT_OSS:  // the call's message; its end, <|call|>, ends the generation
       return named_call_rules(fns, "<|channel|>commentary to=functions.", " <|constrain|>json<|message|>");
+    case ToolCallSyntax::GEMMA4:  // <|tool_call>call:NAME{key:value,...}<tool_call|> in its own notation
+      return named_call_rules(fns, "<|tool_call>call:", "", "<tool_call|>", grammar::ValueNotation::GEMMA4);
     case ToolCallSyntax::NONE:
-    case ToolCallSyntax::GEMMA4:
       break;
   }
   throw ApiError(400, "invalid_request_error",
-                 "tool_choice \"required\" and named functions are enforced for the Hermes/Qwen, Llama 3.x, Mistral "
-                 "and gpt-oss call syntaxes; this model's is " + tool_call_syntax_name(syntax.tools) + ": use \"auto\"",
+                 "tool_choice \"required\" and named functions need a template whose tool-call syntax hart reads; "
+                 "this model's has none: use \"auto\"",
                  "tool_choice");
 }
 
@@ -83,8 +83,15 @@ std::string call_gbnf(const OutputSyntax& syntax, const std::vector<std::pair<st
 
 std::shared_ptr<const grammar::Grammar> forced_call_grammar(const OutputSyntax& syntax, const Body& tools,
                                                             const std::vector<std::string>& names) {
+  // A prompt that leaves the model inside its reasoning gets the block closed first, empty: the
+  // reply parser reads everything before the close as reasoning (Qwen's empty block ends in a
+  // blank line).
+  std::string lead;
+  if (syntax.thinking_open)
+    lead = grammar::gbnf_literal(syntax.think_close + (syntax.tools == ToolCallSyntax::HERMES ? "\n\n" : "")) + " ";
   try {
-    return std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(call_gbnf(syntax, functions(tools, names))));
+    const std::string gbnf = call_gbnf(syntax, functions(tools, names)) + "root ::= " + lead + "call\n";
+    return std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(gbnf));
   } catch (const grammar::GrammarError& e) {  // SchemaError too
     throw ApiError(400, "invalid_request_error", std::string("a forced tool's parameters: ") + e.what(), "tools");
   }

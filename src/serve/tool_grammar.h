@@ -15,11 +15,11 @@
 namespace hart::serve {
 
 // `tools` is the request's checked tools array, `names` the functions one of which must be
-// called. The grammar covers Hermes/Qwen `<tool_call>`, Llama 3.x JSON, Mistral (both syntaxes)
-// and gpt-oss; control tokens among its text (`[TOOL_CALLS]`, `<|channel|>`) are the reply's
-// markers, which the engine keeps in the text. Throws ApiError (400): another family (Gemma 4's
-// own value notation has no grammar here), or a parameters schema the converter does not support
-// (naming it).
+// called. The grammar covers Hermes/Qwen `<tool_call>`, Llama 3.x JSON, Mistral (both syntaxes),
+// gpt-oss and Gemma 4 (in its own value notation); control tokens among its text
+// (`[TOOL_CALLS]`, `<|channel|>`) are the reply's markers, which the engine keeps in the text.
+// Throws ApiError (400): a template without a call syntax hart reads, or a parameters schema the
+// converter does not support (naming it).
 std::shared_ptr<const grammar::Grammar> forced_call_grammar(const OutputSyntax& syntax, const nlohmann::ordered_json& tools,
                                                             const std::vector<std::string>& names);
 

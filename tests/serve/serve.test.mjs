@@ -430,9 +430,10 @@ describe('qwen3 with Qwen3\'s template: tools, choices, embeddings, templates', 
 // Forced calls in each call syntax with a grammar, on random weights with each family's real
 // template: the call validates, and sent back with its tool result it renders (Mistral Nemo's
 // template refuses ids that are not 9 letters and digits).
-describe('forced tool calls in the Llama 3.x, Mistral and gpt-oss syntaxes', () => {
+describe('forced tool calls in the Llama 3.x, Mistral, gpt-oss and Gemma 4 syntaxes', () => {
   const templates = [['meta-llama-Llama-3.1-8B-Instruct.jinja', /^call_/], ['mistralai-Mistral-Nemo-Instruct-2407.jinja', /^[a-zA-Z0-9]{9}$/],
-                     ['Mistral-Small-3.2-24B-Instruct-2506.jinja', /^[a-zA-Z0-9]{9}$/], ['openai-gpt-oss-120b.jinja', /^call_/]];
+                     ['Mistral-Small-3.2-24B-Instruct-2506.jinja', /^[a-zA-Z0-9]{9}$/], ['openai-gpt-oss-120b.jinja', /^call_/],
+                     ['google-gemma-4-31B-it.jinja', /^call_/]];
   const params = { type: 'object', properties: { city: { type: 'string', maxLength: 8 }, days: { type: 'integer' } },
                    required: ['city', 'days'] };
   const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } },

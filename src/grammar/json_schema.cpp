@@ -13,39 +13,33 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// The JSON value grammar every schema builds on. Whitespace between tokens is bounded (as in
+// The value grammar every schema builds on: what JSON and Gemma 4's notation share, then each
+// one's whitespace, strings and keys. JSON's whitespace between tokens is bounded (as in
 // llama.cpp) so that a model cannot stall in it forever.
-constexpr const char* kPrimitives = R"(space ::= | " " | "\n" [ \t]{0,20}
-boolean ::= ("true" | "false") space
+constexpr const char* kValues = R"(boolean ::= ("true" | "false") space
 null ::= "null" space
-char ::= [^"\\\x7F\x00-\x1F] | [\\] (["\\bfnrt/] | "u" [0-9a-fA-F]{4})
-string ::= "\"" char* "\"" space
 integral-part ::= [0] | [1-9] [0-9]{0,15}
 decimal-part ::= [0-9]{1,16}
 integer ::= "-"? integral-part space
 number ::= "-"? integral-part ("." decimal-part)? ([eE] [-+]? integral-part)? space
 value ::= object | array | string | number | boolean | null
-object ::= "{" space (string ":" space value ("," space string ":" space value)*)? "}" space
-array ::= "[" space (value ("," space value)*)? "]" space
-)";
-
-// Gemma 4's tool-call notation (its template's format_argument): strings between <|"|> marks
-// (here without a '<' inside, so none ends early), bare keys, no whitespace, JSON's numbers and
-// literals.
-constexpr const char* kGemmaPrimitives = R"(space ::= ""
-boolean ::= ("true" | "false") space
-null ::= "null" space
-char ::= [^<]
-string ::= "<|\"|>" char* "<|\"|>" space
-integral-part ::= [0] | [1-9] [0-9]{0,15}
-decimal-part ::= [0-9]{1,16}
-integer ::= "-"? integral-part space
-number ::= "-"? integral-part ("." decimal-part)? ([eE] [-+]? integral-part)? space
-value ::= object | array | string | number | boolean | null
-key ::= [a-zA-Z0-9_-]+ | string
 object ::= "{" space (key ":" space value ("," space key ":" space value)*)? "}" space
 array ::= "[" space (value ("," space value)*)? "]" space
 )";
+constexpr const char* kJsonTokens = R"(space ::= | " " | "\n" [ \t]{0,20}
+char ::= [^"\\\x7F\x00-\x1F] | [\\] (["\\bfnrt/] | "u" [0-9a-fA-F]{4})
+string ::= "\"" char* "\"" space
+key ::= string
+)";
+// Gemma 4's tool-call notation (its template's format_argument): strings between <|"|> marks
+// (here without a '<' inside, so none ends early), bare keys, no whitespace.
+constexpr const char* kGemmaTokens = R"(space ::= ""
+char ::= [^<]
+string ::= "<|\"|>" char* "<|\"|>" space
+key ::= [a-zA-Z0-9_-]+ | string
+)";
+const std::string kPrimitives = std::string(kJsonTokens) + kValues;
+const std::string kGemmaPrimitives = std::string(kGemmaTokens) + kValues;
 
 constexpr int kMaxDepth = 64;
 
@@ -148,18 +142,17 @@ std::string gemma_key(const std::string& k) {
   return bare ? k : gemma_text(Json(k));
 }
 
-// What a notation changes: its primitives, a string's delimiters (GBNF), the rule of any key,
-// and the text of a value and of a given key.
+// What a notation changes: its primitives, a string's delimiters (GBNF), and the text of a value
+// and of a given key.
 struct Syntax {
-  const char* primitives;
+  const std::string& primitives;
   std::string quote;
-  const char* any_key;
   std::string (*text)(const Json&);
   std::string (*key)(const std::string&);
 };
-const Syntax kJsonSyntax{kPrimitives, "\"\\\"\"", "string", [](const Json& v) { return v.dump(); },
+const Syntax kJsonSyntax{kPrimitives, "\"\\\"\"", [](const Json& v) { return v.dump(); },
                          [](const std::string& k) { return Json(k).dump(); }};
-const Syntax kGemmaSyntax{kGemmaPrimitives, "\"<|\\\"|>\"", "key", gemma_text, gemma_key};
+const Syntax kGemmaSyntax{kGemmaPrimitives, "\"<|\\\"|>\"", gemma_text, gemma_key};
 
 const Syntax& syntax_of(ValueNotation n) { return n == ValueNotation::GEMMA4 ? kGemmaSyntax : kJsonSyntax; }
 
@@ -404,7 +397,7 @@ class Converter {
     }
     if (props.empty()) {
       if (extra.empty()) return new_rule("\"{\" space \"}\" space");
-      const std::string kv = syntax_.any_key + std::string(" \":\" space ") + extra;
+      const std::string kv = "key \":\" space " + extra;
       return new_rule("\"{\" space (" + kv + " (\",\" space " + kv + ")*)? \"}\" space");
     }
     // The properties in schema order, each present or (if not required) absent, with commas
@@ -471,6 +464,6 @@ std::string json_schemas_to_gbnf(const std::vector<std::pair<std::string, nlohma
   return out;
 }
 
-std::string json_object_gbnf() { return std::string(kPrimitives) + "root ::= object\n"; }
+std::string json_object_gbnf() { return kPrimitives + "root ::= object\n"; }
 
 }  // namespace hart::grammar

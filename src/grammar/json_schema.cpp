@@ -1,5 +1,7 @@
 #include "grammar/json_schema.h"
 
+#include "grammar/json_pattern.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -214,7 +216,7 @@ class Converter {
         if (s.contains(k)) return object(s, where, depth);
       for (const char* k : {"items", "minItems", "maxItems"})
         if (s.contains(k)) return array(s, where, depth);
-      for (const char* k : {"minLength", "maxLength", "format"})
+      for (const char* k : {"minLength", "maxLength", "format", "pattern"})
         if (s.contains(k)) return string(s, where);
       return "value";
     }
@@ -339,6 +341,17 @@ class Converter {
   }
 
   std::string string(const Json& s, const std::string& where) {
+    if (auto p = s.find("pattern"); p != s.end()) {
+      if (!p->is_string()) fail(where + "/pattern", "'pattern' must be a string");
+      for (const char* k : {"minLength", "maxLength", "format"})
+        if (s.contains(k)) fail(where, "'" + std::string(k) + "' beside 'pattern' is not supported");
+      if (&syntax_.primitives != &kPrimitives) fail(where, "'pattern' outside JSON text is not supported");
+      try {
+        return new_rule("\"\\\"\" " + pattern_to_gbnf(p->get<std::string>()) + " \"\\\"\" space");
+      } catch (const SchemaError& e) {
+        fail(where + "/pattern", std::string(e.what()).substr(13));  // without its "json_schema: "
+      }
+    }
     if (auto f = s.find("format"); f != s.end()) {
       if (!f->is_string()) fail(where + "/format", "'format' must be a string");
       for (const char* k : {"minLength", "maxLength"})
@@ -436,7 +449,7 @@ class Converter {
   static inline const std::set<std::string> kHandled = {
       "type", "properties", "required", "additionalProperties", "enum", "const", "items", "minItems", "maxItems",
       "anyOf", "oneOf", "$ref", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum",
-      "exclusiveMaximum", "multipleOf", "format"};
+      "exclusiveMaximum", "multipleOf", "format", "pattern"};
 
   const Json& root_;
   const std::string prefix_;

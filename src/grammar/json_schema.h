@@ -1,7 +1,8 @@
 // JSON Schema -> GBNF, for structured output. Supports what llama.cpp's json-schema-to-grammar
 // does for types, objects (properties, required, additionalProperties), enum / const, arrays
 // (items, minItems, maxItems), anyOf / oneOf (disjoint branches), $ref into the schema
-// ($defs, definitions), strings (minLength, maxLength; format date, time, date-time, uuid),
+// ($defs, definitions), strings (minLength, maxLength; pattern, json_pattern.h; format date,
+// time, date-time, uuid),
 // integers (minimum, maximum, exclusive bounds: digit ranges) and numbers; annotations (title,
 // description, ...) are ignored. Any other keyword is refused with a SchemaError naming it and
 // where it is, so output never silently ignores part of a schema. Every text the grammar admits

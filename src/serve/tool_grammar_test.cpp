@@ -135,7 +135,7 @@ TEST(ForcedCall, RefusedWhereNoGrammarExistsOrTheSchemaIsUnsupported) {
     EXPECT_EQ(e.param, "tool_choice");
   }
   const Body tools = Body::parse(R"([{"type": "function", "function": {"name": "f", "parameters":
-      {"type": "object", "properties": {"s": {"type": "string", "pattern": "^a+$"}}}}}])");
+      {"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a)\\1$"}}}}}])");
   for (const Family& f : kFamilies) {
     try {
       forced_call_grammar(f.syntax, tools, {"f"});

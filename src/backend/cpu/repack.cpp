@@ -1,6 +1,7 @@
 #include "backend/cpu/repack.h"
 
 #include <atomic>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,19 +19,31 @@ namespace {
 
 std::atomic<size_t> g_repacked{0};
 
+// A block's bytes in the order a panel layout wants them (its fp16 words first), when that is not
+// the stored order.
+template <class Block>
+using RecutFn = void (*)(const Block& b, uint8_t* out);
+
 // The layouts of repack.h: a block (kElems elements) is kHalves 2-byte words (fp16 scales) then
 // kChunk-byte chunks (every byte ^ kXor); per block column, word 0 of the R rows, word 1 of the R
-// rows, ..., then chunk 0 of the R rows, chunk 1, ...
-template <class Block, int64_t kElems, size_t kHalves, size_t kChunk, uint8_t kXor = 0>
+// rows, ..., then chunk 0 of the R rows, chunk 1, ... The block is read as stored, or as kRecut
+// writes it.
+template <class Block, int64_t kElems, size_t kHalves, size_t kChunk, uint8_t kXor = 0,
+          RecutFn<Block> kRecut = nullptr>
 void pack_interleaved(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
   constexpr size_t kChunks = (sizeof(Block) - 2 * kHalves) / kChunk;
   static_assert(2 * kHalves + kChunk * kChunks == sizeof(Block));
   const size_t R = size_t(rows);
   auto* out = static_cast<uint8_t*>(panel);
+  [[maybe_unused]] uint8_t recut[sizeof(Block)];
   for (int64_t b = 0; b < n / kElems; b++) {
     for (size_t r = 0; r < R; r++) {
-      const auto* blk = reinterpret_cast<const uint8_t*>(
-          &reinterpret_cast<const Block*>(static_cast<const char*>(w) + r * w_stride)[b]);
+      const Block& block = reinterpret_cast<const Block*>(static_cast<const char*>(w) + r * w_stride)[b];
+      const auto* blk = reinterpret_cast<const uint8_t*>(&block);
+      if constexpr (kRecut != nullptr) {
+        kRecut(block, recut);
+        blk = recut;
+      }
       for (size_t h = 0; h < kHalves; h++) std::memcpy(out + 2 * (h * R + r), blk + 2 * h, 2);
       const uint8_t* in = blk + 2 * kHalves;
       uint8_t* chunks = out + 2 * kHalves * R;
@@ -126,6 +139,65 @@ void pack_panel_q6_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, 
       }
     }
   }
+}
+
+namespace {
+
+// Q2_K / Q3_K: in 128-weight half h, weight 32k + l keeps its 2 low bits in bits 2k, 2k + 1 of
+// qs[32h + l] (src/quant/k_quant_util.h).
+int k_crumb(const uint8_t* qs, int e) { return qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32)) & 3; }
+
+// pack_panel_q2_K_bytes's block: d, dmin, the scales, then byte j = elements 4j .. 4j + 3's crumbs
+// from the low bits up.
+void recut_q2_K(const block_q2_K& b, uint8_t* out) {
+  std::memcpy(out, &b.d, 2);
+  std::memcpy(out + 2, &b.dmin, 2);
+  std::memcpy(out + 4, b.scales, sizeof b.scales);
+  uint8_t* levels = out + 4 + sizeof b.scales;
+  for (int j = 0; j < QK_K / 4; j++) {
+    levels[j] = 0;
+    for (int i = 0; i < 4; i++) levels[j] |= uint8_t(k_crumb(b.qs, 4 * j + i) << (2 * i));
+  }
+}
+
+// pack_panel_q3_K_bytes's block: d, the scales, then 3 bytes per 8 elements of u = level + 4
+// (the crumb, plus 4 where the hmask bit is set: weight e's is bit e / 32 of hmask[e % 32]).
+void recut_q3_K(const block_q3_K& b, uint8_t* out) {
+  std::memcpy(out, &b.d, 2);
+  std::memcpy(out + 2, b.scales, sizeof b.scales);
+  uint8_t* levels = out + 2 + sizeof b.scales;
+  for (int m = 0; m < QK_K / 8; m++) {
+    int u[8];
+    for (int i = 0; i < 8; i++) {
+      const int e = 8 * m + i;
+      u[i] = k_crumb(b.qs, e) | (b.hmask[e % 32] >> (e / 32) & 1) << 2;
+    }
+    levels[3 * m] = uint8_t(u[0] | u[1] << 3 | (u[6] & 3) << 6);
+    levels[3 * m + 1] = uint8_t(u[2] | u[3] << 3 | (u[7] & 3) << 6);
+    levels[3 * m + 2] = uint8_t(u[4] | u[5] << 3 | (u[6] >> 2) << 6 | (u[7] >> 2) << 7);
+  }
+}
+
+// pack_panel_iq4_xs_bytes's block: d, scales_h, scales_l as stored, then byte j = the table
+// indices of elements 2j (low nibble) and 2j + 1 (high). Stored, element 32ib + l is nibble l / 16
+// of qs[16ib + l % 16].
+void recut_iq4_xs(const block_iq4_xs& b, uint8_t* out) {
+  constexpr size_t kFields = offsetof(block_iq4_xs, qs);
+  std::memcpy(out, &b, kFields);
+  const auto index = [&](int e) { return b.qs[16 * (e / 32) + e % 16] >> (4 * (e % 32 / 16)) & 0xF; };
+  for (int j = 0; j < QK_K / 2; j++) out[kFields + size_t(j)] = uint8_t(index(2 * j) | index(2 * j + 1) << 4);
+}
+
+}  // namespace
+
+void pack_panel_q2_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  pack_interleaved<block_q2_K, QK_K, 2, 1, 0, recut_q2_K>(n, rows, w, w_stride, panel);
+}
+void pack_panel_q3_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  pack_interleaved<block_q3_K, QK_K, 1, 1, 0, recut_q3_K>(n, rows, w, w_stride, panel);
+}
+void pack_panel_iq4_xs_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  pack_interleaved<block_iq4_xs, QK_K, 1, 1, 0, recut_iq4_xs>(n, rows, w, w_stride, panel);
 }
 
 void pack_panel_16bit(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {

@@ -44,6 +44,15 @@
 // with v_i = level_i ^ 32 (the 6-bit two's complement of level - 32), byte 12g + 4t + c (t < 3,
 // c < 4) = v_{16g+4t+c} << 2 | bits 2t, 2t + 1 of v_{16g+12+c}. The same 192 level bytes' bits.
 //
+// Q2_K, Q3_K, IQ4_XS "_bytes" (RVV): per super-block column the fp16 fields moved to the front
+// (Q2_K: d[R], dmin[R]; Q3_K, IQ4_XS: d[R]), then every remaining byte j of the rows at [j * R + r]:
+// the scale bytes as stored (Q2_K: scales[16]; Q3_K: scales[12]; IQ4_XS: scales_h as 2 bytes,
+// scales_l[4]), then the level bytes re-cut so that elements 8m .. 8m + 7 come from a few
+// consecutive bytes in order: Q2_K byte j = the 2-bit levels of elements 4j .. 4j + 3 from the low
+// bits up; Q3_K 3 bytes per 8 elements of u_i = level_i + 4 (0..7), b0 = u0 | u1 << 3 |
+// (u6 & 3) << 6, b1 = u2 | u3 << 3 | (u7 & 3) << 6, b2 = u4 | u5 << 3 | (u6 >> 2) << 6 |
+// (u7 >> 2) << 7; IQ4_XS byte j = the table indices of elements 2j (low nibble) and 2j + 1.
+//
 // Panel layout of the 2-byte float types (F16, BF16): element k of panel row r at [k * R + r],
 // so column k is one R-element vector whose lane r belongs to row r (times the scalar x[k]).
 // The "_pairs" variant (BF16 for vdpbf16ps) interleaves column pairs: elements 2p and 2p + 1 of
@@ -78,6 +87,9 @@ void pack_panel_q8_0_bytes(int64_t n, int rows, const void* w, size_t w_stride, 
 void pack_panel_q4_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q5_0_masks(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q6_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+void pack_panel_q2_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+void pack_panel_q3_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+void pack_panel_iq4_xs_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 // The 2-byte float layout above (F16, BF16: the bits are moved, not converted).
 void pack_panel_16bit(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_16bit_pairs(int64_t n, int rows, const void* w, size_t w_stride, void* panel);

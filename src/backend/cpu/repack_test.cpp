@@ -13,6 +13,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/sets_under_test.h"
+#include "common/fp16.h"
 #include "quant/blocks.h"
 #include "quant/quant.h"
 
@@ -238,6 +239,59 @@ TEST(Repack, Q6KBytePanelLayout) {
   }
 }
 
+// Q2_K, Q3_K, IQ4_XS "_bytes": every weight's value read from the panel as repack.h describes it
+// (fp16 fields at the front, scale bytes as stored, re-cut level bytes) equals the reference
+// dequantization of the row.
+TEST(Repack, LevelBytePanelLayouts) {
+  std::mt19937 rng(23);
+  constexpr size_t kRows = 32;
+  constexpr int64_t kBlocks = 2;
+  for (const Type type : {Type::Q2_K, Type::Q3_K, Type::IQ4_XS}) {
+    const int64_t k_len = kBlocks * QK_K;
+    const size_t w_row = row_size(type, k_len), block = w_row / kBlocks;
+    const std::vector<uint8_t> w = random_rows(type, k_len, kRows, rng);
+    std::vector<uint8_t> panel(w.size());
+    const PackFn pack = type == Type::Q2_K   ? pack_panel_q2_K_bytes
+                        : type == Type::Q3_K ? pack_panel_q3_K_bytes
+                                             : pack_panel_iq4_xs_bytes;
+    pack(k_len, kRows, w.data(), w_row, panel.data());
+    const size_t halves = type == Type::Q2_K ? 2 : 1;
+    std::vector<float> want(static_cast<size_t>(k_len));
+    for (size_t r = 0; r < kRows; r++) {
+      dequantize_row(type, w.data() + r * w_row, want.data(), k_len);
+      for (int64_t b = 0; b < kBlocks; b++) {
+        const uint8_t* column = panel.data() + size_t(b) * block * kRows;
+        const auto half = [&](size_t h) {
+          fp16_t v;
+          std::memcpy(&v, column + 2 * (h * kRows + r), 2);
+          return fp16_to_f32(v);
+        };
+        const auto byte = [&](int j) { return int(column[2 * halves * kRows + size_t(j) * kRows + r]); };
+        for (int e = 0; e < QK_K; e++) {
+          const int g = e / 16;
+          float got;
+          if (type == Type::Q2_K) {
+            const int level = byte(16 + e / 4) >> (2 * (e % 4)) & 3;
+            got = half(0) * float(byte(g) & 0xF) * float(level) - half(1) * float(byte(g) >> 4);
+          } else if (type == Type::Q3_K) {
+            const int scale = ((byte(g % 8) >> (g < 8 ? 0 : 4) & 0xF) | (byte(8 + g % 4) >> (2 * (g / 4)) & 3) << 4) - 32;
+            const int m = e / 8, i = e % 8;
+            const auto tri = [&](int t) { return byte(12 + 3 * m + t); };
+            const int u = i < 6 ? tri(i / 2) >> (3 * (i % 2)) & 7 : (tri(i - 6) >> 6) | (tri(2) >> (i == 6 ? 6 : 7) & 1) << 2;
+            got = half(0) * float(scale) * float(u - 4);
+          } else {
+            const int ib = e / 32;
+            const int scale = ((byte(2 + ib / 2) >> (4 * (ib % 2)) & 0xF) | (byte(ib / 4) >> (2 * (ib % 4)) & 3) << 4) - 32;
+            got = half(0) * float(scale) * float(kIq4Levels[byte(6 + e / 2) >> (4 * (e % 2)) & 0xF]);
+          }
+          // The reference may fuse its multiply and subtract differently.
+          ASSERT_NEAR(got, want[size_t(b * QK_K + e)], 1e-6) << type_name(type) << " block " << b << " row " << r << " weight " << e;
+        }
+      }
+    }
+  }
+}
+
 // A build or core without any panel layout (generic, RISC-V without V) has no set to test here.
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(PanelSet);
 INSTANTIATE_TEST_SUITE_P(Sets, PanelSet, ::testing::ValuesIn(sets_with_panels()),
@@ -251,7 +305,8 @@ INSTANTIATE_TEST_SUITE_P(Sets, PanelSet, ::testing::ValuesIn(sets_with_panels())
 TEST(Repack, MulMatMatchesRowMajorPath) {
   const Kernels& k = kernels();
   std::mt19937 rng(11);
-  for (Type type : {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::Q4_K, Type::Q6_K, Type::F16, Type::BF16}) {
+  for (Type type : {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::Q2_K, Type::Q3_K, Type::Q4_K, Type::Q6_K, Type::IQ4_XS,
+                    Type::F16, Type::BF16}) {
   for (int64_t n : {64, 40, 75, 5}) {
     // Token counts: decode, a remainder of every tile height, several tiles; 1 and 2 threads.
     for (const auto& [m, threads] : {std::pair<int64_t, int>{1, 1}, {5, 2}, {17, 1}, {70, 2}}) {
@@ -277,10 +332,10 @@ TEST(Repack, MulMatMatchesRowMajorPath) {
         backend.compute(build_graph({yt}));  // packed once: the second graph reuses it
         if (as_weight) packed_bytes = backend.repacked_bytes();
       }
-      // F16 sums float products in another order, Q4_K its scales and mins terms (which may
-      // cancel): bound by 1e-6 sum |w x| (|w| <= 1, |x| <= 2).
+      // F16 sums float products in another order, Q2_K / Q4_K their scales and mins terms (which
+      // may cancel): bound by 1e-6 sum |w x| (|w| <= 1, |x| <= 2).
       const double float_sum_tol =
-          type == Type::F16 || type == Type::BF16 || type == Type::Q4_K ? 2e-6 * double(k_len) : 0;
+          type == Type::F16 || type == Type::BF16 || type == Type::Q2_K || type == Type::Q4_K ? 2e-6 * double(k_len) : 0;
       const PanelKernel& pk = k.panel[size_t(type)];
       const int64_t packed_rows = repack_enabled() && pk.rows > 0 ? n / pk.rows * pk.rows : 0;
       EXPECT_EQ(packed_bytes, w.size() / size_t(n) * size_t(packed_rows)) << k.name << " " << type_name(type) << " n=" << n;

@@ -72,15 +72,19 @@ inline void strip_by_columns(const S& s, const std::byte* panel, size_t r, size_
     s.template strip_columns<T, 1>(panel, r, vl, j, y);
 }
 
-template <class H>
-struct Q4KStrips {
+// What the run_panels strips against Q8_K activation rows share: the X rows, up to 2 per strip.
+struct Q8KRows {
   static constexpr int kMaxT = 2;
   const std::byte* x;
   size_t x_stride, y_stride;
-  const int16_t* sub_sums;  // activation_sub_sums
-  int64_t nsb;              // super-blocks per row
+  int64_t nsb;  // super-blocks per row
 
   const block_q8_K* xrow(int64_t j) const { return reinterpret_cast<const block_q8_K*>(x + size_t(j) * x_stride); }
+};
+
+template <class H>
+struct Q4KStrips : Q8KRows {
+  const int16_t* sub_sums;  // activation_sub_sums
 
   // kCols consecutive qs columns from q, unpacked: the low (high) nibbles of column i in register i
   // of lo (hi). kCols = 4 needs a vector register to hold exactly one panel column (vlenb == vl ==
@@ -191,7 +195,7 @@ void gemm_q4_K_panels(int64_t n, int64_t n_panels, int64_t nx, const void* panel
                       size_t x_stride, float* y, size_t y_stride) {
   const auto* xb = static_cast<const std::byte*>(x);
   const int64_t nsb = n / QK_K;
-  const Q4KStrips<H> s{xb, x_stride, y_stride, activation_sub_sums(xb, x_stride, nx, nsb), nsb};
+  const Q4KStrips<H> s{{xb, x_stride, y_stride, nsb}, activation_sub_sums(xb, x_stride, nx, nsb)};
   run_panels(s, n_panels, panels, panel_stride, nx, y, y_stride);
 }
 

@@ -18,7 +18,7 @@
 #include <riscv_vector.h>
 
 #include "backend/cpu/arch/riscv/rvv_panels.h"
-#include "backend/cpu/arch/riscv/rvv_panels_q4_k.h"  // strip_by_columns
+#include "backend/cpu/arch/riscv/rvv_panels_q4_k.h"  // strip_by_columns, Q8KRows
 #include "backend/cpu/repack.h"
 #include "quant/blocks.h"
 
@@ -29,14 +29,7 @@ constexpr int kQ6Groups = QK_K / 16;
 constexpr size_t kQ6Role = 4 * kPanelRows;  // bytes from a group's weights 4t + c to 4(t + 1) + c
 
 template <class H>
-struct Q6KStrips {
-  static constexpr int kMaxT = 2;
-  const std::byte* x;
-  size_t x_stride, y_stride;
-  int64_t nsb;  // super-blocks per row
-
-  const block_q8_K* xrow(int64_t j) const { return reinterpret_cast<const block_q8_K*>(x + size_t(j) * x_stride); }
-
+struct Q6KStrips : Q8KRows {
   // kCols level-byte columns from q: the first in the low register of the m4 group (kCols 1) or
   // 4 columns filling it (kCols 4: one vector register holds exactly one column).
   template <int kCols>
@@ -130,7 +123,7 @@ struct Q6KStrips {
 template <class H>
 void gemm_q6_K_panels(int64_t n, int64_t n_panels, int64_t nx, const void* panels, size_t panel_stride, const void* x,
                       size_t x_stride, float* y, size_t y_stride) {
-  const Q6KStrips<H> s{static_cast<const std::byte*>(x), x_stride, y_stride, n / QK_K};
+  const Q6KStrips<H> s{{static_cast<const std::byte*>(x), x_stride, y_stride, n / QK_K}};
   run_panels(s, n_panels, panels, panel_stride, nx, y, y_stride);
 }
 

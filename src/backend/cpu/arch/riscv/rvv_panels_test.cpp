@@ -1,12 +1,15 @@
-// F16 / BF16 weights in 32-row panels (rvv_panels.h): the panel GEMV (1 X row) and GEMM (2..17 X
-// rows) against a double-precision reference and against the same set's row-major vec_dot, on
-// random data with K odd and not a multiple of any vector length; and MUL_MAT through the CPU
-// backend with N a multiple of 32 (packed) and not (the row-major fallback). Run under QEMU at
-// several VLENs by scripts/riscv-test; the panel tests skip on a core without V.
+// F16 / BF16 weights in 32-row panels (rvv_panels.h), and Q2_K / Q3_K / IQ4_XS ones
+// (rvv_panels_levels.h): the panel GEMV (1 X row) and GEMM (2..17 X rows) against a
+// double-precision reference and against the same set's row-major vec_dot, on random data with K
+// odd and not a multiple of any vector length (the super-block types: 1 and 3 super-blocks); and,
+// for F16 / BF16, MUL_MAT through the CPU backend with N a multiple of 32 (packed) and not (its
+// whole panels packed, the last rows read as stored). Run under QEMU at several VLENs by
+// scripts/riscv-test; the panel tests skip on a core without V.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <vector>
 
@@ -14,6 +17,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/repack.h"
+#include "quant/blocks.h"
 #include "quant/quant.h"
 
 namespace hart::cpu {
@@ -22,6 +26,10 @@ namespace {
 constexpr Type kTypes[] = {Type::F16, Type::BF16};
 // Odd lengths: a single column, tails shorter than any VLMAX, and a real model's width + 1.
 constexpr int64_t kLengths[] = {1, 7, 33, 129, 577};
+// The super-block types of the level panels (rvv_panels_levels.h), against the double dot of their
+// dequantized weights and Q8_K activations: 1 and 3 super-blocks.
+constexpr Type kSuperBlockTypes[] = {Type::Q2_K, Type::Q3_K, Type::IQ4_XS};
+constexpr int64_t kSuperBlockLengths[] = {QK_K, 3 * QK_K};
 
 // Each float sum of K products is within this fraction of sum |w x| of the exact sum (one
 // rounding per product and per addition, K <= 577: well above the worst case actually seen).
@@ -72,10 +80,10 @@ TEST(RvvPanels, SetsHaveTheirLayouts) {
     if (k->name == "rvv" || k->name == "rvv_zvfh") {
       EXPECT_EQ(k->panel[size_t(Type::BF16)].rows, 32) << k->name;
       EXPECT_EQ(k->panel[size_t(Type::F16)].rows, k->name == "rvv_zvfh" ? 32 : 0) << k->name;
-      for (Type t : {Type::Q8_0, Type::Q4_0, Type::Q5_0, Type::Q4_K, Type::Q6_K}) {
+      for (Type t : {Type::Q8_0, Type::Q4_0, Type::Q5_0, Type::Q2_K, Type::Q3_K, Type::Q4_K, Type::Q6_K, Type::IQ4_XS}) {
         EXPECT_EQ(k->panel[size_t(t)].rows, 32) << k->name << " " << type_name(t);
         // The panel GEMM takes the set's own activation rows.
-        const bool k_quant = t == Type::Q4_K || t == Type::Q6_K;
+        const bool k_quant = type_info(t).block_size == QK_K;
         EXPECT_EQ(k->dot[size_t(t)].act_type, k_quant ? Type::Q8_K : Type::Q8_0) << k->name;
       }
     }
@@ -94,16 +102,20 @@ TEST(RvvPanels, PackLayout) {
     for (int64_t c = 0; c < k; c++) ASSERT_EQ(panel[size_t(c * rows + r)], w[size_t(r * k + c)]) << r << " " << c;
 }
 
-// Panel GEMV / GEMM of every set with a F16 / BF16 layout, y rows wider than the output so that
-// writes past the panels show.
+// Panel GEMV / GEMM of every set with a F16 / BF16 / level-panel layout, y rows wider than the
+// output so that writes past the panels show.
 TEST(RvvPanels, GemmMatchesReferenceAndRowMajorDots) {
   if (!riscv::has_v()) GTEST_SKIP() << "this core has no V extension";
   std::mt19937 rng(5);
-  for (Type t : kTypes) {
+  std::vector<Type> types(std::begin(kTypes), std::end(kTypes));
+  types.insert(types.end(), std::begin(kSuperBlockTypes), std::end(kSuperBlockTypes));
+  for (Type t : types) {
+    const bool super_block = type_info(t).block_size == QK_K;
     for (const Kernels* set : sets_with(t)) {
       const PanelKernel& pk = set->panel[size_t(t)];
       const DotKernel& d = set->dot[size_t(t)];
-      for (int64_t k : kLengths) {
+      for (int64_t k : super_block ? std::vector<int64_t>(std::begin(kSuperBlockLengths), std::end(kSuperBlockLengths))
+                                   : std::vector<int64_t>(std::begin(kLengths), std::end(kLengths))) {
         for (int64_t n_panels : {1, 3}) {
           const int64_t n = n_panels * pk.rows;
           const size_t w_row = row_size(t, k), x_row = row_size(d.act_type, k);
@@ -154,8 +166,9 @@ TEST(RvvPanels, GemmMatchesReferenceAndRowMajorDots) {
   }
 }
 
-// MUL_MAT on the selected set: N = 96 packs (when the set has the layout), N = 80 takes the
-// row-major path; 1 (decode), 5 and 17 tokens; both against the double reference.
+// MUL_MAT on the selected set: N = 96 packs (when the set has the layout), N = 80 packs its two
+// whole panels and reads its last 16 rows as stored; 1 (decode), 5 and 17 tokens; both against
+// the double reference.
 TEST(RvvPanels, MulMatPackedAndFallback) {
   const Kernels& set = kernels();
   std::mt19937 rng(9);
@@ -175,8 +188,9 @@ TEST(RvvPanels, MulMatPackedAndFallback) {
         CpuBackend backend(2);
         backend.compute(build_graph({yt}));
         const PanelKernel& pk = set.panel[size_t(t)];
-        const bool packs = repack_enabled() && pk.rows > 0 && n % pk.rows == 0;
-        EXPECT_EQ(backend.repacked_bytes(), packs ? w.bytes.size() : 0) << set.name << " " << type_name(t) << " n=" << n;
+        const int64_t packed_rows = repack_enabled() && pk.rows > 0 ? n / pk.rows * pk.rows : 0;
+        EXPECT_EQ(backend.repacked_bytes(), w.bytes.size() / size_t(n) * size_t(packed_rows))
+            << set.name << " " << type_name(t) << " n=" << n;
         // X as the set's activation type sees it (BF16 rounds X, F16 takes it as it is).
         const Type act = set.dot[size_t(t)].act_type;
         std::vector<uint8_t> xa(row_size(act, k));

@@ -157,10 +157,10 @@ int main(int argc, char** argv) {
       "\x01{\"type\":\"object\",\"properties\":{\"k\":{\"type\":\"array\",\"items\":{\"anyOf\":[{\"type\":\"number\"},"
       "{\"const\":null}]},\"minItems\":1}},\"required\":[\"k\"]}\0{\"k\": [1.5, null]}"sv,
       "\x01{\"oneOf\":[{\"type\":\"string\",\"minLength\":2},{\"type\":\"boolean\"}]}\0\"ab\""sv,
-      // Integer bounds (digit ranges) and string formats.
+      // Integer bounds (digit ranges), string formats and a pattern.
       "\x01{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\",\"minimum\":-37,\"exclusiveMaximum\":1005},"
-      "\"d\":{\"type\":\"string\",\"format\":\"date-time\"}},\"required\":[\"n\",\"d\"]}\0"
-      "{\"n\": -12, \"d\": \"2026-12-02T01:02:03Z\"}"sv,
+      "\"d\":{\"type\":\"string\",\"format\":\"date-time\"},\"c\":{\"type\":\"string\",\"pattern\":\"^[A-Z]{2}(-\\\\d+|x)*?$\"}},"
+      "\"required\":[\"n\",\"d\",\"c\"]}\0{\"n\": -12, \"d\": \"2026-12-02T01:02:03Z\", \"c\": \"AB-12x\"}"sv,
   };
   for (size_t i = 0; i < std::size(kGrammars); i++) write_file(out / "grammar" / std::to_string(i), std::string(kGrammars[i]));
 

@@ -128,7 +128,7 @@ Tensor* scale(Context& c, Tensor* a, float s) {
 }
 
 Tensor* unary(Context& c, Tensor* a, Unary kind) {
-  if (!(int32_t(kind) >= 0 && int32_t(kind) <= int32_t(Unary::SOFTPLUS)))
+  if (!(int32_t(kind) >= 0 && kind < Unary::COUNT))
     fail(Op::UNARY, "unknown kind " + std::to_string(int32_t(kind)));
   check_f32_rows(a, Op::UNARY, "src0");
   Tensor* t = detail::new_node(c, Op::UNARY, Type::F32, shape_of(a), {a});
@@ -146,7 +146,7 @@ Tensor* clamp(Context& c, Tensor* a, float min, float max) {
 }
 
 Tensor* glu(Context& c, Tensor* gate, Tensor* up, Glu kind) {
-  if (!(kind == Glu::SWIGLU || kind == Glu::GEGLU))
+  if (!(int32_t(kind) >= 0 && kind < Glu::COUNT))
     fail(Op::GLU, "unknown kind " + std::to_string(int32_t(kind)));
   check_f32_rows(gate, Op::GLU, "gate");
   check_f32_rows(up, Op::GLU, "up");
@@ -318,15 +318,16 @@ Tensor* mul_mat_id(Context& c, Tensor* experts, Tensor* x, Tensor* ids) {
 
 namespace {
 
-// q F32 [d, n_head, n_tok], k [d, n_head_kv, n_kv], v [dv, n_head_kv, n_kv] (F32/F16/BF16, any
-// row strides), as both attention ops take them.
+// q F32 [d, n_head, n_tok, b3], k [d, n_head_kv, n_kv, b3], v [dv, n_head_kv, n_kv, b3]
+// (F32/F16/BF16, any row strides), as both attention ops take them.
 void check_attention_qkv(const Tensor* q, const Tensor* k, const Tensor* v, Op op) {
   check_f32_rows(q, op, "q");
   if (!(is_float_type(k->type) && is_float_type(v->type)))
     fail(op, "k " + describe(k) + " and v " + describe(v) + " must be f32, f16 or bf16");
   check_rows_contiguous(k, op, "k");
   check_rows_contiguous(v, op, "v");
-  if (!(q->ne[3] == 1 && k->ne[3] == 1 && v->ne[3] == 1)) fail(op, "4-D q, k or v is not supported");
+  if (!(k->ne[3] == q->ne[3] && v->ne[3] == q->ne[3]))
+    fail(op, "q " + describe(q) + ", k " + describe(k) + " and v " + describe(v) + " differ in dim 3");
   if (q->ne[0] != k->ne[0]) fail(op, "head sizes of q " + describe(q) + " and k " + describe(k) + " differ");
   if (!(k->ne[1] == v->ne[1] && k->ne[2] == v->ne[2]))
     fail(op, "k " + describe(k) + " and v " + describe(v) + " differ in heads or length");
@@ -338,17 +339,19 @@ void check_attention_qkv(const Tensor* q, const Tensor* k, const Tensor* v, Op o
 }  // namespace
 
 Tensor* flash_attn_ext(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale) {
-  // mask F32 [n_kv, >= n_tok] -> F32 [dv, n_head, n_tok]
+  // mask F32 or F16 (llama.cpp's) [n_kv, >= n_tok, 1, 1 | b3] -> F32 [dv, n_head, n_tok, b3]
   const Op op = Op::FLASH_ATTN_EXT;
   check_attention_qkv(q, k, v, op);
   if (mask) {
-    check_f32_rows(mask, op, "mask");
-    if (!(mask->ne[0] == k->ne[2] && mask->ne[1] >= q->ne[2] && mask->ne[2] == 1 && mask->ne[3] == 1))
-      fail(op, "mask " + describe(mask) + " must be [" + std::to_string(k->ne[2]) +
-                   ", >= " + std::to_string(q->ne[2]) + "]");
+    if (!(mask->type == Type::F32 || mask->type == Type::F16)) fail(op, "mask " + describe(mask) + " must be f32 or f16");
+    check_rows_contiguous(mask, op, "mask");
+    if (!(mask->ne[0] == k->ne[2] && mask->ne[1] >= q->ne[2] && mask->ne[2] == 1 &&
+          (mask->ne[3] == 1 || mask->ne[3] == q->ne[3])))
+      fail(op, "mask " + describe(mask) + " must be [" + std::to_string(k->ne[2]) + ", >= " +
+                   std::to_string(q->ne[2]) + ", 1, 1 or " + std::to_string(q->ne[3]) + "]");
   }
   if (!(std::isfinite(scale))) fail(op, "scale must be finite");
-  const int64_t ne[kMaxDims] = {v->ne[0], q->ne[1], q->ne[2], 1};
+  const int64_t ne[kMaxDims] = {v->ne[0], q->ne[1], q->ne[2], q->ne[3]};
   Tensor* t = detail::new_node(c, op, Type::F32, ne, {q, k, v, mask});
   t->set_param_f32(0, scale);
   return t;
@@ -358,6 +361,7 @@ Tensor* paged_attn(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* index, f
   // k, v [d, n_head_kv, n_slots], index I32 [>= 2*n_tok] -> F32 [dv, n_head, n_tok]
   const Op op = Op::PAGED_ATTN;
   check_attention_qkv(q, k, v, op);
+  if (q->ne[3] != 1) fail(op, "4-D q, k or v is not supported");
   check_type(index, Type::I32, op, "index");
   if (!(index->is_contiguous() && index->nelements() == index->ne[0] && index->ne[0] >= 2 * q->ne[2]))
     fail(op, "index " + describe(index) + " must be 1-D with at least 2 entries per token of " + describe(q));

@@ -5,6 +5,25 @@
 
 namespace hart {
 
+const char* unary_name(Unary u) {
+  static const char* const names[] = {
+#define HART_X(name) #name,
+      HART_UNARY_KINDS(HART_X)
+#undef HART_X
+  };
+  return int32_t(u) >= 0 && u < Unary::COUNT ? names[int32_t(u)] : "?";
+}
+
+Unary glu_activation(Glu g) {
+  static const Unary act[] = {Unary::SILU, Unary::GELU, Unary::RELU, Unary::GELU_ERF, Unary::GELU_QUICK};
+  return act[int32_t(g)];
+}
+
+const char* glu_name(Glu g) {
+  static const char* const names[] = {"SWIGLU", "GEGLU", "REGLU", "GEGLU_ERF", "GEGLU_QUICK"};
+  return int32_t(g) >= 0 && g < Glu::COUNT ? names[int32_t(g)] : "?";
+}
+
 const char* op_name(Op op) {
   switch (op) {
     case Op::NONE: return "NONE";

@@ -44,7 +44,8 @@ enum class Op : uint8_t {
   MUL_MAT,         // src0 W [k, n, b2, b3] (weights, any supported type), src1 X F32 [k, m, b2', b3'] -> F32 [n, m, ...]
   MUL_MAT_ID,      // src0 experts [k, n, n_expert], src1 X F32 [k, 1 | n_used, T], src2 ids I32 [n_used, T]
                    // -> F32 [n, n_used, T] (see mul_mat_id())
-  FLASH_ATTN_EXT,  // q [d, n_head, n_tok], k [d, n_head_kv, n_kv], v [d, n_head_kv, n_kv], mask F32 [n_kv, n_tok] -> F32 [d, n_head, n_tok]
+  FLASH_ATTN_EXT,  // q [d, n_head, n_tok, b3], k [d, n_head_kv, n_kv, b3], v [dv, n_head_kv, n_kv, b3],
+                   // mask F32|F16 [n_kv, n_tok, 1, 1|b3] -> F32 [dv, n_head, n_tok, b3]
   PAGED_ATTN,      // q [d, n_head, n_tok], k/v [d, n_head_kv, n_slots] (a slot pool), index I32 -> F32 [d, n_head, n_tok]
                    // (not a ggml op: many sequences attend their own slots of one pool; see paged_attn())
   // recurrent
@@ -62,8 +63,23 @@ enum class Op : uint8_t {
 //   CONCAT [0] dim                                                   CLAMP [0] f32 min, [1] f32 max
 const char* op_name(Op op);
 
-enum class Unary : int32_t { SILU, GELU, RELU, NEG, EXP, TANH, SIGMOID, SOFTPLUS };
-enum class Glu : int32_t { SWIGLU, GEGLU };
+// UNARY kinds under ggml's names (unary_name). GELU is the tanh approximation, GELU_ERF the exact
+// form, GELU_QUICK x * sigmoid(1.702 x); ROUND rounds half away from zero.
+#define HART_UNARY_KINDS(X)                                                                                 \
+  X(SILU) X(GELU) X(RELU) X(NEG) X(EXP) X(TANH) X(SIGMOID) X(SOFTPLUS) X(ABS) X(SGN) X(STEP) X(ELU) \
+  X(GELU_QUICK) X(HARDSWISH) X(HARDSIGMOID) X(EXPM1) X(GELU_ERF) X(FLOOR) X(CEIL) X(ROUND) X(TRUNC) X(SQR)
+enum class Unary : int32_t {
+#define HART_X(name) name,
+  HART_UNARY_KINDS(HART_X)
+#undef HART_X
+  COUNT
+};
+const char* unary_name(Unary u);  // "SILU", ...
+// GLU: act(gate) * up, each kind with its activation (glu_activation): SWIGLU silu, GEGLU gelu,
+// REGLU relu, GEGLU_ERF gelu_erf, GEGLU_QUICK gelu_quick.
+enum class Glu : int32_t { SWIGLU, GEGLU, REGLU, GEGLU_ERF, GEGLU_QUICK, COUNT };
+Unary glu_activation(Glu g);
+const char* glu_name(Glu g);  // "SWIGLU", ...
 // ROPE modes as in ggml: NORMAL rotates pairs (2i, 2i+1), NEOX rotates (i, i + n_dims/2).
 enum class RopeMode : int32_t { NORMAL = 0, NEOX = 2 };
 

@@ -14,7 +14,7 @@
 namespace hart::testing {
 
 struct OpCase {
-  Op op;
+  std::string op;      // the name reports print: "MUL_MAT", "SILU", ...
   std::string params;  // "type_a=q8_0,type_b=f32,m=32,n=1,k=256"
   double max_nmse;     // test mode threshold against the CPU
   std::function<Tensor*(RandomLeaves&)> build;  // returns the op's node

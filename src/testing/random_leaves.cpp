@@ -5,15 +5,21 @@
 namespace hart::testing {
 
 std::byte* RandomLeaves::bytes(size_t n) {
-  memory_.push_back(std::make_unique<std::byte[]>(n + 64));
+  // Unfilled leaves stay untouched pages: a support check may "allocate" gigabytes.
+  memory_.push_back(fill_ ? std::make_unique<std::byte[]>(n + 64) : std::make_unique_for_overwrite<std::byte[]>(n + 64));
   std::byte* p = memory_.back().get();
   return p + (64 - reinterpret_cast<uintptr_t>(p) % 64) % 64;
 }
 
 Tensor* RandomLeaves::random(Type type, std::initializer_list<int64_t> ne, float lo, float hi) {
+  return random(type, std::span<const int64_t>(ne.begin(), ne.size()), lo, hi);
+}
+
+Tensor* RandomLeaves::random(Type type, std::span<const int64_t> ne, float lo, float hi) {
   Tensor* t = ctx.new_tensor(type, ne);
   t->data = bytes(t->nbytes());
   const int64_t n = t->nelements();
+  if (!fill_) return t;
   if (type == Type::I32 || type == Type::I64) {
     std::uniform_int_distribution<int64_t> dist(int64_t(lo), int64_t(hi) - 1);
     for (int64_t i = 0; i < n; i++) {

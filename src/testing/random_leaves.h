@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "graph/graph.h"
@@ -15,12 +16,14 @@ namespace hart::testing {
 
 class RandomLeaves {
  public:
-  explicit RandomLeaves(uint32_t seed) : rng_(seed) {}
+  // fill = false: leaves get memory but no values (a support check builds, never computes).
+  explicit RandomLeaves(uint32_t seed, bool fill = true) : rng_(seed), fill_(fill) {}
   Context ctx;
 
   // A leaf filled with uniform values in [lo, hi) converted to type, or ids in [lo, hi) for
   // I32 / I64.
   Tensor* random(Type type, std::initializer_list<int64_t> ne, float lo = -1.0f, float hi = 1.0f);
+  Tensor* random(Type type, std::span<const int64_t> ne, float lo = -1.0f, float hi = 1.0f);
   // Memory for every node of g that has none, each its own (no reuse); views point into theirs.
   void allocate(const Graph& g);
   // n bytes, 64-byte aligned, alive as long as this object.
@@ -29,6 +32,7 @@ class RandomLeaves {
 
  private:
   std::mt19937 rng_;
+  bool fill_;
   std::vector<std::unique_ptr<std::byte[]>> memory_;
 };
 

@@ -13,6 +13,10 @@ namespace hart::et {
 
 namespace {
 
+// TOP_K's largest k on the device (top_k.c passes over the row once per result; MoE routers pick
+// at most 16 of a few hundred experts, llama.cpp's sampling top-k of 40 stays on the host).
+constexpr int64_t kDeviceTopKMax = 64;
+
 bool device_float(Type t) { return t == Type::F32 || t == Type::F16; }
 // The block types device/et_blocks.h reads (ggml's ids).
 bool device_blocks(Type t) {
@@ -29,24 +33,14 @@ bool broadcasts_to(const Tensor& b, const Tensor& a) {
     if (b.ne[d] <= 0 || a.ne[d] % b.ne[d] != 0) return false;
   return true;
 }
-// The device's et_activation of a UNARY kind and the launch's label; act -1 for the kinds the
-// unary kernel does not compute.
-struct Activation {
-  int32_t act;
-  const char* label;
-};
-Activation device_activation(int32_t kind) {
-  switch (Unary(kind)) {
-    case Unary::SILU: return {ET_ACT_SILU, "unary_silu_f32"};
-    case Unary::GELU: return {ET_ACT_GELU, "unary_gelu_f32"};
-    case Unary::TANH: return {ET_ACT_TANH, "unary_tanh_f32"};
-    case Unary::SIGMOID: return {ET_ACT_SIGMOID, "unary_sigmoid_f32"};
-    case Unary::EXP: return {ET_ACT_EXP, "unary_exp_f32"};
-    case Unary::NEG: return {ET_ACT_NEG, "unary_neg_f32"};
-    case Unary::RELU: return {ET_ACT_RELU, "unary_relu_f32"};
-    case Unary::SOFTPLUS: return {ET_ACT_SOFTPLUS, "unary_softplus_f32"};
-    default: return {-1, ""};
-  }
+// The device's et_activation of a UNARY kind: the device names each ET_ACT_<ggml name>.
+int32_t device_activation(Unary u) {
+  static constexpr int32_t act[] = {
+#define HART_X(name) ET_ACT_##name,
+      HART_UNARY_KINDS(HART_X)
+#undef HART_X
+  };
+  return act[size_t(u)];
 }
 bool same_shape(const Tensor& a, const Tensor& b) {
   for (int d = 0; d < kMaxDims; d++)
@@ -82,8 +76,10 @@ bool supports(const Tensor& n) {
       const bool weight_ok = device_float(w) || device_blocks(w);
       return weight_ok && rows_contiguous(*a) && f32_rows(b) && (n.op == Op::MUL_MAT || n.src[2]->type == Type::I32);
     }
-    case Op::RMS_NORM: case Op::NORM: case Op::L2_NORM: case Op::SUM_ROWS: case Op::SCALE: case Op::TOP_K:
+    case Op::RMS_NORM: case Op::NORM: case Op::L2_NORM: case Op::SUM_ROWS: case Op::SCALE:
       return f32_rows(a);
+    case Op::TOP_K:  // the kernel makes a pass over the row per result: an expert router's k
+      return f32_rows(a) && n.ne[0] <= kDeviceTopKMax;
     case Op::ADD: case Op::SUB: case Op::MUL: case Op::DIV:
       return a->type == Type::F32 && b->type == Type::F32 && broadcasts_to(*b, *a);
     case Op::CLAMP:
@@ -99,7 +95,7 @@ bool supports(const Tensor& n) {
     case Op::SOFT_MAX:
       return f32_rows(a) && (!b || f32_rows(b)) && n.param_f32(1) == 0.0f;
     case Op::UNARY:
-      return device_activation(n.params[0]).act >= 0 && a->type == Type::F32;
+      return a->type == Type::F32;  // every kind
     case Op::CONCAT:
       return a->type == Type::F32 && b->type == Type::F32;
     case Op::SSM_CONV:
@@ -113,7 +109,7 @@ bool supports(const Tensor& n) {
         if (!f32_rows(n.src[i]) || (i >= 3 && !n.src[i]->is_contiguous())) return false;
       return true;
     case Op::GLU:
-      return a->type == Type::F32 && b->type == Type::F32;  // SwiGLU and GeGLU
+      return a->type == Type::F32 && b->type == Type::F32;  // every kind
     case Op::CPY:
       return device_float(a->type) && device_float(b->type) && b->is_contiguous();
     case Op::CONT:
@@ -123,7 +119,7 @@ bool supports(const Tensor& n) {
       const Tensor* v = n.src[2];
       const Tensor* mask = n.src[3];
       return f32_rows(a) && device_float(k->type) && device_float(v->type) && a->ne[0] <= 512 && v->ne[0] <= 512 &&
-             (!mask || f32_rows(mask));
+             (!mask || ((mask->type == Type::F32 || mask->type == Type::F16) && rows_contiguous(*mask)));
     }
     case Op::PAGED_ATTN: {
       const Tensor* k = n.src[1];
@@ -330,9 +326,9 @@ KernelCall make_call(const EtOp& op, const AddressOf& address) {
       et_unary_params p{};
       p.src = P.tensor(*h.src[0]);
       p.dst = P.tensor(n);
-      const Activation a = device_activation(h.params[0]);
-      p.act = a.act;
-      set(ET_KERNEL_ID_unary, "unary", a.label, words(p));
+      const Unary u = Unary(h.params[0]);
+      p.act = device_activation(u);
+      set(ET_KERNEL_ID_unary, "unary", "unary_" + lower(unary_name(u)) + "_f32", words(p));
       break;
     }
     case Op::CLAMP: {
@@ -439,9 +435,9 @@ KernelCall make_call(const EtOp& op, const AddressOf& address) {
       p.gate = P.tensor(*h.src[0]);
       p.up = P.tensor(*h.src[1]);
       p.dst = P.tensor(n);
-      const bool swiglu = h.params[0] == int32_t(Glu::SWIGLU);
-      p.act = swiglu ? ET_ACT_SILU : ET_ACT_GELU;
-      set(ET_KERNEL_ID_glu, "glu", swiglu ? "glu_swiglu_f32" : "glu_geglu_f32", words(p));
+      const Glu g = Glu(h.params[0]);
+      p.act = device_activation(glu_activation(g));
+      set(ET_KERNEL_ID_glu, "glu", "glu_" + lower(glu_name(g)) + "_f32", words(p));
       break;
     }
     case Op::CPY: case Op::CONT: {

@@ -50,32 +50,75 @@ template <float (*F)(float)>
 void map(int64_t n, const float* x, float* y) {
   for (int64_t i = 0; i < n; i++) y[i] = F(x[i]);
 }
+// ggml's scalar definitions (ggml-cpu vec.h / unary-ops.cpp).
 float relu(float x) { return std::max(x, 0.0f); }
 float neg(float x) { return -x; }
 float exp(float x) { return std::exp(x); }
 float softplus(float x) { return x > 20.0f ? x : std::log(1.0f + std::exp(x)); }  // as ggml: x above 20
+float abs(float x) { return std::fabs(x); }
+float sgn(float x) { return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : 0.0f; }
+float step(float x) { return x > 0.0f ? 1.0f : 0.0f; }
+float elu(float x) { return x > 0.0f ? x : std::expm1(x); }
+float gelu_quick(float x) { return x / (1.0f + std::exp(-1.702f * x)); }
+float hardsigmoid(float x) { return std::min(1.0f, std::max(0.0f, (x + 3.0f) / 6.0f)); }
+float hardswish(float x) { return x * hardsigmoid(x); }
+float expm1(float x) { return std::expm1(x); }
+float gelu_erf(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678f)); }
+float floor(float x) { return std::floor(x); }
+float ceil(float x) { return std::ceil(x); }
+float round(float x) { return std::round(x); }
+float trunc(float x) { return std::trunc(x); }
+float sqr(float x) { return x * x; }
+
+using UnaryFn = void (*)(int64_t, const float*, float*);
+
+UnaryFn unary_fn(const Kernels& k, Unary u) {
+  switch (u) {
+    case Unary::SILU: return k.silu;
+    case Unary::GELU: return k.gelu;
+    case Unary::TANH: return k.tanh;
+    case Unary::SIGMOID: return k.sigmoid;
+    case Unary::RELU: return map<relu>;
+    case Unary::NEG: return map<neg>;
+    case Unary::EXP: return map<exp>;
+    case Unary::SOFTPLUS: return map<softplus>;
+    case Unary::ABS: return map<abs>;
+    case Unary::SGN: return map<sgn>;
+    case Unary::STEP: return map<step>;
+    case Unary::ELU: return map<elu>;
+    case Unary::GELU_QUICK: return map<gelu_quick>;
+    case Unary::HARDSWISH: return map<hardswish>;
+    case Unary::HARDSIGMOID: return map<hardsigmoid>;
+    case Unary::EXPM1: return map<expm1>;
+    case Unary::GELU_ERF: return map<gelu_erf>;
+    case Unary::FLOOR: return map<floor>;
+    case Unary::CEIL: return map<ceil>;
+    case Unary::ROUND: return map<round>;
+    case Unary::TRUNC: return map<trunc>;
+    case Unary::SQR: return map<sqr>;
+    case Unary::COUNT: break;
+  }
+  return nullptr;
+}
 
 void compute_unary(const Tensor& node, const OpContext& ctx) {
-  using UnaryFn = void (*)(int64_t, const float*, float*);
-  UnaryFn fn = nullptr;
-  switch (Unary(node.params[0])) {
-    case Unary::SILU: fn = ctx.k.silu; break;
-    case Unary::GELU: fn = ctx.k.gelu; break;
-    case Unary::RELU: fn = map<relu>; break;
-    case Unary::NEG: fn = map<neg>; break;
-    case Unary::EXP: fn = map<exp>; break;
-    case Unary::TANH: fn = ctx.k.tanh; break;
-    case Unary::SIGMOID: fn = ctx.k.sigmoid; break;
-    case Unary::SOFTPLUS: fn = map<softplus>; break;
-  }
+  const UnaryFn fn = unary_fn(ctx.k, Unary(node.params[0]));
   for_my_rows(node, ctx, [&](float* y, RowIndex r) { fn(node.ne[0], frow(*node.src[0], r), y); });
 }
 
 void compute_glu(const Tensor& node, const OpContext& ctx) {
-  // silu|gelu(gate) * up, element-wise over rows of n
-  const BinaryFn fn = Glu(node.params[0]) == Glu::SWIGLU ? ctx.k.swiglu : ctx.k.geglu;
+  // act(gate) * up, element-wise over rows of n; SwiGLU and GeGLU have fused kernels
+  const Glu g = Glu(node.params[0]);
+  const BinaryFn fused = g == Glu::SWIGLU ? ctx.k.swiglu : g == Glu::GEGLU ? ctx.k.geglu : nullptr;
+  const UnaryFn act = unary_fn(ctx.k, glu_activation(g));
   for_my_rows(node, ctx, [&](float* y, RowIndex r) {
-    fn(node.ne[0], frow(*node.src[0], r), frow(*node.src[1], r), y);
+    const float *gate = frow(*node.src[0], r), *up = frow(*node.src[1], r);
+    if (fused) {
+      fused(node.ne[0], gate, up, y);
+    } else {
+      act(node.ne[0], gate, y);
+      ctx.k.mul(node.ne[0], y, up, y);
+    }
   });
 }
 

@@ -164,6 +164,56 @@ static inline float et_gelu(float x) {
   return 0.5f * x * (1.0f + et_tanh(z));
 }
 
+/* e^x - 1, keeping the relative precision of a small result (e^x - 1 would cancel it): below 1/2
+ * its Taylor series to x^10, x (1 + x/2 (1 + x/3 (1 + ...))). */
+static inline float et_expm1(float x) {
+  if (et_fabs(x) >= 0.5f) return et_exp(x) - 1.0f;
+  float p = 1.0f;
+  for (int i = 10; i >= 2; i--) p = 1.0f + x * p * (1.0f / (float)i);
+  return x * p;
+}
+
+/* erf x, odd: Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7) for |x| >= 0.5, below
+ * that its Maclaurin series to x^11 (relative precision where the value is small). */
+static inline float et_erf(float x) {
+  const float ax = et_fabs(x);
+  if (ax < 0.5f) {
+    const float x2 = x * x;
+    float p = -1.0f / 1320.0f;
+    p = p * x2 + 1.0f / 216.0f;
+    p = p * x2 - 1.0f / 42.0f;
+    p = p * x2 + 1.0f / 10.0f;
+    p = p * x2 - 1.0f / 3.0f;
+    p = p * x2 + 1.0f;
+    return 1.12837916709551257f * x * p;
+  }
+  const float t = et_recip(1.0f + 0.3275911f * ax);
+  float p = 1.061405429f;
+  p = p * t - 1.453152027f;
+  p = p * t + 1.421413741f;
+  p = p * t - 0.284496736f;
+  p = p * t + 0.254829592f;
+  const float y = 1.0f - p * t * et_exp(-ax * ax);
+  return x < 0.0f ? -y : y;
+}
+
+/* Rounding to an integer value: floats of magnitude 2^23 and above (and inf, NaN) already are one. */
+static inline float et_trunc(float x) { return et_fabs(x) < 8388608.0f ? (float)(int32_t)x : x; }
+static inline float et_floor(float x) {
+  const float t = et_trunc(x);
+  return t > x ? t - 1.0f : t;
+}
+static inline float et_ceil(float x) {
+  const float t = et_trunc(x);
+  return t < x ? t + 1.0f : t;
+}
+/* Half away from zero, as roundf: x - trunc(x) is exact below 2^23. */
+static inline float et_roundf(float x) {
+  const float t = et_trunc(x);
+  const float f = x - t;
+  return f >= 0.5f ? t + 1.0f : f <= -0.5f ? t - 1.0f : t;
+}
+
 /* sin and cos together: x = k pi/2 + r (three-part pi/2), |r| <= pi/4, Taylor polynomials, then
  * the quadrant k mod 4 picks and signs them. |x| < 2^24 or so keeps k exact. */
 static inline void et_sincos(float x, float* s, float* c) {

@@ -141,11 +141,26 @@ enum et_activation {
   ET_ACT_NEG = 5,
   ET_ACT_RELU = 6,
   ET_ACT_CLAMP = 7,
-  ET_ACT_SOFTPLUS = 8
+  ET_ACT_SOFTPLUS = 8,
+  /* ggml's remaining element-wise unaries, under its names (GELU_ERF exact, GELU_QUICK
+   * x sigmoid(1.702 x), ROUND half away from zero) */
+  ET_ACT_ABS = 9,
+  ET_ACT_SGN = 10,
+  ET_ACT_STEP = 11,
+  ET_ACT_ELU = 12,
+  ET_ACT_GELU_QUICK = 13,
+  ET_ACT_HARDSWISH = 14,
+  ET_ACT_HARDSIGMOID = 15,
+  ET_ACT_EXPM1 = 16,
+  ET_ACT_GELU_ERF = 17,
+  ET_ACT_FLOOR = 18,
+  ET_ACT_CEIL = 19,
+  ET_ACT_ROUND = 20,
+  ET_ACT_TRUNC = 21,
+  ET_ACT_SQR = 22
 };
 
-/* dst = act(src) (UNARY SILU / GELU / TANH / SIGMOID / EXP / NEG / RELU / SOFTPLUS, CLAMP to
- * [min, max]). */
+/* dst = act(src) (UNARY, any activation; CLAMP to [min, max]). */
 typedef struct et_unary_params {
   et_tensor src, dst;
   int32_t act;
@@ -153,7 +168,7 @@ typedef struct et_unary_params {
   int32_t reserved;
 } et_unary_params;
 
-/* dst = act(gate) * up: SwiGLU with ET_ACT_SILU, GeGLU with ET_ACT_GELU. */
+/* dst = act(gate) * up: SwiGLU with ET_ACT_SILU, GeGLU with ET_ACT_GELU, ReGLU with ET_ACT_RELU, ... */
 typedef struct et_glu_params {
   et_tensor gate, up, dst;
   int32_t act;

@@ -116,6 +116,12 @@ static inline uint8_t* et_tensor_data(const et_env* env, const et_tensor* t) {
   return (uint8_t*)et_ptr(env, t->addr, (uint64_t)span);
 }
 
+/* min(1, max(0, (x + 3) / 6)) */
+static inline float et_hardsigmoid(float x) {
+  const float y = (x + 3.0f) * (1.0f / 6.0f);
+  return y < 0.0f ? 0.0f : y > 1.0f ? 1.0f : y;
+}
+
 /* The activation act (an et_activation) of x; 0 for an unknown one (kernels validate act first). */
 static inline float et_activate(int32_t act, float x) {
   switch (act) {
@@ -127,13 +133,27 @@ static inline float et_activate(int32_t act, float x) {
     case ET_ACT_NEG: return -x;
     case ET_ACT_RELU: return x < 0.0f ? 0.0f : x; /* NaN and -0 pass, as std::max(x, 0) */
     case ET_ACT_SOFTPLUS: return et_softplus(x);
+    case ET_ACT_ABS: return et_fabs(x);
+    case ET_ACT_SGN: return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : 0.0f;
+    case ET_ACT_STEP: return x > 0.0f ? 1.0f : 0.0f;
+    case ET_ACT_ELU: return x > 0.0f ? x : et_expm1(x);
+    case ET_ACT_GELU_QUICK: return x * et_sigmoid(1.702f * x);
+    case ET_ACT_HARDSIGMOID: return et_hardsigmoid(x);
+    case ET_ACT_HARDSWISH: return x * et_hardsigmoid(x);
+    case ET_ACT_EXPM1: return et_expm1(x);
+    case ET_ACT_GELU_ERF: return 0.5f * x * (1.0f + et_erf(x * 0.70710678f));
+    case ET_ACT_FLOOR: return et_floor(x);
+    case ET_ACT_CEIL: return et_ceil(x);
+    case ET_ACT_ROUND: return et_roundf(x);
+    case ET_ACT_TRUNC: return et_trunc(x);
+    case ET_ACT_SQR: return x * x;
     default: return 0.0f;
   }
 }
 
 /* CLAMP (between RELU and SOFTPLUS) is UNARY's alone: it takes bounds, not just x. */
 static inline int et_is_activation(int32_t act) {
-  return (act >= ET_ACT_SILU && act <= ET_ACT_RELU) || act == ET_ACT_SOFTPLUS;
+  return (act >= ET_ACT_SILU && act <= ET_ACT_SQR) && act != ET_ACT_CLAMP;
 }
 
 /* Flops the cost model counts for one act(x): the polynomial and Newton steps of et_exp, et_log
@@ -143,7 +163,9 @@ static inline uint64_t et_activation_flops(int32_t act) {
     case ET_ACT_EXP: return 15;
     case ET_ACT_SOFTPLUS: return 40;
     case ET_ACT_SIGMOID: return 22;
-    case ET_ACT_NEG: case ET_ACT_RELU: return 1;
+    case ET_ACT_NEG: case ET_ACT_RELU: case ET_ACT_ABS: case ET_ACT_SGN: case ET_ACT_STEP: case ET_ACT_SQR: return 1;
+    case ET_ACT_HARDSIGMOID: case ET_ACT_HARDSWISH: case ET_ACT_FLOOR: case ET_ACT_CEIL: case ET_ACT_ROUND:
+    case ET_ACT_TRUNC: return 4;
     default: return 25;
   }
 }

@@ -1,4 +1,5 @@
-/* GLU: dst = act(gate) * up (F32), SwiGLU with SiLU, GeGLU with GELU (tanh form). gate and up
+/* GLU: dst = act(gate) * up (F32): SwiGLU with SiLU, GeGLU with GELU (tanh form), ReGLU with ReLU,
+ * GeGLU-erf and GeGLU-quick with those GELUs. gate and up
  * may be views (e.g. the two halves of one projection); dst is contiguous with their shape. */
 #include "et_rows.h"
 

@@ -90,6 +90,33 @@ TEST(EtMath, Tanh) {
   EXPECT_EQ(et_tanh(-100.0f), -1.0f);
 }
 
+// ELU and EXPM1 (relative precision near zero), GELU_ERF.
+TEST(EtMath, Expm1AndErf) {
+  for (float r : {80.0f, 0.01f, 1e-6f}) {
+    sweep(-r, r, 20000, [](float x) { expect_close(et_expm1(x), std::expm1(double(x)), 4e-7, 1e-30, "expm1", x); });
+  }
+  for (float r : {6.0f, 0.6f, 1e-4f}) {
+    sweep(-r, r, 20000, [](float x) { expect_close(et_erf(x), std::erf(double(x)), 2e-6, 2e-7, "erf", x); });
+  }
+  EXPECT_EQ(et_erf(10.0f), 1.0f);
+  EXPECT_EQ(et_erf(-10.0f), -1.0f);
+}
+
+// FLOOR, CEIL, ROUND (half away from zero) and TRUNC equal libm's exactly.
+TEST(EtMath, Rounding) {
+  auto check = [](float x) {
+    EXPECT_EQ(et_floor(x), std::floor(x)) << x;
+    EXPECT_EQ(et_ceil(x), std::ceil(x)) << x;
+    EXPECT_EQ(et_roundf(x), std::round(x)) << x;
+    EXPECT_EQ(et_trunc(x), std::trunc(x)) << x;
+  };
+  sweep(-150.0f, 150.0f, 20000, check);
+  sweep(-1e9f, 1e9f, 20000, check);
+  for (float x : {0.5f, -0.5f, 1.5f, -2.5f, 0.49999997f, -0.49999997f, 8388607.5f, 8388608.0f, 1e30f, -0.0f})
+    check(x);
+  EXPECT_EQ(et_floor(std::numeric_limits<float>::infinity()), std::numeric_limits<float>::infinity());
+}
+
 TEST(EtMath, SinCos) {
   sweep(-10000.0f, 10000.0f, 20000, [](float x) {
     float s, c;

@@ -1,4 +1,4 @@
-/* UNARY SILU, GELU (tanh form), TANH, SIGMOID, EXP, NEG, RELU and SOFTPLUS, and CLAMP:
+/* UNARY (every et_activation) and CLAMP:
  * dst = act(src) (F32). src may be a view; dst is contiguous with its shape. */
 #include "et_rows.h"
 

@@ -65,7 +65,14 @@ Tensor* sum_rows(Context& c, Tensor* a);            // [n, ...] -> [1, ...]
 // Per row of a (F32 [n, ...]) the indices of its k largest values, largest first -> I32 [k, ...]
 // (ggml_argsort_top_k: the first k of a descending argsort; ties keep the lower index first).
 Tensor* top_k(Context& c, Tensor* a, int k);
-Tensor* soft_max(Context& c, Tensor* a, Tensor* mask, float scale, float max_bias);
+// softmax(a * scale + slope * mask) per row, as ggml_soft_max_ext: the mask (F32 or F16) broadcasts
+// over a's dims 2 and 3; slope is 1, or with max_bias > 0 ALiBi's slope of head i2 of a->ne[2]
+// (alibi_slope); sinks F32 [a->ne[2]] (gpt-oss): one more logit per head that takes its share of
+// the denominator but has no output.
+Tensor* soft_max(Context& c, Tensor* a, Tensor* mask, float scale, float max_bias, Tensor* sinks = nullptr);
+// ALiBi's slope for head h of n_head (ggml): the first n_head_log2 = 2^floor(log2 n_head) heads
+// m0^(h+1), the rest m1^(2(h - n_head_log2) + 1), m0 = 2^(-max_bias / n_head_log2), m1 = sqrt(m0).
+float alibi_slope(float max_bias, int64_t h, int64_t n_head);
 // attn_factor multiplies cos and sin (ggml's mscale: LongRoPE's attention factor).
 Tensor* rope(Context& c, Tensor* a, Tensor* pos, Tensor* freq_factors, RopeMode mode,
              int n_dims, float freq_base, float freq_scale, float attn_factor = 1.0f);

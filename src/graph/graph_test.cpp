@@ -120,7 +120,7 @@ TEST(Builders, RejectBadShapesAndTypes) {
   EXPECT_NO_THROW(add(c, a, c.new_tensor(Type::F32, {3, 2})));
   EXPECT_THROW(add(c, transpose(c, a), a), Error);  // strided rows
   EXPECT_THROW(glu(c, a, c.new_tensor(Type::F32, {6, 3}), Glu::SWIGLU), Error);
-  EXPECT_THROW(soft_max(c, a, nullptr, 1.0f, 8.0f), Error);
+  EXPECT_THROW(soft_max(c, a, nullptr, 1.0f, -1.0f), Error);
   EXPECT_THROW(soft_max(c, a, c.new_tensor(Type::F32, {6, 3}), 1.0f, 0.0f), Error);
   EXPECT_THROW(get_rows(c, a, c.new_tensor(Type::I64, {2})), Error);
   EXPECT_THROW(rope(c, c.new_tensor(Type::F32, {8, 2, 3}), c.new_tensor(Type::I32, {2}), nullptr,

@@ -186,21 +186,35 @@ Tensor* top_k(Context& c, Tensor* a, int k) {
   return detail::new_node(c, Op::TOP_K, Type::I32, ne, {a});
 }
 
-Tensor* soft_max(Context& c, Tensor* a, Tensor* mask, float scale, float max_bias) {
+Tensor* soft_max(Context& c, Tensor* a, Tensor* mask, float scale, float max_bias, Tensor* sinks) {
   const Op op = Op::SOFT_MAX;
-  if (max_bias != 0.0f) fail(op, "ALiBi (max_bias = " + std::to_string(max_bias) + ") is not supported");
+  if (!(max_bias >= 0.0f && std::isfinite(max_bias))) fail(op, "ALiBi's max_bias must be finite and >= 0");
   check_f32_rows(a, op, "src0");
   if (mask) {
-    // mask [ne0, >= ne1, b2, b3], broadcast over a's dims 2 and 3
-    check_f32_rows(mask, op, "mask");
+    // mask F32 or F16 [ne0, >= ne1, b2, b3], broadcast over a's dims 2 and 3
+    if (!(mask->type == Type::F32 || mask->type == Type::F16)) fail(op, "mask " + describe(mask) + " must be f32 or f16");
+    check_rows_contiguous(mask, op, "mask");
     if (!(mask->ne[0] == a->ne[0] && mask->ne[1] >= a->ne[1] && a->ne[2] % mask->ne[2] == 0 &&
           a->ne[3] % mask->ne[3] == 0))
       fail(op, "mask " + describe(mask) + " does not fit " + describe(a));
   }
-  Tensor* t = detail::new_node(c, op, Type::F32, shape_of(a), {a, mask});
+  if (sinks) {
+    check_type(sinks, Type::F32, op, "sinks");
+    if (!(sinks->is_contiguous() && sinks->nelements() == a->ne[2]))
+      fail(op, "sinks " + describe(sinks) + " must hold one value per plane (head) of " + describe(a));
+  }
+  Tensor* t = detail::new_node(c, op, Type::F32, shape_of(a), {a, mask, sinks});
   t->set_param_f32(0, scale);
   t->set_param_f32(1, max_bias);
   return t;
+}
+
+float alibi_slope(float max_bias, int64_t h, int64_t n_head) {
+  if (max_bias <= 0.0f) return 1.0f;
+  const int64_t n_head_log2 = int64_t(1) << int(std::floor(std::log2(double(n_head))));
+  const float m0 = std::pow(2.0f, -max_bias / float(n_head_log2));
+  const float m1 = std::pow(2.0f, -(max_bias / 2.0f) / float(n_head_log2));
+  return h < n_head_log2 ? std::pow(m0, float(h + 1)) : std::pow(m1, float(2 * (h - n_head_log2) + 1));
 }
 
 Tensor* rope(Context& c, Tensor* a, Tensor* pos, Tensor* freq_factors, RopeMode mode, int n_dims,

@@ -38,7 +38,7 @@ enum class Op : uint8_t {
   SUM_ROWS,        // [n, ...] -> [1, ...]
   TOP_K,           // F32 [n, ...] -> I32 [k, ...]: per row the indices of its k largest values, largest
                    // first (ties: the lower index first); a sorted ggml_top_k / ggml_argsort_top_k
-  SOFT_MAX,        // src1 optional mask F32 [ne0, ne1]; params: f32 scale, f32 max_bias
+  SOFT_MAX,        // src1 optional mask F32|F16 [ne0, ne1, ...], src2 optional sinks F32 [ne2]; params: f32 scale, f32 max_bias
   ROPE,            // src1 I32 positions [ne2]; src2 optional F32 freq factors [n_dims/2]
   // matrix
   MUL_MAT,         // src0 W [k, n, b2, b3] (weights, any supported type), src1 X F32 [k, m, b2', b3'] -> F32 [n, m, ...]
@@ -57,7 +57,7 @@ enum class Op : uint8_t {
 };
 // params layout (32-bit words; "f32" words hold a float's bits, see param_f32):
 //   SCALE [0] f32 s          UNARY [0] Unary     GLU [0] Glu       RMS_NORM, NORM, L2_NORM [0] f32 eps
-//   SOFT_MAX [0] f32 scale, [1] f32 max_bias (must be 0)           PERMUTE [0..3] axes
+//   SOFT_MAX [0] f32 scale, [1] f32 max_bias (ALiBi)           PERMUTE [0..3] axes
 //   ROPE [0] RopeMode, [1] n_dims, [2] f32 freq_base, [3] f32 freq_scale, [4] f32 attn_factor
 //   FLASH_ATTN_EXT [0] f32 scale                                     PAGED_ATTN [0] f32 scale
 //   CONCAT [0] dim                                                   CLAMP [0] f32 min, [1] f32 max

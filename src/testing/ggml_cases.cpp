@@ -245,14 +245,15 @@ Builder norm_case(Tensor* (*fn)(Context&, Tensor*, float), float range) {
   };
 }
 
-// test_soft_max: a [ne0, ne1, ne2*nr0, ne3*nr1], mask [ne] of m_prec broadcast over it.
+// test_soft_max: a [ne0, ne1, ne2*nr0, ne3*nr1], mask [ne] of m_prec broadcast over it, sinks
+// [ne2*nr0].
 Tensor* soft_max_case(RandomLeaves& l, const Params& p) {
-  if (p.flag("sinks")) refuse("SOFT_MAX with attention sinks");
   const Ne ne = p.list<4>("ne");
   const auto nr = p.list<2>("nr23");
   Tensor* a = leaf(l, p.type("type"), {ne[0], ne[1], ne[2] * nr[0], ne[3] * nr[1]});
   Tensor* mask = p.flag("mask") ? leaf(l, p.type("m_prec"), ne) : nullptr;
-  return soft_max(l.ctx, a, mask, p.f("scale"), p.f("max_bias"));
+  Tensor* sinks = p.flag("sinks") ? leaf(l, Type::F32, {ne[2] * nr[0], 1, 1, 1}) : nullptr;
+  return soft_max(l.ctx, a, mask, p.f("scale"), p.f("max_bias"), sinks);
 }
 
 // test_rope: a [ne_a] (v=1 a view of a larger tensor, v=2 the second half of rows twice as

@@ -246,6 +246,30 @@ TEST_P(Ops, SoftMaxWithMaskAndScale) {
   expect_near(read(*plain), tabulate(plain, ref(false, 1.0)), 1e-6, 1e-5);
 }
 
+// ggml_soft_max_ext's ALiBi (5 heads: 4 take m0's powers, the fifth m1's) over an F16 mask, and
+// gpt-oss's sinks: one more logit per head in the max and the denominator.
+TEST_P(Ops, SoftMaxAlibiF16MaskAndSinks) {
+  const int64_t n = 19, rows = 3, heads = 5;
+  const float max_bias = 8.0f;
+  Tensor* x = b.random(Type::F32, {n, rows, heads}, -4.0f, 4.0f);
+  Tensor* mask = b.random(Type::F16, {n, rows}, -2.0f, 0.0f);
+  Tensor* sinks = b.random(Type::F32, {heads}, -3.0f, 3.0f);
+  Tensor* y = soft_max(b.ctx, x, mask, 0.7f, max_bias, sinks);
+  b.run({y}, threads());
+  const Dense dx = read(*x), dm = read(*mask), ds = read(*sinks);
+  const double m0 = std::pow(2.0, -max_bias / 4), m1 = std::pow(2.0, -max_bias / 8);
+  expect_near(read(*y), tabulate(y, [&](int64_t i, int64_t r, int64_t h, int64_t) {
+                const double slope = h < 4 ? std::pow(m0, h + 1) : std::pow(m1, 2 * (h - 4) + 1);
+                auto logit = [&](int64_t j) { return dx.at(j, r, h) * 0.7 + slope * dm.at(j, r); };
+                double mx = ds.at(h);
+                for (int64_t j = 0; j < n; j++) mx = std::max(mx, logit(j));
+                double sum = std::exp(ds.at(h) - mx);
+                for (int64_t j = 0; j < n; j++) sum += std::exp(logit(j) - mx);
+                return std::exp(logit(i) - mx) / sum;
+              }),
+              1e-6, 1e-5);
+}
+
 TEST_P(Ops, RopeNormalAndNeox) {
   for (RopeMode mode : {RopeMode::NORMAL, RopeMode::NEOX})
     for (bool factors : {false, true}) {

@@ -92,8 +92,8 @@ bool supports(const Tensor& n) {
       const Tensor* ff = n.src[2];
       return f32_rows(a) && (!ff || (ff->type == Type::F32 && ff->ne[0] >= n.params[1] / 2));
     }
-    case Op::SOFT_MAX:
-      return f32_rows(a) && (!b || f32_rows(b)) && n.param_f32(1) == 0.0f;
+    case Op::SOFT_MAX:  // mask F32/F16, ALiBi, sinks
+      return f32_rows(a) && (!b || device_float(b->type)) && (!n.src[2] || n.src[2]->type == Type::F32);
     case Op::UNARY:
       return a->type == Type::F32;  // every kind
     case Op::CONCAT:
@@ -421,13 +421,18 @@ KernelCall make_call(const EtOp& op, const AddressOf& address) {
       p.src = P.tensor(*h.src[0]);
       p.dst = P.tensor(n);
       p.scale = h.param_f32(0);
+      p.max_bias = h.param_f32(1);
       if (h.src[1]) {
         p.mask = P.tensor(*h.src[1]);
         p.has_mask = 1;
       }
+      if (h.src[2]) {
+        p.sinks = P.tensor(*h.src[2]);
+        p.has_sinks = 1;
+      }
       set(ET_KERNEL_ID_soft_max, "soft_max", "soft_max_f32", words(p));
-      c.perf_keys = "|scale=" + fmt_g(p.scale) + "|max_bias=" + fmt_g(h.param_f32(1)) +
-                    "|has_mask=" + std::to_string(p.has_mask);
+      c.perf_keys = "|scale=" + fmt_g(p.scale) + "|max_bias=" + fmt_g(p.max_bias) +
+                    "|has_mask=" + std::to_string(p.has_mask) + "|has_sinks=" + std::to_string(p.has_sinks);
       break;
     }
     case Op::GLU: {

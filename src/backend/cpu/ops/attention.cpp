@@ -8,7 +8,6 @@
 #include <cmath>
 
 #include "backend/cpu/ops/online_softmax.h"
-#include "common/fp16.h"
 
 namespace hart::cpu {
 namespace {
@@ -49,12 +48,6 @@ size_t attn_work_size(const Tensor& node, const Kernels& k, int nth) {
   return size_t(nth) * align_up(softmax_of(node, k, shape_of(node, nth)).scratch_bytes());
 }
 
-// The mask's additive bias at KV position j of a row: F32, or F16 as llama.cpp builds masks.
-float mask_bias(const Tensor& mask, const char* row, int64_t j) {
-  return mask.type == Type::F16 ? fp16_to_f32(reinterpret_cast<const fp16_t*>(row)[j])
-                                : reinterpret_cast<const float*>(row)[j];
-}
-
 void compute_unit(const Tensor& node, OnlineSoftmax& sm, int64_t tok, int64_t b, int64_t kv_head, int64_t h0,
                   int64_t h1, int64_t n_kv) {
   const Tensor& q = *node.src[0];
@@ -67,7 +60,7 @@ void compute_unit(const Tensor& node, OnlineSoftmax& sm, int64_t tok, int64_t b,
   for (int64_t h = 0; h < nh; h++) sm.start(h, frow(q, {h0 + h, tok, b}));
   const char* mrow = mask ? row_ptr(*mask, tok, 0, b % mask->ne[3]) : nullptr;
   for (int64_t j = 0; j < n_kv; j++) {
-    const float bias = mrow ? mask_bias(*mask, mrow, j) : 0.0f;
+    const float bias = mrow ? f32_or_f16_at(*mask, mrow, j) : 0.0f;
     if (bias == -INFINITY) continue;
     sm.add(0, nh, row_ptr(kt, kv_head, j, b), sm.v_row(row_ptr(v, kv_head, j, b)), scale, bias);
   }

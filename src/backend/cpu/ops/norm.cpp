@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "graph/graph.h"
+
 #include "backend/cpu/ops/ops.h"
 
 namespace hart::cpu {
@@ -37,15 +39,29 @@ void compute_sum_rows(const Tensor& node, const OpContext& ctx) {
 }
 
 void compute_soft_max(const Tensor& node, const OpContext& ctx) {
-  // y = softmax(x * scale + mask); the mask [n0, >= n1, m2, m3] broadcasts over dims 2 and 3
+  // y = softmax(x * scale + slope * mask); the mask [n0, >= n1, m2, m3] broadcasts over dims 2
+  // and 3; a head's sink joins the max and the denominator (graph.h)
   const Tensor& a = *node.src[0];
   const Tensor* mask = node.src[1];
-  const float s = node.param_f32(0);
+  const Tensor* sinks = node.src[2];
+  const float s = node.param_f32(0), max_bias = node.param_f32(1);
   const int64_t n = node.ne[0];
   for_my_rows(node, ctx, [&](float* y, RowIndex r) {
     ctx.k.scale(n, frow(a, r), s, y);
-    if (mask) ctx.k.add(n, y, frow(*mask, {r.i1, r.i2 % mask->ne[2], r.i3 % mask->ne[3]}), y);
-    ctx.k.softmax(n, y);
+    if (mask) {
+      const char* m = row_ptr(*mask, r.i1, r.i2 % mask->ne[2], r.i3 % mask->ne[3]);
+      const float slope = alibi_slope(max_bias, r.i2, a.ne[2]);
+      if (mask->type == Type::F32 && slope == 1.0f) ctx.k.add(n, y, reinterpret_cast<const float*>(m), y);
+      else for (int64_t i = 0; i < n; i++) y[i] += slope * f32_or_f16_at(*mask, m, i);
+    }
+    if (!sinks) return ctx.k.softmax(n, y);
+    const float sink = static_cast<const float*>(sinks->data)[r.i2];
+    const float top = std::max(sink, *std::max_element(y, y + n));
+    for (int64_t i = 0; i < n; i++) y[i] -= top;
+    ctx.k.exp(n, y, y);
+    double sum = std::exp(double(sink - top));
+    for (int64_t i = 0; i < n; i++) sum += y[i];
+    ctx.k.scale(n, y, float(1.0 / sum), y);
   });
 }
 

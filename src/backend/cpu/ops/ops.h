@@ -10,6 +10,7 @@
 
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/threadpool.h"
+#include "common/fp16.h"
 #include "graph/tensor.h"
 
 namespace hart::cpu {
@@ -89,6 +90,12 @@ inline void for_my_rows(const Tensor& dst, const OpContext& ctx, F f) {
 }
 
 inline const float* frow(const Tensor& t, RowIndex r) { return reinterpret_cast<const float*>(row_ptr(t, r)); }
+
+// Element j of a row of t, F32 or F16 (masks: llama.cpp builds them in F16).
+inline float f32_or_f16_at(const Tensor& t, const char* row, int64_t j) {
+  return t.type == Type::F16 ? fp16_to_f32(reinterpret_cast<const fp16_t*>(row)[j])
+                             : reinterpret_cast<const float*>(row)[j];
+}
 
 // What the backend knows about an op: whether the kernel set can run this node, how much work
 // buffer it needs, and the kernel. Metadata-only ops (views) have no compute.

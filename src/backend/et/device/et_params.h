@@ -120,11 +120,13 @@ typedef struct et_rope_params {
   int32_t has_freq_factors;
 } et_rope_params;
 
-/* dst = softmax(src * scale + mask) per row; mask (F32 or F16) row i1 of plane (i2 % m2, i3 % m3). */
+/* dst = softmax(src * scale + slope * mask) per row; mask (F32 or F16) row i1 of plane
+ * (i2 % m2, i3 % m3); slope 1, or with max_bias > 0 ALiBi's slope of head i2; sinks (F32, one per
+ * head i2) join each row's max and denominator. */
 typedef struct et_soft_max_params {
-  et_tensor src, mask, dst;
-  float scale;
-  int32_t has_mask;
+  et_tensor src, mask, dst, sinks;
+  float scale, max_bias;
+  int32_t has_mask, has_sinks;
 } et_soft_max_params;
 
 /* The activations of UNARY and GLU: SiLU x / (1 + e^-x), GELU in ggml's tanh approximation, tanh

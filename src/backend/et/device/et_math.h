@@ -168,8 +168,9 @@ static inline float et_gelu(float x) {
  * its Taylor series to x^10, x (1 + x/2 (1 + x/3 (1 + ...))). */
 static inline float et_expm1(float x) {
   if (et_fabs(x) >= 0.5f) return et_exp(x) - 1.0f;
+  static const float inv[11] = {0, 0, 1.0f / 2, 1.0f / 3, 1.0f / 4, 1.0f / 5, 1.0f / 6, 1.0f / 7, 1.0f / 8, 1.0f / 9, 1.0f / 10};
   float p = 1.0f;
-  for (int i = 10; i >= 2; i--) p = 1.0f + x * p * (1.0f / (float)i);
+  for (int i = 10; i >= 2; i--) p = 1.0f + x * p * inv[i];
   return x * p;
 }
 

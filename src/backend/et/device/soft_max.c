@@ -7,11 +7,13 @@
  * m0^(h+1), the rest m1^(2(h - n_head_log2) + 1), m0 = 2^(-max_bias / n_head_log2), m1 = sqrt(m0). */
 static float alibi_slope(float max_bias, int64_t h, int64_t n_head) {
   if (max_bias <= 0.0f) return 1.0f;
-  int64_t n_head_log2 = 1;
-  while (2 * n_head_log2 <= n_head) n_head_log2 *= 2;
-  const float m0 = et_pow(2.0f, -max_bias / (float)n_head_log2);
-  const float m1 = et_pow(2.0f, -(max_bias / 2.0f) / (float)n_head_log2);
-  return h < n_head_log2 ? et_pow(m0, (float)(h + 1)) : et_pow(m1, (float)(2 * (h - n_head_log2) + 1));
+  int32_t n_head_log2 = 1;
+  while (2 * (int64_t)n_head_log2 <= n_head) n_head_log2 *= 2;
+  const float inv = et_recip((float)n_head_log2);
+  const float m0 = et_pow(2.0f, -max_bias * inv);
+  const float m1 = et_pow(2.0f, -0.5f * max_bias * inv);
+  const int32_t hh = (int32_t)h;
+  return hh < n_head_log2 ? et_pow(m0, (float)(hh + 1)) : et_pow(m1, (float)(2 * (hh - n_head_log2) + 1));
 }
 
 static float soft_max_logit(const et_soft_max_params* p, const float* x, const uint8_t* m, float slope, int64_t i) {

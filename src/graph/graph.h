@@ -73,9 +73,18 @@ Tensor* soft_max(Context& c, Tensor* a, Tensor* mask, float scale, float max_bia
 // ALiBi's slope for head h of n_head (ggml): the first n_head_log2 = 2^floor(log2 n_head) heads
 // m0^(h+1), the rest m1^(2(h - n_head_log2) + 1), m0 = 2^(-max_bias / n_head_log2), m1 = sqrt(m0).
 float alibi_slope(float max_bias, int64_t h, int64_t n_head);
+// YaRN (ggml_rope_ext's last five arguments): with ext_factor != 0 the angle of pair i mixes the
+// interpolated freq_scale * theta and the extrapolated theta by ext_factor * ramp(i), the ramp
+// falling from 1 to 0 between the pairs whose wavelengths fit beta_fast and beta_slow rotations in
+// n_ctx_orig positions, and cos and sin take the factor 1 + 0.1 ln(1 / freq_scale).
+struct RopeYarn {
+  float ext_factor = 0.0f;
+  int n_ctx_orig = 0;
+  float beta_fast = 32.0f, beta_slow = 1.0f;
+};
 // attn_factor multiplies cos and sin (ggml's mscale: LongRoPE's attention factor).
 Tensor* rope(Context& c, Tensor* a, Tensor* pos, Tensor* freq_factors, RopeMode mode,
-             int n_dims, float freq_base, float freq_scale, float attn_factor = 1.0f);
+             int n_dims, float freq_base, float freq_scale, float attn_factor = 1.0f, const RopeYarn& yarn = {});
 Tensor* mul_mat(Context& c, Tensor* w, Tensor* x);
 // The experts' matrix products of a mixture of experts (ggml_mul_mat_id): experts [k, n, n_expert]
 // (weights, any MUL_MAT type), x F32 [k, n_b, T] with n_b 1 (every expert of a token reads the

@@ -217,8 +217,17 @@ float alibi_slope(float max_bias, int64_t h, int64_t n_head) {
   return h < n_head_log2 ? std::pow(m0, float(h + 1)) : std::pow(m1, float(2 * (h - n_head_log2) + 1));
 }
 
+namespace {
+
+// ggml_rope_yarn_corr_dim: the pair whose wavelength fits n_rot rotations in n_ctx_orig positions.
+float yarn_corr_dim(int n_dims, int n_ctx_orig, float n_rot, float base) {
+  return float(n_dims) * std::log(float(n_ctx_orig) / (n_rot * 2.0f * float(M_PI))) / (2.0f * std::log(base));
+}
+
+}  // namespace
+
 Tensor* rope(Context& c, Tensor* a, Tensor* pos, Tensor* freq_factors, RopeMode mode, int n_dims,
-             float freq_base, float freq_scale, float attn_factor) {
+             float freq_base, float freq_scale, float attn_factor, const RopeYarn& yarn) {
   // a [d, n_head, n_tok, b3], pos I32 [n_tok], freq_factors F32 [>= n_dims/2]
   const Op op = Op::ROPE;
   if (!(mode == RopeMode::NORMAL || mode == RopeMode::NEOX))
@@ -236,12 +245,17 @@ Tensor* rope(Context& c, Tensor* a, Tensor* pos, Tensor* freq_factors, RopeMode 
     if (!(freq_factors->ne[0] >= n_dims / 2 && freq_factors->is_contiguous()))
       fail(op, "freq_factors " + describe(freq_factors) + " must be contiguous with >= n_dims/2 elements");
   }
+  if (!std::isfinite(yarn.ext_factor)) fail(op, "YaRN's ext_factor must be finite");
   Tensor* t = detail::new_node(c, op, Type::F32, shape_of(a), {a, pos, freq_factors});
   t->params[0] = int32_t(mode);
   t->params[1] = n_dims;
   t->set_param_f32(2, freq_base);
   t->set_param_f32(3, freq_scale);
   t->set_param_f32(4, attn_factor);
+  t->set_param_f32(5, yarn.ext_factor);
+  // ggml_rope_yarn_corr_dims, in float as ggml (n_ctx_orig 0 gives -inf: only pair 0 ramps)
+  t->set_param_f32(6, std::max(0.0f, std::floor(yarn_corr_dim(n_dims, yarn.n_ctx_orig, yarn.beta_fast, freq_base))));
+  t->set_param_f32(7, std::min(float(n_dims - 1), std::ceil(yarn_corr_dim(n_dims, yarn.n_ctx_orig, yarn.beta_slow, freq_base))));
   return t;
 }
 

@@ -257,9 +257,8 @@ Tensor* soft_max_case(RandomLeaves& l, const Params& p) {
 }
 
 // test_rope: a [ne_a] (v=1 a view of a larger tensor, v=2 the second half of rows twice as
-// long), positions in 0..n_ctx-1, freq factors in [0.9, 1.1], base 10000.
+// long), positions in 0..n_ctx-1, freq factors in [0.9, 1.1], base 10000, YaRN's ext_factor ef.
 Tensor* rope_case(RandomLeaves& l, const Params& p) {
-  if (p.f("ef") != 0.0f) refuse("ROPE with YaRN's ext_factor");
   if (p.has("n_offs") && p.i("n_offs") != 0) refuse("ROPE of an offset window");
   const Ne ne = p.list<4>("ne_a");
   const Type t = p.type("type");
@@ -271,7 +270,8 @@ Tensor* rope_case(RandomLeaves& l, const Params& p) {
   std::uniform_int_distribution<int64_t> at(0, p.i("n_ctx") - 1);
   Tensor* pos = index_leaf(l, Type::I32, {ne[2], 1, 1, 1}, [&](int64_t) { return at(l.rng()); });
   Tensor* ff = p.flag("ff") ? leaf(l, Type::F32, {n_dims / 2, 1, 1, 1}, 0.9f, 1.1f) : nullptr;
-  return rope(l.ctx, a, pos, ff, RopeMode(p.i("mode")), n_dims, 10000.0f, p.f("fs"), p.f("af"));
+  // test-backend-ops' YaRN: n_ctx_orig 0, beta_fast = beta_slow = 1
+  return rope(l.ctx, a, pos, ff, RopeMode(p.i("mode")), n_dims, 10000.0f, p.f("fs"), p.f("af"), {p.f("ef"), 0, 1.0f, 1.0f});
 }
 
 // test_concat: v bit 0 / 2: a a view of a larger tensor (first 3 / last 2 dims), bits 1 / 3: b.

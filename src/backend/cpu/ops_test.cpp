@@ -298,6 +298,34 @@ TEST_P(Ops, RopeNormalAndNeox) {
     }
 }
 
+// YaRN (a 4k-trained model stretched 8x): the pairs between the beta_fast and beta_slow
+// wavelengths ramp from the extrapolated angle to the interpolated one; cos and sin scale by
+// 1 + 0.1 ln 8. The ramp's ends as ggml_rope_yarn_corr_dims computes them.
+TEST_P(Ops, RopeYarn) {
+  const int n_dims = 64, n_ctx_orig = 4096;
+  const double base_f = 10000.0, scale_f = 0.125, ext = 1.0, beta_fast = 32.0, beta_slow = 1.0;
+  Tensor* x = b.random(Type::F32, {n_dims, 2, 3});
+  Tensor* pos = b.random(Type::I32, {3}, 0, 30000);
+  Tensor* y = rope(b.ctx, x, pos, nullptr, RopeMode::NEOX, n_dims, float(base_f), float(scale_f), 1.0f,
+                   {float(ext), n_ctx_orig, float(beta_fast), float(beta_slow)});
+  b.run({y}, threads());
+  auto corr = [&](double rot) { return n_dims * std::log(n_ctx_orig / (rot * 2 * M_PI)) / (2 * std::log(base_f)); };
+  const double lo = std::max(0.0, std::floor(corr(beta_fast))), hi = std::min(n_dims - 1.0, std::ceil(corr(beta_slow)));
+  ASSERT_LT(lo, hi);  // the ramp spans pairs: some angles mix
+  const double mscale = 1.0 + 0.1 * std::log(1.0 / scale_f);
+  const Dense dx = read(*x), dp = read(*pos);
+  expect_near(read(*y), tabulate(y, [&](int64_t i0, int64_t h, int64_t t, int64_t) {
+                const int64_t pair = i0 % (n_dims / 2), a = pair, c = pair + n_dims / 2;
+                const double extrap = dp.at(t) * std::pow(base_f, -2.0 * double(pair) / n_dims);
+                const double mix = ext * (1.0 - std::clamp((pair - lo) / std::max(0.001, hi - lo), 0.0, 1.0));
+                const double theta = scale_f * extrap * (1.0 - mix) + extrap * mix;
+                const double x0 = dx.at(a, h, t), x1 = dx.at(c, h, t);
+                return mscale * (i0 == a ? x0 * std::cos(theta) - x1 * std::sin(theta)
+                                         : x0 * std::sin(theta) + x1 * std::cos(theta));
+              }),
+              2e-3);
+}
+
 TEST_P(Ops, ConcatAlongEveryDim) {
   for (int dim = 0; dim < 4; dim++) {
     int64_t na[4] = {7, 3, 2, 2}, nb[4] = {7, 3, 2, 2};

@@ -404,6 +404,9 @@ KernelCall make_call(const EtOp& op, const AddressOf& address) {
       p.freq_base = h.param_f32(2);
       p.freq_scale = h.param_f32(3);
       p.attn_factor = h.param_f32(4);
+      p.ext_factor = h.param_f32(5);
+      p.yarn_lo = h.param_f32(6);
+      p.yarn_hi = h.param_f32(7);
       if (h.src[2]) {
         p.freq_factors = P.tensor(*h.src[2]);
         p.has_freq_factors = 1;

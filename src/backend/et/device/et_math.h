@@ -27,6 +27,7 @@ static inline float et_inf(void) { return et_float(0x7f800000u); }
 static inline float et_nan(void) { return et_float(0x7fc00000u); }
 static inline float et_fabs(float x) { return et_float(et_bits(x) & 0x7fffffffu); }
 static inline float et_fmax(float a, float b) { return a > b ? a : b; }
+static inline float et_fmin(float a, float b) { return a < b ? a : b; }
 
 /* 2^n as a float for -126 <= n <= 127. */
 static inline float et_pow2i(int32_t n) { return et_float((uint32_t)(n + 127) << 23); }

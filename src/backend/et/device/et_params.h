@@ -111,12 +111,14 @@ enum et_rope_mode { ET_ROPE_NORMAL = 0, ET_ROPE_NEOX = 2 };
 /* Rotary embedding of src (D, heads, tokens, b3) at positions pos (I32, tokens); the first n_dims
  * dimensions rotate, the rest copy. theta_i = freq_scale * pos * freq_base^(-2i / n_dims), divided
  * by freq_factors[i] (F32, >= n_dims / 2 elements) when has_freq_factors; cos and sin are scaled
- * by attn_factor. */
+ * by attn_factor. With ext_factor != 0, YaRN: the angle mixes in the unscaled one by ext_factor
+ * times a ramp from 1 at pair yarn_lo to 0 at yarn_hi, and cos and sin take 1 + 0.1 ln(1 / freq_scale). */
 typedef struct et_rope_params {
   et_tensor src, pos, dst;
   et_tensor freq_factors;
   int32_t n_dims, mode;
   float freq_base, freq_scale, attn_factor;
+  float ext_factor, yarn_lo, yarn_hi;
   int32_t has_freq_factors;
 } et_rope_params;
 

@@ -1,8 +1,15 @@
-/* ROPE (ggml modes NORMAL and NEOX, no YaRN ramp): rotate pairs of the first n_dims dimensions of
- * each row (head h, token t) by theta_k = freq_scale * pos[t] * freq_base^(-2k / n_dims) / ff_k,
- * ff_k the optional frequency factor k (Llama 3.1's rope_freqs, LongRoPE, Gemma 4), scaled by
- * attn_factor; remaining dimensions are copied. NORMAL pairs (2k, 2k + 1), NEOX (k, k + n_dims/2). */
+/* ROPE (ggml modes NORMAL and NEOX, YaRN): rotate pairs of the first n_dims dimensions of each row
+ * (head h, token t) by theta_k = freq_scale * pos[t] * freq_base^(-2k / n_dims) / ff_k, ff_k the
+ * optional frequency factor k (Llama 3.1's rope_freqs, LongRoPE, Gemma 4), scaled by attn_factor
+ * (YaRN: et_params.h); remaining dimensions are copied. NORMAL pairs (2k, 2k + 1), NEOX
+ * (k, k + n_dims/2). */
 #include "et_rows.h"
+
+/* YaRN's share of the extrapolated angle in pair k (ggml's rope_yarn_ramp). */
+static float yarn_ramp(float lo, float hi, int64_t k) {
+  const float y = ((float)(int32_t)k - lo) * et_recip(et_fmax(0.001f, hi - lo));
+  return 1.0f - et_fmin(1.0f, et_fmax(0.0f, y));
+}
 
 /* job->aux = freq_base^(-2 / n_dims) */
 static void rope_row(const et_rows* job, int64_t row, const int64_t idx[3], int64_t i0, int64_t i1) {
@@ -33,10 +40,16 @@ static void rope_row(const et_rows* job, int64_t row, const int64_t idx[3], int6
     for (; cur_k < k; cur_k++) theta *= job->aux;
     /* ggml divides by the factor before scaling; the device has no divide, so 1 / ff_k. */
     const float extrap = factors ? theta * et_recip(*(const float*)(factors + k * p->freq_factors.nb[0])) : theta;
+    float angle = p->freq_scale * extrap, mscale = p->attn_factor;
+    if (p->ext_factor != 0.0f) {
+      const float mix = yarn_ramp(p->yarn_lo, p->yarn_hi, k) * p->ext_factor;
+      angle = angle * (1.0f - mix) + extrap * mix;
+      mscale *= 1.0f + 0.1f * et_log(et_recip(p->freq_scale));
+    }
     float s, co;
-    et_sincos(p->freq_scale * extrap, &s, &co);
-    s *= p->attn_factor;
-    co *= p->attn_factor;
+    et_sincos(angle, &s, &co);
+    s *= mscale;
+    co *= mscale;
     const float a = *(const float*)(x + first * nb0);
     const float b = *(const float*)(x + second * nb0);
     out[i] = i == first ? a * co - b * s : a * s + b * co;

@@ -318,9 +318,10 @@ Tensor* gated_delta_net(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* g, 
 }
 
 Tensor* mul_mat(Context& c, Tensor* w, Tensor* x) {
-  // W [k, n, b2, b3] @ X F32 [k, m, b2*r2, b3*r3] -> F32 [n, m, b2*r2, b3*r3]
+  // W [k, n, b2, b3] @ X F32|F16 [k, m, b2*r2, b3*r3] -> F32 [n, m, b2*r2, b3*r3]
   const Op op = Op::MUL_MAT;
-  check_type(x, Type::F32, op, "src1 (activations)");
+  if (!(x->type == Type::F32 || x->type == Type::F16))
+    fail(op, "src1 (activations) " + describe(x) + " must be f32 or f16");
   check_rows_contiguous(w, op, "src0 (weights)");
   if (w->ne[0] != x->ne[0]) fail(op, "inner sizes differ: " + describe(w) + " vs " + describe(x));
   if (!(x->ne[2] % w->ne[2] == 0 && x->ne[3] % w->ne[3] == 0))

@@ -41,7 +41,7 @@ enum class Op : uint8_t {
   SOFT_MAX,        // src1 optional mask F32|F16 [ne0, ne1, ...], src2 optional sinks F32 [ne2]; params: f32 scale, f32 max_bias
   ROPE,            // src1 I32 positions [ne2]; src2 optional F32 freq factors [n_dims/2]
   // matrix
-  MUL_MAT,         // src0 W [k, n, b2, b3] (weights, any supported type), src1 X F32 [k, m, b2', b3'] -> F32 [n, m, ...]
+  MUL_MAT,         // src0 W [k, n, b2, b3] (weights, any supported type), src1 X F32|F16 [k, m, b2', b3'] -> F32 [n, m, ...]
   MUL_MAT_ID,      // src0 experts [k, n, n_expert], src1 X F32 [k, 1 | n_used, T], src2 ids I32 [n_used, T]
                    // -> F32 [n, n_used, T] (see mul_mat_id())
   FLASH_ATTN_EXT,  // q [d, n_head, n_tok, b3], k [d, n_head_kv, n_kv, b3], v [dv, n_head_kv, n_kv, b3],

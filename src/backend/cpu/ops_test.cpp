@@ -491,6 +491,22 @@ TEST_P(Ops, MulMatBroadcastAndStridedActivations) {
   expect_near(read(*yq), mul_mat_ref(wq, xq, yq), mul_mat_tol(Type::Q8_0, 64));
 }
 
+// F16 activations (llama.cpp's KQ over an F16 cache), contiguous and strided, against float and
+// quantized weights.
+TEST_P(Ops, MulMatF16Activations) {
+  for (Type t : {Type::F32, Type::F16, Type::Q8_0}) {
+    Tensor* w = b.random(t, {64, 13});
+    Tensor* x = b.random(Type::F16, {64, 5});
+    Tensor* xs = transpose(b.ctx, b.random(Type::F16, {3, 64}));
+    Tensor* y = mul_mat(b.ctx, w, x);
+    Tensor* ys = mul_mat(b.ctx, w, xs);
+    b.run({y, ys}, threads());
+    SCOPED_TRACE(type_name(t));
+    expect_near(read(*y), mul_mat_ref(w, x, y), mul_mat_tol(t, 64));
+    expect_near(read(*ys), mul_mat_ref(w, xs, ys), mul_mat_tol(t, 64));
+  }
+}
+
 // softmax(q·k * scale + mask) · v per query head, in double.
 Dense attention_ref(const Tensor* q, const Tensor* k, const Tensor* v, const Tensor* mask, float scale,
                     const Tensor* y) {

@@ -74,7 +74,9 @@ bool supports(const Tensor& n) {
     case Op::MUL_MAT: case Op::MUL_MAT_ID: {  // MUL_MAT_ID's ids: I32 of any strides
       const Type w = a->type;
       const bool weight_ok = device_float(w) || device_blocks(w);
-      return weight_ok && rows_contiguous(*a) && f32_rows(b) && (n.op == Op::MUL_MAT || n.src[2]->type == Type::I32);
+      // F16 activations (llama.cpp's KQ products over an F16 cache) against float weights
+      const bool x_ok = f32_rows(b) || (n.op == Op::MUL_MAT && b->type == Type::F16 && rows_contiguous(*b) && device_float(w));
+      return weight_ok && rows_contiguous(*a) && x_ok && (n.op == Op::MUL_MAT || n.src[2]->type == Type::I32);
     }
     case Op::RMS_NORM: case Op::NORM: case Op::L2_NORM: case Op::SUM_ROWS: case Op::SCALE:
       return f32_rows(a);

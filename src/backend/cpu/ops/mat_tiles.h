@@ -24,14 +24,17 @@ inline int64_t tile_rows_w(int64_t n, int nth, int64_t x_tiles) {
 
 inline size_t gather_bytes(int64_t k) { return align_up(size_t(k) * sizeof(float)); }
 
-// X row `src` (k floats, elements `stride` bytes apart) as a row of `act` at out; a strided row
-// bound for a quantized type is gathered into tmp (k floats) first.
-inline void convert_row(const Kernels& kern, Type act, int64_t k, const char* src, size_t stride, float* tmp,
-                        std::byte* out) {
+// X row `src` (k elements of src_type, F32 or F16, `stride` bytes apart) as a row of `act` at out;
+// a strided or F16 row bound for a quantized type is gathered into tmp (k floats) first.
+inline void convert_row(const Kernels& kern, Type act, int64_t k, const char* src, size_t stride, Type src_type,
+                        float* tmp, std::byte* out) {
   const float* row = reinterpret_cast<const float*>(src);
-  if (stride != sizeof(float)) {
+  if (stride != sizeof(float) || src_type != Type::F32) {
     float* g = act == Type::F32 ? reinterpret_cast<float*>(out) : tmp;
-    for (int64_t i = 0; i < k; i++) g[i] = *reinterpret_cast<const float*>(src + i * stride);
+    for (int64_t i = 0; i < k; i++) {
+      const char* e = src + i * stride;
+      g[i] = src_type == Type::F16 ? fp16_to_f32(*reinterpret_cast<const fp16_t*>(e)) : *reinterpret_cast<const float*>(e);
+    }
     row = g;
   }
   if (act != Type::F32) kern.from_f32[size_t(act)](row, out, k);

@@ -1,5 +1,5 @@
-// MUL_MAT: y = X·Wᵀ, W [k, n, w2, w3] (any type with a vec_dot), X F32 [k, m, x2, x3], W's
-// batch dims broadcast over X's (x2 % w2 == 0).
+// MUL_MAT: y = X·Wᵀ, W [k, n, w2, w3] (any type with a vec_dot), X F32 or F16 [k, m, x2, x3],
+// W's batch dims broadcast over X's (x2 % w2 == 0).
 //
 // Phase 1 converts X's rows to the weight type's activation type (Q8_0, Q8_K, ...; skipped for
 // contiguous F32) once. With few rows (decode) every thread converts all of them into its own
@@ -20,7 +20,7 @@ namespace {
 struct Plan {
   Type act;
   bool convert;   // X rows go through the work buffer
-  bool gather;    // X rows are strided (nb[0] != 4): gather into a contiguous float row
+  bool gather;    // X rows are strided or F16: gather into a contiguous float row
   bool privately; // each thread converts every X row into its own slice
   size_t act_row; // bytes of one converted X row
   size_t rows_bytes;  // bytes of all converted X rows
@@ -31,7 +31,7 @@ Plan plan(const Tensor& node, const Kernels& k, int nth) {
   const Tensor& x = *node.src[1];
   Plan p{};
   p.act = k.dot[size_t(w.type)].act_type;
-  p.gather = x.nb[0] != sizeof(float);
+  p.gather = x.nb[0] != sizeof(float) || x.type != Type::F32;
   p.convert = p.act != Type::F32 || p.gather;
   p.privately = nth == 1 || x.nrows() <= kPrivateRows;
   p.act_row = row_size(p.act, x.ne[0]);
@@ -61,7 +61,7 @@ void convert_rows(const Tensor& x, const Plan& p, const OpContext& ctx, std::byt
                                                         size_t(ctx.ith) * gather_bytes(k))
                              : nullptr;
   for (int64_t r = begin; r < end; r++)
-    convert_row(ctx.k, p.act, k, row_ptr(x, row_index(x, r)), x.nb[0], tmp, rows + size_t(r) * p.act_row);
+    convert_row(ctx.k, p.act, k, row_ptr(x, row_index(x, r)), x.nb[0], x.type, tmp, rows + size_t(r) * p.act_row);
 }
 
 void compute_mul_mat(const Tensor& node, const OpContext& ctx) {

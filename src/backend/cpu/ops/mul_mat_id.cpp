@@ -122,7 +122,7 @@ void convert_pairs(const Tensor& node, const Shape& s, const OpContext& ctx, con
   const Tensor& x = *node.src[1];
   for (int64_t p = begin; p < end; p++) {
     const int64_t r = sl.order[p];
-    convert_row(ctx.k, s.act, s.k, row_ptr(x, (r % s.n_used) % s.n_b, r / s.n_used, 0), x.nb[0], sl.gather,
+    convert_row(ctx.k, s.act, s.k, row_ptr(x, (r % s.n_used) % s.n_b, r / s.n_used, 0), x.nb[0], x.type, sl.gather,
                 rows + size_t(p) * s.act_row);
   }
 }

@@ -106,7 +106,7 @@ TEST(EtMulMat, RejectsMismatchedShapesAsAStreamError) {
   p.src1 = dev.tensor(random_floats(32, 2), Type::F32, {8, 4, 1, 1});
   p.dst = dev.output(Type::F32, {4, 4, 1, 1});
   const std::string err = dev.launch_error("mul_mat", p);
-  EXPECT_NE(err.find("activation rows must be K contiguous floats"), std::string::npos) << err;
+  EXPECT_NE(err.find("activation rows must be K contiguous values"), std::string::npos) << err;
 }
 
 // ---- RMS_NORM (+ fused MUL) ----------------------------------------------------------------

@@ -1,8 +1,9 @@
 /* MUL_MAT: dst (N, M, b2, b3) = W (K, N, a2, a3) x X (K, M, b2, b3) [+ addend (MUL_MAT+ADD)].
  * MUL_MAT_ID (has_ids): dst (N, U, T) column (i, t) = expert ids(i, t) of W (K, N, E) x X row
  * (i % X.ne[1], t), X (K, 1 | U, T): the same dot products, each output row choosing its plane.
- * Weights F32, F16 or a block type of et_blocks.h (dequantized on the fly), activations and output
- * F32. Each hart owns whole cache lines of dst and computes their dot products. */
+ * Weights F32, F16 or a block type of et_blocks.h (dequantized on the fly), activations F32 (F16
+ * against float weights), output F32. Each hart owns whole cache lines of dst and computes their
+ * dot products. */
 #include "et_rows.h"
 
 /* The weight plane output row idx reads: its expert, or plane i2 / (b2 / a2), i3 / (b3 / a3)
@@ -24,9 +25,17 @@ static void mul_mat_row(const et_rows* job, int64_t row, const int64_t idx[3], i
   const et_tensor* w = &p->src0;
   const uint8_t* wdata = mul_mat_plane(job, p, idx);
   /* MUL_MAT_ID's X row (i % ne1, t) is this index, taken modulo X's extents. */
-  const float* xrow = (const float*)et_rows_src(job, &p->src1, idx);
+  const uint8_t* xrow = et_rows_src(job, &p->src1, idx);
   float* out = et_rows_out(job, row);
-  for (int64_t n = i0; n < i1; n++) out[n] = et_dot_row(wdata + n * w->nb[1], w->type, xrow, w->ne[0]);
+  if (p->src1.type == ET_TYPE_F16) {  /* float weights (checked) */
+    for (int64_t n = i0; n < i1; n++) {
+      float sum = 0.0f;
+      for (int64_t i = 0; i < w->ne[0]; i++) sum += et_load(wdata + n * w->nb[1], w->type, i) * et_load(xrow, ET_TYPE_F16, i);
+      out[n] = sum;
+    }
+  } else {
+    for (int64_t n = i0; n < i1; n++) out[n] = et_dot_row(wdata + n * w->nb[1], w->type, (const float*)xrow, w->ne[0]);
+  }
   if (!p->has_add) return;
   const et_tensor* a = &p->addend;
   const uint8_t* arow = et_rows_src(job, a, idx);
@@ -53,10 +62,13 @@ ET_KERNEL(mul_mat) {
   const int32_t wt = w->type;
   et_require(env, et_is_float_type(wt) || et_is_block_type(wt),
              "mul_mat: weight type must be F32, F16 or a block type");
-  et_require(env, x->type == ET_TYPE_F32 && d->type == ET_TYPE_F32, "mul_mat: activations and output must be F32");
+  et_require(env, (x->type == ET_TYPE_F32 || (x->type == ET_TYPE_F16 && et_is_float_type(wt) && !p->has_ids)) &&
+                      d->type == ET_TYPE_F32,
+             "mul_mat: activations must be F32 (F16 against float weights) and output F32");
   et_require(env, et_is_float_type(wt) || w->ne[0] % et_block_elems(wt) == 0,
              "mul_mat: K must be a multiple of the block size (32, 256 for K-quants)");
-  et_require(env, x->ne[0] == w->ne[0] && x->nb[0] == 4, "mul_mat: activation rows must be K contiguous floats");
+  et_require(env, x->ne[0] == w->ne[0] && x->nb[0] == et_row_bytes(x->type, 1),
+             "mul_mat: activation rows must be K contiguous values");
   et_require(env, et_is_float_type(wt) ? w->nb[0] == et_row_bytes(wt, 1) : 1, "mul_mat: weight rows must be contiguous");
   if (p->has_ids) {
     mul_mat_id_check(env, p);

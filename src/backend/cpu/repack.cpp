@@ -188,7 +188,29 @@ void recut_iq4_xs(const block_iq4_xs& b, uint8_t* out) {
   for (int j = 0; j < QK_K / 2; j++) out[kFields + size_t(j)] = uint8_t(index(2 * j) | index(2 * j + 1) << 4);
 }
 
+// The x86 layouts of Q2_K and Q3_K: the block with its trailing fp16 fields (kTail bytes: Q2_K's
+// d, dmin; Q3_K's d) moved to the front, the rest as stored.
+template <class Block, size_t kTail>
+void recut_tail_first(const Block& b, uint8_t* out) {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(&b);
+  std::memcpy(out, bytes + sizeof(Block) - kTail, kTail);
+  std::memcpy(out + kTail, bytes, sizeof(Block) - kTail);
+}
+
 }  // namespace
+
+void pack_panel_q2_K(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  pack_interleaved<block_q2_K, QK_K, 2, 4, 0, recut_tail_first<block_q2_K, 4>>(n, rows, w, w_stride, panel);
+}
+void pack_panel_q3_K(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  pack_interleaved<block_q3_K, QK_K, 1, 4, 0, recut_tail_first<block_q3_K, 2>>(n, rows, w, w_stride, panel);
+}
+void pack_panel_iq4_xs(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  pack_interleaved<block_iq4_xs, QK_K, 2, 4>(n, rows, w, w_stride, panel);
+}
+void pack_panel_iq4_nl(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  pack_interleaved<block_iq4_nl, QK4_NL, 1, 4>(n, rows, w, w_stride, panel);
+}
 
 void pack_panel_q2_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
   pack_interleaved<block_q2_K, QK_K, 2, 1, 0, recut_q2_K>(n, rows, w, w_stride, panel);

@@ -28,6 +28,16 @@
 // the 32 qs chunks of R x 4 bytes: chunk 8g + t holds elements 64g + 4t .. +3 (low nibbles) and
 // 64g + 32 + 4t .. +3 (high nibbles).
 //
+// The x86 layouts of Q2_K, Q3_K, IQ4_XS and IQ4_NL are the same scheme over their blocks' bytes:
+// the fp16 fields as R-word vectors (Q2_K: d, dmin; Q3_K, IQ4_NL: d; IQ4_XS: d, then scales_h as
+// a second 2-byte field), then every following 4-byte chunk of the block as R x 4 bytes. Q2_K and
+// Q3_K store their d (and dmin) last, so the packer moves those to the front and keeps the rest
+// in stored order (Q2_K: scales[16], qs[64]; Q3_K: hmask[32], qs[64], scales[12]); IQ4_XS
+// (scales_l[4], qs[128]) and IQ4_NL (qs[16]) are in stored order already. Stored order is what
+// the kernels want: qs chunk 8h + t of Q2_K / Q3_K holds in bits 2k, 2k + 1 of its byte i the low
+// bits of element 128h + 32k + 4t + i, hmask chunk t holds in bit j of byte i the high bit of
+// element 32j + 4t + i, and the IQ4 qs chunks hold table indices as Q4_0 holds its nibbles.
+//
 // The "_bytes" variants (RVV) interleave single bytes instead of 4-byte chunks: after the R-word
 // fp16 fields, byte j of every row's remaining bytes is R consecutive bytes [j * R + r], so byte j
 // of all R rows is one e8 vector (Q8_0: element j; Q4_0: elements j and 16 + j in its nibbles,
@@ -82,6 +92,10 @@ void pack_panel_q5_0(int64_t n, int rows, const void* w, size_t w_stride, void* 
 void pack_panel_q8_0(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q8_0_u8(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q4_K(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+void pack_panel_q2_K(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+void pack_panel_q3_K(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+void pack_panel_iq4_xs(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+void pack_panel_iq4_nl(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q4_0_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q8_0_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q4_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);

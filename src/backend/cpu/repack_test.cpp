@@ -306,7 +306,7 @@ TEST(Repack, MulMatMatchesRowMajorPath) {
   const Kernels& k = kernels();
   std::mt19937 rng(11);
   for (Type type : {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::Q2_K, Type::Q3_K, Type::Q4_K, Type::Q6_K, Type::IQ4_XS,
-                    Type::F16, Type::BF16}) {
+                    Type::IQ4_NL, Type::F16, Type::BF16}) {
   for (int64_t n : {64, 40, 75, 5}) {
     // Token counts: decode, a remainder of every tile height, several tiles; 1 and 2 threads.
     for (const auto& [m, threads] : {std::pair<int64_t, int>{1, 1}, {5, 2}, {17, 1}, {70, 2}}) {
@@ -333,9 +333,12 @@ TEST(Repack, MulMatMatchesRowMajorPath) {
         if (as_weight) packed_bytes = backend.repacked_bytes();
       }
       // F16 sums float products in another order, Q2_K / Q4_K their scales and mins terms (which
-      // may cancel): bound by 1e-6 sum |w x| (|w| <= 1, |x| <= 2).
-      const double float_sum_tol =
-          type == Type::F16 || type == Type::BF16 || type == Type::Q2_K || type == Type::Q4_K ? 2e-6 * double(k_len) : 0;
+      // may cancel), and the x86 Q3_K / IQ4_XS panels scale a super-block's integer sum as one
+      // float where the row dots scale it as 8 lane sums (terms that may cancel too): bound by
+      // 1e-6 sum |w x| (|w| <= 1, |x| <= 2).
+      const bool float_order = type == Type::F16 || type == Type::BF16 || type == Type::Q2_K || type == Type::Q3_K ||
+                               type == Type::Q4_K || type == Type::IQ4_XS;
+      const double float_sum_tol = float_order ? 2e-6 * double(k_len) : 0;
       const PanelKernel& pk = k.panel[size_t(type)];
       const int64_t packed_rows = repack_enabled() && pk.rows > 0 ? n / pk.rows * pk.rows : 0;
       EXPECT_EQ(packed_bytes, w.size() / size_t(n) * size_t(packed_rows)) << k.name << " " << type_name(type) << " n=" << n;

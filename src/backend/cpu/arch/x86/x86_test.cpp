@@ -208,6 +208,61 @@ TEST_P(X86Set, QuantizedDotsMatchVecDot) {
   }
 }
 
+// Every quantized panel GEMM of the set (weights packed with its PackFn) against quant.h's vec_dot
+// per (row, activation row): K of 1, 5 and 33 blocks, 1 and 2 panels, every remainder of the
+// activation row tile and several tiles, weights with every bit random and quantized ones; the
+// y columns past the panels' rows stay untouched.
+TEST_P(X86Set, QuantizedPanelGemmsMatchVecDot) {
+  for (const DotCase& c : kDotCases) {
+    const PanelKernel& pk = k.panel[int(c.weight)];
+    if (pk.rows == 0) continue;
+    const int64_t bs = type_info(c.weight).block_size;
+    for (int64_t blocks : {1, 5, 33}) {
+      const int64_t n = blocks * bs;
+      const size_t w_row = row_size(c.weight, n), x_row = row_size(c.act, n);
+      constexpr int64_t kRowsX = 11;
+      std::vector<uint8_t> x;
+      std::vector<std::vector<float>> xd;
+      for (int64_t j = 0; j < kRowsX; ++j) {
+        const std::vector<uint8_t> xj = quantized(c.act, varied_floats(n));
+        x.insert(x.end(), xj.begin(), xj.end());
+        xd.push_back(dequantized(c.act, xj, n));
+      }
+      for (bool raw : {false, true})
+        for (int64_t n_panels : {1, 2}) {
+          const int64_t rows = n_panels * pk.rows;
+          std::vector<uint8_t> w, panels(w_row * size_t(rows));
+          for (int64_t i = 0; i < rows; ++i) {
+            const std::vector<uint8_t> wi =
+                raw ? random_blocks(c.weight, n, rng) : quantized(c.weight, varied_floats(n));
+            w.insert(w.end(), wi.begin(), wi.end());
+          }
+          for (int64_t p = 0; p < n_panels; ++p)
+            pk.pack(n, pk.rows, w.data() + size_t(p * pk.rows) * w_row, w_row,
+                    panels.data() + size_t(p * pk.rows) * w_row);
+          for (int64_t nx : {1, 2, 3, 4, 5, 7, 11}) {
+            const size_t y_stride = size_t(rows) + 3;
+            std::vector<float> y(y_stride * size_t(nx), -7.0f);
+            pk.gemm(n, n_panels, nx, panels.data(), size_t(pk.rows) * w_row, x.data(), x_row, y.data(), y_stride);
+            for (int64_t j = 0; j < nx; ++j)
+              for (int64_t i = 0; i < rows; ++i) {
+                const uint8_t* wi = w.data() + size_t(i) * w_row;
+                float want = 0;
+                vec_dot(c.weight, n, &want, wi, x.data() + size_t(j) * x_row);
+                const std::vector<uint8_t> wrow(wi, wi + w_row);
+                const double mag = abs_dot(dequantized(c.weight, wrow, n), xd[size_t(j)]);
+                ASSERT_NEAR(y[size_t(j) * y_stride + size_t(i)], want, 2e-6 * mag * std::sqrt(double(blocks)) + 1e-30)
+                    << type_name(c.weight) << " n=" << n << " panels=" << n_panels << " nx=" << nx << " row " << i
+                    << " x row " << j << (raw ? " random bits" : " quantized");
+              }
+            for (int64_t j = 0; j < nx; ++j)
+              for (size_t i = size_t(rows); i < y_stride; ++i) ASSERT_EQ(y[size_t(j) * y_stride + i], -7.0f);
+          }
+        }
+    }
+  }
+}
+
 // ---- float dots -------------------------------------------------------------------------
 
 const int64_t kSizes[] = {1, 7, 8, 15, 16, 17, 33, 63, 64, 65, 100, 1000, 4099};

@@ -95,13 +95,16 @@ struct PairLevels {
   static void sums(const std::byte* body, size_t r, const int8_t* x0, const int8_t* x1, vfloat32m4_t& f0,
                    vfloat32m4_t& f1, size_t vl) {
     const auto* q = reinterpret_cast<const uint8_t*>(body) + r;
-    // Pairs per vtype round trip: for one X row 4 (their int16 products fill 8 registers); for two
-    // only 1: with 2 in flight clang-19 hoists the levels of every pair and spills them (about 40
-    // vector spills and reloads per block, against 2-4).
-    constexpr int kPairs = T == 1 ? 4 : 1;
+    constexpr int kPairs = 4 / T;  // pairs per vtype round trip: the int16 products fit 8 registers
     vint32m4_t s0 = __riscv_vmv_v_x_i32m4(0, vl), s1 = s0;
 #pragma GCC unroll 16
-    for (int i = 0; i < QK8_0 / 2; i += kPairs) add_pairs<P, T, kPairs>(s0, s1, q, i, x0, x1, vl);
+    for (int i = 0; i < QK8_0 / 2; i += kPairs) {
+      add_pairs<P, T, kPairs>(s0, s1, q, i, x0, x1, vl);
+      // Both rows' sums are updated here, pair by pair: left to itself clang-19 forms all of X row
+      // 0's products first and keeps every pair's levels for row 1 on the stack (about 40 vector
+      // spills and reloads per block with Zvfh; none in the loop with this).
+      if constexpr (T > 1) asm("" : "+vr"(s0), "+vr"(s1));
+    }
     f0 = __riscv_vfcvt_f_x_v_f32m4(s0, vl);
     f1 = __riscv_vfcvt_f_x_v_f32m4(s1, vl);
   }

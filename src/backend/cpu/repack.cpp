@@ -85,6 +85,9 @@ void pack_panel_q4_0_bytes(int64_t n, int rows, const void* w, size_t w_stride, 
 void pack_panel_q8_0_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
   pack_interleaved<block_q8_0, QK8_0, 1, 1>(n, rows, w, w_stride, panel);
 }
+void pack_panel_iq4_nl_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  pack_interleaved<block_iq4_nl, QK4_NL, 1, 1>(n, rows, w, w_stride, panel);
+}
 void pack_panel_q5_0_masks(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
   pack_interleaved<block_q5_0, QK5_0, 1, 1>(n, rows, w, w_stride, panel);
   // The interleaved qh bytes (4 per row, right after the scales) become the 32 row masks.

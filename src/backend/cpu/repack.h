@@ -44,6 +44,9 @@
 // stored ^ 0x88 so that each nibble read as a signed 4-bit number is its level - 8; Q4_K: scale
 // bytes 0..11, then qs byte 32g + l holds elements 64g + l and 64g + 32 + l).
 //
+// IQ4_NL "_bytes" (RVV): the Q4_0 "_bytes" layout without the ^ 0x88: byte j of a row holds the
+// table indices (kIq4Levels) of elements j (low nibble) and 16 + j (high), as stored.
+//
 // Q5_0 "_masks" (RVV; R a multiple of 8): the "_bytes" layout with the 4R interleaved qh bytes
 // replaced by one R-bit row mask per element e (R / 8 bytes each, e = 0 .. 31): bit r set where
 // row r's fifth bit of element e is clear (a vector mask the kernel loads with vlm).
@@ -99,6 +102,7 @@ void pack_panel_iq4_nl(int64_t n, int rows, const void* w, size_t w_stride, void
 void pack_panel_q4_0_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q8_0_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q4_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+void pack_panel_iq4_nl_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q5_0_masks(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q6_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q2_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);

@@ -139,7 +139,7 @@ TEST(Repack, BytePanelLayout) {
     uint8_t xor_mask;
   };
   for (const Case& c : {Case{Type::Q8_0, pack_panel_q8_0_bytes, 0}, Case{Type::Q4_0, pack_panel_q4_0_bytes, 0x88},
-                        Case{Type::Q4_K, pack_panel_q4_K_bytes, 0}}) {
+                        Case{Type::IQ4_NL, pack_panel_iq4_nl_bytes, 0}, Case{Type::Q4_K, pack_panel_q4_K_bytes, 0}}) {
     const int64_t k_len = kBlocks * block_elems(c.type);
     const size_t w_row = row_size(c.type, k_len), block = w_row / kBlocks;
     const size_t halves = c.type == Type::Q4_K ? 2 : 1;  // fp16 d (and dmin) lead each block
@@ -239,21 +239,23 @@ TEST(Repack, Q6KBytePanelLayout) {
   }
 }
 
-// Q2_K, Q3_K, IQ4_XS "_bytes": every weight's value read from the panel as repack.h describes it
-// (fp16 fields at the front, scale bytes as stored, re-cut level bytes) equals the reference
-// dequantization of the row.
+// Q2_K, Q3_K, IQ4_XS, IQ4_NL "_bytes": every weight's value read from the panel as repack.h
+// describes it (fp16 fields at the front, scale bytes as stored, re-cut level bytes; IQ4_NL's
+// nibbles as stored) equals the reference dequantization of the row.
 TEST(Repack, LevelBytePanelLayouts) {
   std::mt19937 rng(23);
   constexpr size_t kRows = 32;
   constexpr int64_t kBlocks = 2;
-  for (const Type type : {Type::Q2_K, Type::Q3_K, Type::IQ4_XS}) {
-    const int64_t k_len = kBlocks * QK_K;
+  for (const Type type : {Type::Q2_K, Type::Q3_K, Type::IQ4_XS, Type::IQ4_NL}) {
+    const int64_t elems = type_info(type).block_size;  // per block
+    const int64_t k_len = kBlocks * elems;
     const size_t w_row = row_size(type, k_len), block = w_row / kBlocks;
     const std::vector<uint8_t> w = random_rows(type, k_len, kRows, rng);
     std::vector<uint8_t> panel(w.size());
-    const PackFn pack = type == Type::Q2_K   ? pack_panel_q2_K_bytes
-                        : type == Type::Q3_K ? pack_panel_q3_K_bytes
-                                             : pack_panel_iq4_xs_bytes;
+    const PackFn pack = type == Type::Q2_K     ? pack_panel_q2_K_bytes
+                        : type == Type::Q3_K   ? pack_panel_q3_K_bytes
+                        : type == Type::IQ4_XS ? pack_panel_iq4_xs_bytes
+                                               : pack_panel_iq4_nl_bytes;
     pack(k_len, kRows, w.data(), w_row, panel.data());
     const size_t halves = type == Type::Q2_K ? 2 : 1;
     std::vector<float> want(static_cast<size_t>(k_len));
@@ -267,7 +269,7 @@ TEST(Repack, LevelBytePanelLayouts) {
           return fp16_to_f32(v);
         };
         const auto byte = [&](int j) { return int(column[2 * halves * kRows + size_t(j) * kRows + r]); };
-        for (int e = 0; e < QK_K; e++) {
+        for (int e = 0; e < elems; e++) {
           const int g = e / 16;
           float got;
           if (type == Type::Q2_K) {
@@ -279,13 +281,15 @@ TEST(Repack, LevelBytePanelLayouts) {
             const auto tri = [&](int t) { return byte(12 + 3 * m + t); };
             const int u = i < 6 ? tri(i / 2) >> (3 * (i % 2)) & 7 : (tri(i - 6) >> 6) | (tri(2) >> (i == 6 ? 6 : 7) & 1) << 2;
             got = half(0) * float(scale) * float(u - 4);
+          } else if (type == Type::IQ4_NL) {
+            got = half(0) * float(kIq4Levels[byte(e % 16) >> (4 * (e / 16)) & 0xF]);
           } else {
             const int ib = e / 32;
             const int scale = ((byte(2 + ib / 2) >> (4 * (ib % 2)) & 0xF) | (byte(ib / 4) >> (2 * (ib % 4)) & 3) << 4) - 32;
             got = half(0) * float(scale) * float(kIq4Levels[byte(6 + e / 2) >> (4 * (e % 2)) & 0xF]);
           }
           // The reference may fuse its multiply and subtract differently.
-          ASSERT_NEAR(got, want[size_t(b * QK_K + e)], 1e-6) << type_name(type) << " block " << b << " row " << r << " weight " << e;
+          ASSERT_NEAR(got, want[size_t(b * elems + e)], 1e-6) << type_name(type) << " block " << b << " row " << r << " weight " << e;
         }
       }
     }

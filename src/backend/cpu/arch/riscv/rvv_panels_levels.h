@@ -60,6 +60,14 @@ inline vint16m2_t six_bit_scale(const uint8_t* sb, int low, int low_shift, int h
 
 inline vint8m1_t as_levels(vuint8m1_t v) { return __riscv_vreinterpret_v_u8m1_i8m1(v); }
 
+// The kIq4Levels entries the low (high) nibbles of v index, for IQ4_XS here and IQ4_NL
+// (rvv_panels_q.h). The 16-entry table fits one e8 register at every VLEN >= 128, and indices
+// < 16 read only it; its load is the same in every call, so the compiler keeps one per kernel.
+inline vint8m1_t iq4_levels(vuint8m1_t v, bool high, size_t vl) {
+  const vint8m1_t table = __riscv_vle8_v_i8m1(kIq4Levels, __riscv_vsetvl_e8m1(16));
+  return __riscv_vrgather_vv_i8m1(table, high ? __riscv_vsrl_vx_u8m1(v, 4, vl) : __riscv_vand_vx_u8m1(v, 0xF, vl), vl);
+}
+
 // Q2_K (pack_panel_q2_K_bytes): d, dmin, the 16 scale bytes (scale: low nibble, min: high), then
 // level byte j holds elements 4j .. 4j + 3 in bits 0-1, 2-3, 4-5, 6-7.
 struct Q2KLevels {
@@ -120,13 +128,7 @@ struct Iq4XsLevels {
     return six_bit_scale(sb, 2 + ib / 2, 4 * (ib % 2), ib / 4, 2 * (ib % 4), vl);
   }
   static vint8m1x8_t unit(const uint8_t* q, int m, size_t vl) {
-    // The 16-entry table fits one e8 register at every VLEN >= 128; indices < 16 read only it.
-    const vint8m1_t table = __riscv_vle8_v_i8m1(kIq4Levels, __riscv_vsetvl_e8m1(16));
-    const auto level = [&](int j, bool high) {
-      const vuint8m1_t v = row_bytes(q, 4 * m + j, vl);
-      return __riscv_vrgather_vv_i8m1(table, high ? __riscv_vsrl_vx_u8m1(v, 4, vl) : __riscv_vand_vx_u8m1(v, 0xF, vl),
-                                      vl);
-    };
+    const auto level = [&](int j, bool high) { return iq4_levels(row_bytes(q, 4 * m + j, vl), high, vl); };
     return __riscv_vcreate_v_i8m1x8(level(0, false), level(0, true), level(1, false), level(1, true), level(2, false),
                                     level(2, true), level(3, false), level(3, true));
   }

@@ -1,13 +1,14 @@
-// MUL_MAT on Q8_0, Q4_0 and Q5_0 weights repacked into 32-row byte panels (repack.h, "_bytes": per
-// block column the 32 fp16 scales, then byte j of the 32 rows as 32 consecutive bytes) against
-// Q8_0 activations. Byte j of a panel is one e8 vector whose lane r belongs to row r: times the
-// activation's scalar element (vwmul.vx / vwmacc.vx) it updates the 32 rows' integer block sums
-// lane by lane, with no reduction. Each block's integer sums are converted and scaled once
-// (dw lanes x the activation row's dx). Same strips as the float panels (run_panels).
+// MUL_MAT on Q8_0, Q4_0, Q5_0 and IQ4_NL weights repacked into 32-row byte panels (repack.h,
+// "_bytes": per block column the 32 fp16 scales, then byte j of the 32 rows as 32 consecutive
+// bytes) against Q8_0 activations. Byte j of a panel is one e8 vector whose lane r belongs to row
+// r: its levels times the activation's scalar element (vwmul.vx / vwmacc.vx) update the 32 rows'
+// integer block sums lane by lane, with no reduction. Each block's integer sums are converted and
+// scaled once (dw lanes x the activation row's dx). Same strips as the float panels (run_panels).
 //
-// Integer ranges: activations are Q8_0 (|x| <= 127); Q8_0 weights |w| <= 128, so a pair of
-// products fits int16 (2 * 128 * 127 < 32768) and pairs add into int32; Q4_0 levels are -8..7, so
-// a whole block of 32 products fits int16 (32 * 8 * 127 = 32512).
+// Integer ranges: activations are Q8_0 (|x| <= 127); Q8_0 weights |w| <= 128 and IQ4_NL levels
+// |w| <= 127, so a pair of products fits int16 (2 * 128 * 127 < 32768) and pairs add into int32;
+// Q4_0 levels are -8..7, so a whole block of 32 products fits int16 (32 * 8 * 127 = 32512). The
+// sums are exact, as in the row dots (rvv_block32.h).
 //
 // Included by one translation unit per way of widening the fp16 weight scales, which passes H:
 //   static vfloat32m4_t H::scales(const uint16_t* d, size_t vl)   vl fp16 scales -> f32, exact
@@ -39,22 +40,47 @@ inline const float* activation_scales(const std::byte* x, size_t x_stride, int64
   return dx;
 }
 
-// What the Q8_0 and Q4_0 strips share: the X rows, their scales, and the float update of a block.
-// Q8_0: columns e and e + 1 (32 rows each, kPanelRows bytes apart at q) times X elements xq[0], xq[1]
-// as int16 lanes (a pair of products fits).
-inline vint16m2_t q8_pair(vint8m1_t w0, vint8m1_t w1, const int8_t* xq, size_t vl) {
-  return __riscv_vwmacc_vx_i16m2(__riscv_vwmul_vx_i16m2(w0, xq[0], vl), xq[1], w1, vl);
-}
+// Q8_0 and IQ4_NL: levels of magnitude up to 128 (Q8_0) and 127 (kIq4Levels), so only a pair of
+// products fits int16 (2 * 128 * 127 < 32768) and the sums go into int32 pair by pair. A pair
+// source P says where pair i (0..15) of a block column is; the rest is shared (PairLevels):
+//   Block                                the weight block
+//   static void pair(q, i, w0, w1, vl)   the strip's rows' levels of pair i (q: byte 0 of row r)
+//   static constexpr int element(i, h)   the activation element w_h (h = 0, 1) multiplies
+//
+// Q8_0 (pack_panel_q8_0_bytes): byte e is element e; pair i is bytes 2i and 2i + 1.
+struct Q8Pairs {
+  using Block = block_q8_0;
+  static void pair(const uint8_t* q, int i, vint8m1_t& w0, vint8m1_t& w1, size_t vl) {
+    w0 = as_levels(row_bytes(q, 2 * i, vl));
+    w1 = as_levels(row_bytes(q, 2 * i + 1, vl));
+  }
+  static constexpr int element(int i, int h) { return 2 * i + h; }
+};
 
-// s0 (s1) += the products of P column pairs from q with X row 0 (1) at x0 (x1). All pairs are
-// formed (SEW 8) before any is added into the int32 sums (SEW 16): two vtype changes per P pairs.
-template <int T, int P>
-inline void q8_add_pairs(vint32m4_t& s0, vint32m4_t& s1, const int8_t* q, const int8_t* x0, const int8_t* x1,
-                         size_t vl) {
-  const vint8m1_t w0 = __riscv_vle8_v_i8m1(q, vl), w1 = __riscv_vle8_v_i8m1(q + kPanelRows, vl);
-  const vint16m2_t p0 = q8_pair(w0, w1, x0, vl);
-  const vint16m2_t p1 = T > 1 ? q8_pair(w0, w1, x1, vl) : p0;
-  if constexpr (P > 1) q8_add_pairs<T, P - 1>(s0, s1, q + 2 * kPanelRows, x0 + 2, x1 + 2, vl);
+// IQ4_NL (pack_panel_iq4_nl_bytes): byte i's nibbles index kIq4Levels for elements i and 16 + i.
+struct Iq4NlPairs {
+  using Block = block_iq4_nl;
+  static void pair(const uint8_t* q, int i, vint8m1_t& w0, vint8m1_t& w1, size_t vl) {
+    const vuint8m1_t v = row_bytes(q, i, vl);
+    w0 = iq4_levels(v, false, vl);
+    w1 = iq4_levels(v, true, vl);
+  }
+  static constexpr int element(int i, int h) { return i + 16 * h; }
+};
+
+// s0 (s1) += the products of pairs i .. i + N - 1 with X row 0 (1) at x0 (x1). All pairs are
+// formed (SEW 8) before any is added into the int32 sums (SEW 16): two vtype changes per N pairs.
+template <class P, int T, int N>
+inline void add_pairs(vint32m4_t& s0, vint32m4_t& s1, const uint8_t* q, int i, const int8_t* x0, const int8_t* x1,
+                      size_t vl) {
+  vint8m1_t w0, w1;
+  P::pair(q, i, w0, w1, vl);
+  const auto times = [&](const int8_t* x) {
+    return __riscv_vwmacc_vx_i16m2(__riscv_vwmul_vx_i16m2(w0, x[P::element(i, 0)], vl), x[P::element(i, 1)], w1, vl);
+  };
+  const vint16m2_t p0 = times(x0);
+  const vint16m2_t p1 = T > 1 ? times(x1) : p0;
+  if constexpr (N > 1) add_pairs<P, T, N - 1>(s0, s1, q, i + 1, x0, x1, vl);
   s0 = __riscv_vwadd_wv_i32m4(s0, p0, vl);
   if constexpr (T > 1) s1 = __riscv_vwadd_wv_i32m4(s1, p1, vl);
 }
@@ -62,17 +88,23 @@ inline void q8_add_pairs(vint32m4_t& s0, vint32m4_t& s1, const int8_t* q, const 
 // The integer sums of one block column: Levels::sums<T>(body, r, x0, x1, f0, f1, vl) sets f0 (f1)
 // to sum_e W[r + i][e] * x0[e] (x1[e]) in lane i < vl, as floats; body is the column's bytes
 // after its 32 fp16 scales.
-struct Q8Levels {
-  using Block = block_q8_0;
+template <class P>
+struct PairLevels {
+  using Block = typename P::Block;
   template <int T>
   static void sums(const std::byte* body, size_t r, const int8_t* x0, const int8_t* x1, vfloat32m4_t& f0,
                    vfloat32m4_t& f1, size_t vl) {
-    const auto* q = reinterpret_cast<const int8_t*>(body) + r;
+    const auto* q = reinterpret_cast<const uint8_t*>(body) + r;
     constexpr int kPairs = 4 / T;  // pairs per vtype round trip: the int16 products fit 8 registers
     vint32m4_t s0 = __riscv_vmv_v_x_i32m4(0, vl), s1 = s0;
 #pragma GCC unroll 16
-    for (int e = 0; e < QK8_0; e += 2 * kPairs)
-      q8_add_pairs<T, kPairs>(s0, s1, q + e * kPanelRows, x0 + e, x1 + e, vl);
+    for (int i = 0; i < QK8_0 / 2; i += kPairs) {
+      add_pairs<P, T, kPairs>(s0, s1, q, i, x0, x1, vl);
+      // Both rows' sums are updated here, pair by pair: left to itself clang-19 forms all of X row
+      // 0's products first and keeps every pair's levels for row 1 on the stack (about 40 vector
+      // spills and reloads per block with Zvfh; none in the loop with this).
+      if constexpr (T > 1) asm("" : "+vr"(s0), "+vr"(s1));
+    }
     f0 = __riscv_vfcvt_f_x_v_f32m4(s0, vl);
     f1 = __riscv_vfcvt_f_x_v_f32m4(s1, vl);
   }
@@ -136,7 +168,8 @@ struct Q5Levels {
   }
 };
 
-// run_panels strips of a 32-element block type (Levels: Q8Levels, Q4Levels, Q5Levels) against Q8_0 rows.
+// run_panels strips of a 32-element block type (Levels: PairLevels, Q4Levels, Q5Levels) against Q8_0
+// rows.
 template <class H, class Levels>
 struct Block32Strips {
   static constexpr int kMaxT = 2;
@@ -179,9 +212,11 @@ void gemm_block32_panels(int64_t n, int64_t n_panels, int64_t nx, const void* pa
 
 template <class H>
 void fill_quant_panels(Kernels& k) {
-  k.panel[uint32_t(Type::Q8_0)] = {kPanelRows, pack_panel_q8_0_bytes, gemm_block32_panels<H, Q8Levels>};
+  k.panel[uint32_t(Type::Q8_0)] = {kPanelRows, pack_panel_q8_0_bytes, gemm_block32_panels<H, PairLevels<Q8Pairs>>};
   k.panel[uint32_t(Type::Q4_0)] = {kPanelRows, pack_panel_q4_0_bytes, gemm_block32_panels<H, Q4Levels>};
   k.panel[uint32_t(Type::Q5_0)] = {kPanelRows, pack_panel_q5_0_masks, gemm_block32_panels<H, Q5Levels>};
+  k.panel[uint32_t(Type::IQ4_NL)] =
+      {kPanelRows, pack_panel_iq4_nl_bytes, gemm_block32_panels<H, PairLevels<Iq4NlPairs>>};
   k.panel[uint32_t(Type::Q4_K)] = {kPanelRows, pack_panel_q4_K_bytes, gemm_q4_K_panels<H>};
   k.panel[uint32_t(Type::Q6_K)] = {kPanelRows, pack_panel_q6_K_bytes, gemm_q6_K_panels<H>};
   k.panel[uint32_t(Type::Q2_K)] = {kPanelRows, pack_panel_q2_K_bytes, gemm_level_panels<H, Q2KLevels>};

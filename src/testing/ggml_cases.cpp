@@ -48,14 +48,16 @@ class Params {
   template <size_t N>
   std::array<int64_t, N> list(const std::string& key) const {
     const std::string& v = get(key);
+    const Error bad(key + "=" + v + " is not a list of " + std::to_string(N));
+    if (v.size() < 2 || v.front() != '[' || v.back() != ']') throw bad;
     std::array<int64_t, N> out{};
     size_t n = 0, at = 1;
-    while (v.size() > 2 && at < v.size() && n < N) {
+    while (at < v.size() - 1 && n < N) {
       size_t used = 0;
       out[n++] = std::stoll(v.substr(at), &used);
       at += used + 1;
     }
-    if (!(v.front() == '[' && v.back() == ']' && n == N)) throw Error(key + "=" + v + " is not a list of " + std::to_string(N));
+    if (n != N || at != v.size()) throw bad;
     return out;
   }
 

@@ -54,7 +54,7 @@ Tensor* add(Context& c, Tensor* a, Tensor* b);
 Tensor* sub(Context& c, Tensor* a, Tensor* b);
 Tensor* mul(Context& c, Tensor* a, Tensor* b);
 Tensor* div(Context& c, Tensor* a, Tensor* b);
-Tensor* scale(Context& c, Tensor* a, float s);
+Tensor* scale(Context& c, Tensor* a, float s, float bias = 0.0f);  // a * s + bias (ggml_scale_bias)
 Tensor* unary(Context& c, Tensor* a, Unary kind);
 Tensor* clamp(Context& c, Tensor* a, float min, float max);  // element-wise min(max(x, min), max)
 Tensor* glu(Context& c, Tensor* gate, Tensor* up, Glu kind);

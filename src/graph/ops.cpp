@@ -120,10 +120,11 @@ Tensor* sub(Context& c, Tensor* a, Tensor* b) { return binary(c, Op::SUB, a, b);
 Tensor* mul(Context& c, Tensor* a, Tensor* b) { return binary(c, Op::MUL, a, b); }
 Tensor* div(Context& c, Tensor* a, Tensor* b) { return binary(c, Op::DIV, a, b); }
 
-Tensor* scale(Context& c, Tensor* a, float s) {
+Tensor* scale(Context& c, Tensor* a, float s, float bias) {
   check_f32_rows(a, Op::SCALE, "src0");
   Tensor* t = detail::new_node(c, Op::SCALE, Type::F32, shape_of(a), {a});
   t->set_param_f32(0, s);
+  t->set_param_f32(1, bias);
   return t;
 }
 

@@ -56,7 +56,7 @@ enum class Op : uint8_t {
   COUNT
 };
 // params layout (32-bit words; "f32" words hold a float's bits, see param_f32):
-//   SCALE [0] f32 s          UNARY [0] Unary     GLU [0] Glu       RMS_NORM, NORM, L2_NORM [0] f32 eps
+//   SCALE [0] f32 s, [1] f32 bias          UNARY [0] Unary     GLU [0] Glu       RMS_NORM, NORM, L2_NORM [0] f32 eps
 //   SOFT_MAX [0] f32 scale, [1] f32 max_bias (ALiBi)           PERMUTE [0..3] axes
 //   ROPE [0] RopeMode, [1] n_dims, [2] f32 freq_base, [3] f32 freq_scale, [4] f32 attn_factor,
 //        [5] f32 YaRN ext_factor, [6], [7] f32 YaRN's first and last ramp pairs (ggml's corr_dims)

@@ -232,8 +232,7 @@ Builder binary_case(Tensor* (*op)(Context&, Tensor*, Tensor*), bool near_one) {
 }
 
 Tensor* scale_case(RandomLeaves& l, const Params& p) {
-  if (p.f("bias") != 0.0f) refuse("SCALE with a bias");
-  return scale(l.ctx, leaf(l, p.type("type"), p.list<4>("ne")), p.f("scale"));
+  return scale(l.ctx, leaf(l, p.type("type"), p.list<4>("ne")), p.f("scale"), p.f("bias"));
 }
 
 // test_norm, test_rms_norm, test_l2_norm: v halves every dim of a (a view with a's strides).

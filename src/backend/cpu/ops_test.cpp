@@ -165,6 +165,55 @@ TEST_P(Ops, BinaryOpsBroadcast) {
   }
 }
 
+// ggml's remaining element-wise unaries, the GLU kinds built on them, and SCALE's bias, each
+// against its definition in double.
+TEST_P(Ops, GgmlUnariesGluKindsAndScaleBias) {
+  Tensor* x = b.random(Type::F32, {37, 3}, -6.0f, 6.0f);
+  Tensor* g = b.random(Type::F32, {37, 3});
+  const Dense dx = read(*x), dg = read(*g);
+  using Ref = double (*)(double);
+  const std::pair<Unary, Ref> unaries[] = {
+      {Unary::ABS, [](double v) { return std::fabs(v); }},
+      {Unary::SGN, [](double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0; }},
+      {Unary::STEP, [](double v) { return v > 0 ? 1.0 : 0.0; }},
+      {Unary::ELU, [](double v) { return v > 0 ? v : std::expm1(v); }},
+      {Unary::GELU_QUICK, [](double v) { return v / (1.0 + std::exp(-1.702 * v)); }},
+      {Unary::HARDSWISH, [](double v) { return v * std::clamp((v + 3) / 6, 0.0, 1.0); }},
+      {Unary::HARDSIGMOID, [](double v) { return std::clamp((v + 3) / 6, 0.0, 1.0); }},
+      {Unary::EXPM1, [](double v) { return std::expm1(v); }},
+      {Unary::GELU_ERF, [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); }},
+      {Unary::FLOOR, [](double v) { return std::floor(v); }},
+      {Unary::CEIL, [](double v) { return std::ceil(v); }},
+      {Unary::ROUND, [](double v) { return std::round(v); }},
+      {Unary::TRUNC, [](double v) { return std::trunc(v); }},
+      {Unary::SQR, [](double v) { return v * v; }}};
+  const std::pair<Glu, Ref> glus[] = {{Glu::REGLU, [](double v) { return std::max(v, 0.0); }},
+                                      {Glu::GEGLU_ERF, unaries[8].second},
+                                      {Glu::GEGLU_QUICK, unaries[4].second}};
+  std::vector<Tensor*> outs;
+  for (const auto& [u, ref] : unaries) outs.push_back(unary(b.ctx, x, u));
+  for (const auto& [kind, ref] : glus) outs.push_back(glu(b.ctx, x, g, kind));
+  Tensor* biased = scale(b.ctx, x, -0.5f, 0.25f);
+  outs.push_back(biased);
+  b.run(outs, threads());
+  size_t o = 0;
+  for (const auto& [u, ref] : unaries) {
+    SCOPED_TRACE(unary_name(u));
+    expect_near(read(*outs[o]), tabulate(outs[o], [&](int64_t i, int64_t r, int64_t, int64_t) { return ref(dx.at(i, r)); }),
+                1e-5, 1e-5);
+    o++;
+  }
+  for (const auto& [kind, ref] : glus) {
+    SCOPED_TRACE(glu_name(kind));
+    expect_near(read(*outs[o]), tabulate(outs[o], [&](int64_t i, int64_t r, int64_t, int64_t) {
+                  return ref(dx.at(i, r)) * dg.at(i, r);
+                }), 1e-5, 1e-5);
+    o++;
+  }
+  expect_near(read(*biased), tabulate(biased, [&](int64_t i, int64_t r, int64_t, int64_t) { return -0.5 * dx.at(i, r) + 0.25; }),
+              1e-6);
+}
+
 TEST_P(Ops, RowOpsOnStridedViews) {
   // A view that skips every other row: rows are contiguous, the row stride is not.
   Tensor* base = b.random(Type::F32, {257, 10}, -3.0f, 3.0f);

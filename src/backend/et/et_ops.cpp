@@ -376,8 +376,9 @@ KernelCall make_call(const EtOp& op, const AddressOf& address) {
       p.src = P.tensor(*h.src[0]);
       p.dst = P.tensor(n);
       p.scale = h.param_f32(0);
+      p.bias = h.param_f32(1);
       set(ET_KERNEL_ID_scale, "scale", "scale_f32", words(p));
-      c.perf_keys = "|scale=" + fmt_g(p.scale);
+      c.perf_keys = "|scale=" + fmt_g(p.scale) + "|bias=" + fmt_g(p.bias);
       break;
     }
     case Op::GET_ROWS: {

@@ -37,8 +37,13 @@ void compute_binary(const Tensor& node, const OpContext& ctx) {
 }
 
 void compute_scale(const Tensor& node, const OpContext& ctx) {
-  const float s = node.param_f32(0);
-  for_my_rows(node, ctx, [&](float* y, RowIndex r) { ctx.k.scale(node.ne[0], frow(*node.src[0], r), s, y); });
+  // y = x * s + bias
+  const float s = node.param_f32(0), bias = node.param_f32(1);
+  for_my_rows(node, ctx, [&](float* y, RowIndex r) {
+    ctx.k.scale(node.ne[0], frow(*node.src[0], r), s, y);
+    if (bias != 0.0f)
+      for (int64_t i = 0; i < node.ne[0]; i++) y[i] += bias;
+  });
 }
 
 void compute_clamp(const Tensor& node, const OpContext& ctx) {

@@ -84,20 +84,18 @@ Ne scaled(Ne ne, const Ne& by) {
   return ne;
 }
 
-int64_t* i64_at(Tensor* t, int64_t i) { return static_cast<int64_t*>(t->data) + i; }
-
 // Index leaf of type I32 or I64 (contiguous); fill(i) gives element i.
 template <typename Fill>
 Tensor* index_leaf(RandomLeaves& l, Type t, const Ne& ne, Fill fill) {
   Tensor* x = leaf(l, t, ne, 0.0f, 1.0f);
   for (int64_t i = 0; i < x->nelements(); i++) {
-    if (t == Type::I64) *i64_at(x, i) = fill(i);
+    if (t == Type::I64) static_cast<int64_t*>(x->data)[i] = fill(i);
     else static_cast<int32_t*>(x->data)[i] = int32_t(fill(i));
   }
   return x;
 }
 
-// Rows of `per_row` distinct values drawn from 0..n-1 (a shuffle's first per_row).
+// Rows of ne[0] distinct values drawn from 0..n-1 (a shuffle's first ne[0]; ne[0] <= n).
 Tensor* distinct_ids(RandomLeaves& l, Type t, const Ne& ne, int64_t n) {
   std::vector<int64_t> all(static_cast<size_t>(ne[1] * ne[2] * ne[3] * ne[0]));
   std::vector<int64_t> perm(static_cast<size_t>(n));

@@ -54,7 +54,10 @@ void compute_soft_max(const Tensor& node, const OpContext& ctx) {
       if (mask->type == Type::F32 && slope == 1.0f) ctx.k.add(n, y, reinterpret_cast<const float*>(m), y);
       else for (int64_t i = 0; i < n; i++) y[i] += slope * f32_or_f16_at(*mask, m, i);
     }
-    if (!sinks) return ctx.k.softmax(n, y);
+    if (!sinks) {
+      ctx.k.softmax(n, y);
+      return;
+    }
     const float sink = static_cast<const float*>(sinks->data)[r.i2];
     const float top = std::max(sink, *std::max_element(y, y + n));
     for (int64_t i = 0; i < n; i++) y[i] -= top;

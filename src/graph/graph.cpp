@@ -1,9 +1,15 @@
 #include "graph/graph.h"
 
+#include <atomic>
 #include <unordered_set>
 #include <utility>
 
 namespace hart {
+
+uint64_t new_graph_id() {
+  static std::atomic<uint64_t> last{0};
+  return ++last;
+}
 
 Graph build_graph(std::initializer_list<Tensor*> outputs) {
   return build_graph(std::span<Tensor* const>(outputs.begin(), outputs.size()));
@@ -13,6 +19,7 @@ Graph build_graph(std::span<Tensor* const> outputs) {
   // Iterative post-order DFS (a deep model would overflow a recursive one): a tensor is
   // emitted after all its sources, so node order is a valid execution order.
   Graph g;
+  g.id = new_graph_id();
   std::unordered_set<const Tensor*> done;
   std::vector<std::pair<Tensor*, int>> stack;  // tensor, next source to visit
   for (Tensor* out : outputs) {

@@ -127,6 +127,10 @@ Tensor* gated_delta_net(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* g, 
 struct Graph {
   std::vector<Tensor*> nodes;
   std::vector<Tensor*> leafs;
+  // Names this graph as it is laid out now: build_graph gives every graph a new id and
+  // plan_memory a new one whenever it moves the data. What a backend derives from a graph (the
+  // CPU's schedule) it may keep under the id and reuse when the same graph is computed again.
+  uint64_t id = 0;
 };
 Graph build_graph(std::initializer_list<Tensor*> outputs);
 Graph build_graph(std::span<Tensor* const> outputs);
@@ -134,7 +138,9 @@ Graph build_graph(std::span<Tensor* const> outputs);
 // Assigns memory to every non-view node without data, reusing a buffer once its last user has
 // run (outputs and inputs are never reused), and resolves view data pointers. Returns the bytes
 // needed; with `arena` non-null, sets data pointers into it (it must hold that many bytes).
-// Call once with nullptr to size the arena, then again with it.
-size_t plan_memory(const Graph& g, void* arena, size_t alignment = 64);
+// Call once with nullptr to size the arena, then again with it (which gives g a new id).
+size_t plan_memory(Graph& g, void* arena, size_t alignment = 64);
+// A graph id never given before (build_graph and plan_memory use it).
+uint64_t new_graph_id();
 
 }  // namespace hart

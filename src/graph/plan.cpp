@@ -73,7 +73,7 @@ Tensor* owner(Tensor* t) { return t->view_src ? t->view_src : t; }
 
 }  // namespace
 
-size_t plan_memory(const Graph& g, void* arena, size_t alignment) {
+size_t plan_memory(Graph& g, void* arena, size_t alignment) {
   if (alignment == 0 || (alignment & (alignment - 1)))
     throw Error("plan_memory: alignment " + std::to_string(alignment) + " is not a power of two");
   if (reinterpret_cast<uintptr_t>(arena) % alignment)
@@ -115,6 +115,7 @@ size_t plan_memory(const Graph& g, void* arena, size_t alignment) {
     for (auto& [t, offs] : offset) t->data = base + offs;
     for (Tensor* t : g.nodes)
       if (t->view_src && t->view_src->data) t->data = static_cast<char*>(t->view_src->data) + t->view_offs;
+    g.id = new_graph_id();
   }
   return alloc.peak();
 }

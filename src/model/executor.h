@@ -1,30 +1,49 @@
-// Runs forward graphs on the backends it is handed (a BackendSet the caller opened: the CPU
-// alone, or e.g. the ET device with the CPU taking what it cannot): plans their intermediate
-// tensors into one arena that is reused from call to call, then lets the scheduler place and
-// compute them. Session (one sequence) and the server's engine (many) both run on one.
+// Runs a model's forward passes on the backends it is handed (a BackendSet the caller opened:
+// the CPU alone, or e.g. the ET device with the CPU taking what it cannot). A batch shape's graph
+// is compiled once and replayed (the seed's compiled plans per shape): the first batch of a shape
+// builds its graph, plans its intermediate tensors into the one arena all graphs share and lets
+// the backends derive what they need (the CPU its schedule); a later batch of that shape only
+// writes its inputs (tokens, positions, slots, the attention index) into the kept graph. A decode
+// step that replays its graph makes no heap allocation. Session (one sequence) and the server's
+// engine (many) both run on one.
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "backend/backend_set.h"
-#include "graph/graph.h"
+#include "model/forward.h"
 #include "sched/scheduler.h"
 
 namespace hart {
 
 class Executor {
  public:
-  explicit Executor(BackendSet backends);
+  // m and store outlive the executor; n_ctx as for build_forward.
+  Executor(const Model& m, const kv::SequenceStore& store, int n_ctx, BackendSet backends);
 
-  // Plans g's memory and computes it; results stay valid until the next call.
-  void run(const Graph& g);
+  // Computes b's forward pass (with hidden_states: the hidden states instead of the logits,
+  // ForwardGraph::hidden_states). The graph and its results stay valid until the next call.
+  const ForwardGraph& forward(const Batch& b, bool hidden_states = false);
   // Where the last graph ran (splits, nodes per backend) and on which backends.
   const sched::Scheduler& scheduler() const { return scheduler_; }
+  // Graphs built so far; forward() calls minus this is how many replayed a kept graph.
+  size_t graphs_built() const { return built_; }
 
  private:
+  struct Kept {
+    BatchShape shape;
+    ForwardGraph fg;
+  };
+
+  const Model& model_;
+  const kv::SequenceStore& store_;
+  const int n_ctx_;
   sched::Scheduler scheduler_;
   std::unique_ptr<uint8_t[]> arena_;
   size_t arena_size_ = 0;
+  std::vector<std::unique_ptr<Kept>> kept_;  // most recently used last
+  size_t built_ = 0;
 };
 
 }  // namespace hart

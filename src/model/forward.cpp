@@ -8,20 +8,24 @@
 namespace hart {
 namespace {
 
-Tensor* input_leaf(Context& c, Type type, int64_t n, void* data, const char* name) {
-  const int64_t ne[1] = {n};
-  Tensor* t = c.new_leaf(type, ne, data);
-  t->flags |= kFlagInput;
-  t->set_name("%s", name);
-  return t;
+// PAGED_ATTN's index: the (offset, count) pairs of the n tokens with offsets made absolute, then
+// the lists; its size is rounded up to the shape's step.
+int64_t attn_index_size(const Batch::Attn& a, int64_t n) {
+  const int64_t need = 2 * n + int64_t(a.lists.size());
+  return (need + BatchShape::kIndexStep - 1) / BatchShape::kIndexStep * BatchShape::kIndexStep;
 }
 
-// PAGED_ATTN's index: the (offset, count) pairs with offsets made absolute, then the lists.
-std::vector<int32_t> attn_index(const Batch::Attn& a, int64_t n) {
-  std::vector<int32_t> index = a.ranges;
-  for (int64_t i = 0; i < n; i++) index[size_t(2 * i)] += int32_t(2 * n);
-  index.insert(index.end(), a.lists.begin(), a.lists.end());
-  return index;
+void write_attn_index(int32_t* index, int64_t size, const Batch::Attn& a, int64_t n) {
+  if (attn_index_size(a, n) != size) throw Error("forward: the batch does not have the graph's shape");
+  for (int64_t i = 0; i < 2 * n; i++) index[i] = a.ranges[size_t(i)] + (i % 2 == 0 ? int32_t(2 * n) : 0);
+  int32_t* lists = std::copy(a.lists.begin(), a.lists.end(), index + 2 * n);
+  std::fill(lists, index + size, 0);
+}
+
+template <class T, class V>
+void write(const ForwardInput& in, const V& values) {
+  if (int64_t(values.size()) != in.t->ne[0]) throw Error("forward: the batch does not have the graph's shape");
+  std::copy(values.begin(), values.end(), static_cast<T*>(in.t->data));
 }
 
 }  // namespace
@@ -42,6 +46,10 @@ size_t Batch::add(const kv::SeqState& s, const kv::StateLayout& layout, std::spa
                   std::to_string(s.n) + ".." + std::to_string(end - 1));
     Attn& a = attn[p];
     const int32_t offset = int32_t(a.lists.size());
+    // Grown by doubling: a range insert into the emptied vector of the last step would take
+    // exactly the new size, and reallocate at every decode step for the one slot more.
+    const size_t listed = a.lists.size() + size_t(end - begin);
+    if (a.lists.capacity() < listed) a.lists.reserve(std::max(listed, 2 * a.lists.capacity()));
     a.lists.insert(a.lists.end(), held.begin(), held.begin() + (end - begin));
     for (int pos = s.n; pos < end; pos++) {
       const int from = window ? std::max(begin, pos - layout.window + 1) : 0;
@@ -58,18 +66,27 @@ size_t Batch::add(const kv::SeqState& s, const kv::StateLayout& layout, std::spa
   return first_row;
 }
 
+void Batch::clear() {
+  tokens.clear();
+  pos.clear();
+  out_rows.clear();
+  for (Attn& a : attn) a.slots.clear(), a.ranges.clear(), a.lists.clear();
+  seqs.clear();
+}
+
 Forward::Forward(ForwardGraph& fg_, const Model& m_, const kv::SequenceStore& store_, const Batch& b, int n_ctx_)
     : c(fg_.ctx), fg(fg_), m(m_), hp(m_.hp), w(m_.w), store(store_), batch(b), n_ctx(n_ctx_), n(int64_t(b.size())),
       kv_written(size_t(m_.hp.n_layer)) {}
 
-Tensor* Forward::input_i32(std::vector<int32_t> data, const char* name) {
-  std::vector<int32_t>& v = fg.i32.emplace_back(std::move(data));
-  return input_leaf(c, Type::I32, int64_t(v.size()), v.data(), name);
-}
-
-Tensor* Forward::input_i64(std::vector<int64_t> data, const char* name) {
-  std::vector<int64_t>& v = fg.i64.emplace_back(std::move(data));
-  return input_leaf(c, Type::I64, int64_t(v.size()), v.data(), name);
+Tensor* Forward::input(InputKind kind, int which, Type type, int64_t n, const char* name) {
+  void* data = type == Type::I32 ? static_cast<void*>(fg.i32.emplace_back(size_t(n)).data())
+                                 : static_cast<void*>(fg.i64.emplace_back(size_t(n)).data());
+  const int64_t ne[1] = {n};
+  Tensor* t = c.new_leaf(type, ne, data);
+  t->flags |= kFlagInput;
+  t->set_name("%s", name);
+  fg.inputs.push_back({kind, which, t});
+  return t;
 }
 
 const std::vector<SeqRun>& Forward::seq_runs() {
@@ -78,14 +95,9 @@ const std::vector<SeqRun>& Forward::seq_runs() {
   for (size_t i = 0; i < seqs.size();) {
     size_t j = i + 1;
     while (j < seqs.size() && seqs[j].n == seqs[i].n) j++;
-    std::vector<int32_t> read;
-    std::vector<int64_t> write;
-    for (size_t k = i; k < j; k++) {
-      read.push_back(seqs[k].cell_src);
-      write.push_back(seqs[k].cell);
-    }
-    runs_.push_back({seqs[i].first, seqs[i].n, int64_t(j - i), input_i32(std::move(read), "inp_cells_read"),
-                     input_i64(std::move(write), "inp_cells_write")});
+    const int64_t n_seq = int64_t(j - i);
+    runs_.push_back({seqs[i].first, seqs[i].n, n_seq, input(InputKind::CELLS_READ, int(i), Type::I32, n_seq, "inp_cells_read"),
+                     input(InputKind::CELLS_WRITE, int(i), Type::I64, n_seq, "inp_cells_write")});
     i = j;
   }
   return runs_;
@@ -95,18 +107,19 @@ Tensor* Forward::output_rows(Tensor* x) {
   const std::vector<int32_t>& rows = batch.out_rows;
   if (rows.empty()) return nullptr;  // a prefill chunk that is not a prompt's last: only the state matters
   if (int64_t(rows.size()) == n && std::is_sorted(rows.begin(), rows.end())) return x;
-  return get_rows(c, x, input_i32(rows, "inp_out_rows"));
+  return get_rows(c, x, input(InputKind::OUT_ROWS, 0, Type::I32, int64_t(rows.size()), "inp_out_rows"));
 }
 
 void build_forward(ForwardGraph& fg, const Model& m, const kv::SequenceStore& store, const Batch& b, int n_ctx) {
   if (b.size() == 0) throw Error("forward: the batch has no tokens");
   Forward f(fg, m, store, b, n_ctx);
-  f.tokens = f.input_i32(b.tokens, "inp_tokens");
-  f.pos = f.input_i32(b.pos, "inp_pos");
+  f.tokens = f.input(InputKind::TOKENS, 0, Type::I32, f.n, "inp_tokens");
+  f.pos = f.input(InputKind::POS, 0, Type::I32, f.n, "inp_pos");
   for (int p = 0; p < kv::kPools; p++) {
     if (!store.layout().uses(kv::Pool(p))) continue;
-    f.slots[p] = f.input_i64(b.attn[p].slots, p == 0 ? "inp_slots" : "inp_slots_window");
-    f.attn_index[p] = f.input_i32(attn_index(b.attn[p], f.n), p == 0 ? "inp_kv_index" : "inp_kv_index_window");
+    f.slots[p] = f.input(InputKind::SLOTS, p, Type::I64, f.n, p == 0 ? "inp_slots" : "inp_slots_window");
+    f.attn_index[p] = f.input(InputKind::ATTN_INDEX, p, Type::I32, attn_index_size(b.attn[p], f.n),
+                              p == 0 ? "inp_kv_index" : "inp_kv_index_window");
   }
   fg.logits = m.hp.arch->build(f);
   if (fg.hidden_states) {  // what follows the output norm (the head, a softcap) is left out of the graph
@@ -120,6 +133,48 @@ void build_forward(ForwardGraph& fg, const Model& m, const kv::SequenceStore& st
   }
   outputs.insert(outputs.end(), f.writes.begin(), f.writes.end());
   fg.graph = build_graph(outputs);
+  write_inputs(fg, b);
+}
+
+void write_inputs(ForwardGraph& fg, const Batch& b) {
+  const int64_t n = int64_t(b.size());
+  for (const ForwardInput& in : fg.inputs) {
+    switch (in.kind) {
+      case InputKind::TOKENS: write<int32_t>(in, b.tokens); break;
+      case InputKind::POS: write<int32_t>(in, b.pos); break;
+      case InputKind::SLOTS: write<int64_t>(in, b.attn[in.which].slots); break;
+      case InputKind::ATTN_INDEX:
+        write_attn_index(static_cast<int32_t*>(in.t->data), in.t->ne[0], b.attn[in.which], n);
+        break;
+      case InputKind::CELLS_READ:
+      case InputKind::CELLS_WRITE:
+        for (int64_t k = 0; k < in.t->ne[0]; k++) {
+          const Batch::Seq& s = b.seqs.at(size_t(in.which + k));
+          if (in.kind == InputKind::CELLS_READ) static_cast<int32_t*>(in.t->data)[k] = s.cell_src;
+          else static_cast<int64_t*>(in.t->data)[k] = s.cell;
+        }
+        break;
+      case InputKind::OUT_ROWS: write<int32_t>(in, b.out_rows); break;
+    }
+  }
+}
+
+BatchShape::BatchShape(const Batch& b)
+    : n(int64_t(b.size())),
+      n_out(int64_t(b.out_rows.size())),
+      out_in_order(n_out == n && std::is_sorted(b.out_rows.begin(), b.out_rows.end())) {
+  for (int p = 0; p < kv::kPools; p++) index_size[p] = attn_index_size(b.attn[p], n);
+  for (const Batch::Seq& s : b.seqs) seq_tokens.push_back(s.n);
+}
+
+bool BatchShape::matches(const Batch& b) const {
+  if (int64_t(b.size()) != n || int64_t(b.out_rows.size()) != n_out || b.seqs.size() != seq_tokens.size()) return false;
+  if ((n_out == n && std::is_sorted(b.out_rows.begin(), b.out_rows.end())) != out_in_order) return false;
+  for (int p = 0; p < kv::kPools; p++)
+    if (attn_index_size(b.attn[p], n) != index_size[p]) return false;
+  for (size_t i = 0; i < seq_tokens.size(); i++)
+    if (b.seqs[i].n != seq_tokens[i]) return false;
+  return true;
 }
 
 kv::StateLayout state_layout(const HParams& hp) {

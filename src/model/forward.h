@@ -41,12 +41,40 @@ struct Batch {
   // SequenceStore::reserve has taken the state. Returns the index of its first logits row.
   size_t add(const kv::SeqState& s, const kv::StateLayout& layout, std::span<const int32_t> tokens, Logits logits);
   size_t size() const { return tokens.size(); }
+  // Empties the batch, keeping the vectors' memory for the next step's.
+  void clear();
+};
+
+// What a forward graph's structure depends on. Batches of one shape build the same graph but
+// for its inputs' values, so a graph built for one is replayed for the others (Executor) after
+// write_inputs. The PAGED_ATTN index is the one input whose length grows with the context: it is
+// sized in steps of kIndexStep entries, the unused tail ignored, so that a decode step keeps its
+// graph for that many tokens.
+struct BatchShape {
+  static constexpr int64_t kIndexStep = 256;
+  int64_t n = 0;                         // tokens
+  int64_t n_out = 0;                     // logits rows
+  bool out_in_order = false;             // out_rows is 0..n-1: the graph gathers no rows
+  int64_t index_size[kv::kPools] = {};   // PAGED_ATTN index entries per pool
+  std::vector<int32_t> seq_tokens;       // new tokens per sequence, in batch order
+
+  explicit BatchShape(const Batch& b);
+  bool matches(const Batch& b) const;
+};
+
+// The inputs a forward graph reads, filled from a batch by write_inputs.
+enum class InputKind { TOKENS, POS, SLOTS, ATTN_INDEX, CELLS_READ, CELLS_WRITE, OUT_ROWS };
+struct ForwardInput {
+  InputKind kind;
+  int which;  // SLOTS, ATTN_INDEX: the KV pool; CELLS_*: the batch's first sequence of the run
+  Tensor* t;  // I32 or I64 (n,), its data held by the ForwardGraph
 };
 
 struct ForwardGraph {
   Context ctx;
   Graph graph;
-  std::deque<std::vector<int32_t>> i32;  // input data, owned here (stable addresses)
+  std::vector<ForwardInput> inputs;
+  std::deque<std::vector<int32_t>> i32;  // the inputs' data (stable addresses)
   std::deque<std::vector<int64_t>> i64;
   Tensor* logits = nullptr;  // (n_vocab, out_rows); nullptr when no logits were asked for
   // Set before build_forward: `logits` is instead the rows' last hidden states after the output
@@ -87,8 +115,8 @@ struct Forward {
   // The batch's sequences as runs (built on first use).
   const std::vector<SeqRun>& seq_runs();
 
-  Tensor* input_i32(std::vector<int32_t> data, const char* name);
-  Tensor* input_i64(std::vector<int64_t> data, const char* name);
+  // A new input of n elements (I32 or I64), filled by write_inputs.
+  Tensor* input(InputKind kind, int which, Type type, int64_t n, const char* name);
   // x (d, n) -> the rows whose logits were asked for (d, n_out); nullptr when there are none.
   Tensor* output_rows(Tensor* x);
 
@@ -96,8 +124,12 @@ struct Forward {
   std::vector<SeqRun> runs_;
 };
 
-// n_ctx: the longest a sequence of the batch may grow (it picks Phi-3's RoPE factors).
+// Builds the forward graph of batch's shape and writes batch's inputs into it. n_ctx: the longest
+// a sequence of the batch may grow (it picks Phi-3's RoPE factors).
 void build_forward(ForwardGraph& fg, const Model& m, const kv::SequenceStore& store, const Batch& batch, int n_ctx);
+// Writes batch's tokens, positions, slots, ... into fg's inputs; batch has the shape fg was built
+// for (BatchShape::matches). Allocates nothing.
+void write_inputs(ForwardGraph& fg, const Batch& batch);
 
 // What a model's sequences carry between steps, from its layer configs.
 kv::StateLayout state_layout(const HParams& hp);

@@ -23,7 +23,15 @@ Session::Session(const Model& model, const SessionParams& params, BackendSet bac
       n_ctx_(params.n_ctx > 0 ? params.n_ctx : default_n_ctx(model.hp)),
       n_batch_(std::max(1, params.n_batch)),
       store_(state_layout(model.hp), session_capacity(model.hp, n_ctx_, n_batch_), params.cache_type),
-      executor_(std::move(backends)) {}
+      executor_(model, store_, n_ctx_, std::move(backends)) {
+  // The one sequence's slot lists, and the batch's lists of what its tokens attend, at their
+  // longest, taken once: a decode step allocates nothing.
+  const kv::Capacity cap = store_.capacity();
+  seq_.full.reserve(size_t(cap.full));
+  seq_.window.reserve(size_t(cap.window));
+  batch_.attn[int(kv::Pool::FULL)].lists.reserve(size_t(cap.full));
+  batch_.attn[int(kv::Pool::WINDOW)].lists.reserve(size_t(cap.window));
+}
 
 Session::~Session() = default;
 
@@ -48,13 +56,10 @@ std::span<const float> Session::run(std::span<const int32_t> tokens, bool all_lo
     const int chunk = std::min(n_batch_, n - done);
     const bool last = done + chunk == n;
     if (!store_.reserve(seq_, chunk)) throw Error("the session's state store is full (a bug: it is sized for n_ctx)");
-    Batch b;
-    b.add(seq_, store_.layout(), tokens.subspan(size_t(done), size_t(chunk)),
-          all_logits ? Logits::ALL : last ? Logits::LAST : Logits::NONE);
-    ForwardGraph fg;
-    fg.hidden_states = hidden;
-    build_forward(fg, model_, store_, b, n_ctx_);
-    executor_.run(fg.graph);
+    batch_.clear();
+    batch_.add(seq_, store_.layout(), tokens.subspan(size_t(done), size_t(chunk)),
+               all_logits ? Logits::ALL : last ? Logits::LAST : Logits::NONE);
+    const ForwardGraph& fg = executor_.forward(batch_, hidden);
     store_.commit(seq_, chunk);
     if (fg.logits) {
       out = {static_cast<const float*>(fg.logits->data), size_t(fg.logits->nelements())};

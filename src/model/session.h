@@ -43,6 +43,7 @@ class Session {
   const kv::SequenceStore& store() const { return store_; }
   // Where its last step ran (splits, nodes per backend).
   const sched::Scheduler& scheduler() const { return executor_.scheduler(); }
+  const Executor& executor() const { return executor_; }
 
  private:
   const Model& model_;
@@ -50,6 +51,7 @@ class Session {
   kv::SequenceStore store_;
   kv::SeqState seq_;
   Executor executor_;
+  Batch batch_;  // each step's, cleared and refilled: its vectors keep their capacity
   std::span<const float> run(std::span<const int32_t> tokens, bool all_rows, bool hidden);
 
   std::vector<float> logits_;  // all_logits of a prompt computed in several steps

@@ -1,6 +1,7 @@
 #include "sample/candidates.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -58,13 +59,14 @@ void top_p_filter(std::vector<Candidate>& cands, bool sorted, float p) {
   // Bucket the tokens by logit (one bucket when already sorted): the mass per bucket gives the
   // total, and the bucket where the running mass reaches the target bounds what must be sorted,
   // so an unsorted 152k vocabulary is not sorted whole.
-  const int buckets = sorted ? 1 : 1024;
+  constexpr int kBuckets = 1024;
+  const int buckets = sorted ? 1 : kBuckets;
   const float range = top - min_logit;
   const float scale = range > 0.0f ? static_cast<float>(buckets - 1) / range : 0.0f;
   auto bucket_of = [&](float logit) {
     return static_cast<int>(std::min<float>(static_cast<float>(buckets - 1), (top - logit) * scale));
   };
-  std::vector<double> mass(static_cast<size_t>(buckets), 0.0);
+  std::array<double, kBuckets> mass{};  // on the stack: sampling a token allocates nothing
   for (const Candidate& c : cands) mass[bucket_of(c.logit)] += std::exp(static_cast<double>(c.logit - top));
   double total = 0.0;
   for (double m : mass) total += m;

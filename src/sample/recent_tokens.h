@@ -2,9 +2,9 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <span>
-#include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace hart {
 
@@ -16,8 +16,9 @@ struct PenaltyParams {
 
 class RecentTokens {
  public:
-  // window: how many of the latest tokens count; -1 = all since clear(), 0 = none.
-  explicit RecentTokens(int window) : window_(window) {}
+  // window: how many of the latest tokens count; -1 = all since clear(), 0 = none. A window's
+  // memory is taken here, so that accepting a token allocates nothing.
+  explicit RecentTokens(int window);
 
   void accept(int32_t token);
   void clear();
@@ -29,8 +30,11 @@ class RecentTokens {
 
  private:
   int window_;
-  std::deque<int32_t> tokens_;
-  std::unordered_map<int32_t, int> counts_;
+  std::vector<int32_t> tokens_;  // with a window: a ring of its tokens, the oldest at next_
+  size_t next_ = 0;
+  // (token, occurrences) per distinct token: a window holds tens of tokens, so a scan beats a
+  // hash map (and takes no memory per token).
+  std::vector<std::pair<int32_t, int>> counts_;
 };
 
 }  // namespace hart

@@ -61,8 +61,8 @@ Sampler::Sampler(const SamplerParams& params, int n_vocab)
 }
 
 void Sampler::accept(int32_t token) {
-  require(token >= 0 && token < n_vocab_, "accepted token " + std::to_string(token) +
-                                              " is outside the vocabulary of " + std::to_string(n_vocab_));
+  if (token < 0 || token >= n_vocab_)  // the message is built only when needed: a step allocates nothing
+    require(false, "accepted token " + std::to_string(token) + " is outside the vocabulary of " + std::to_string(n_vocab_));
   recent_.accept(token);
 }
 
@@ -73,8 +73,8 @@ void Sampler::reset() {
 }
 
 int32_t Sampler::sample(std::span<const float> logits) {
-  require(logits.size() == static_cast<size_t>(n_vocab_),
-          "got " + std::to_string(logits.size()) + " logits for a vocabulary of " + std::to_string(n_vocab_));
+  if (logits.size() != static_cast<size_t>(n_vocab_))
+    require(false, "got " + std::to_string(logits.size()) + " logits for a vocabulary of " + std::to_string(n_vocab_));
 
   std::span<const float> view = logits;
   if (penalties_active(params_) && !recent_.empty()) {

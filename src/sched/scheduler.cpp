@@ -67,7 +67,8 @@ std::vector<Split> Scheduler::plan(const Graph& g) const {
 
 void Scheduler::compute(const Graph& g) {
   if (backends_.size() == 1) {  // the CPU alone: one part, nothing to place (every decode step)
-    stats_ = Stats{1, {size_t(std::count_if(g.nodes.begin(), g.nodes.end(), [](const Tensor* n) { return !is_view_op(n->op); }))}};
+    stats_.splits = 1;  // assigned in place: a decode step allocates nothing
+    stats_.nodes.assign(1, size_t(std::count_if(g.nodes.begin(), g.nodes.end(), [](const Tensor* n) { return !is_view_op(n->op); })));
     backends_[0]->compute(g);
     return;
   }

@@ -42,6 +42,11 @@ kv::Capacity held(const kv::SeqState& s) {
           s.cell > 0 ? 1 : 0};
 }
 
+// The longest a sequence may grow: n_ctx, and never past the FULL pool.
+int sequence_limit(int n_ctx, const kv::SequenceStore& store) {
+  return store.layout().uses(kv::Pool::FULL) ? int(std::min<int64_t>(n_ctx, store.capacity().full)) : n_ctx;
+}
+
 }  // namespace
 
 struct Engine::Seq {
@@ -81,10 +86,9 @@ Engine::Engine(const Model& model, const Tokenizer& tok, const EngineOptions& op
       chunk_size_(std::max(1, opt.chunk_size)),
       max_queue_(opt.max_queue),
       store_(state_layout(model.hp), capacity(model.hp, opt, n_ctx_), opt.cache_type),
-      executor_(std::move(backends)) {
+      executor_(model_, store_, sequence_limit(n_ctx_, store_), std::move(backends)) {
   const kv::StateLayout& layout = store_.layout();
-  if (layout.uses(kv::Pool::FULL))
-    n_ctx_ = int(std::min<int64_t>(n_ctx_, store_.capacity().full));  // one sequence never outgrows the pool
+  n_ctx_ = sequence_limit(n_ctx_, store_);
   if (opt.prefix_cache)
     radix_.emplace(layout.uses(kv::Pool::FULL) ? &store_.pool(kv::Pool::FULL) : nullptr,
                    layout.uses(kv::Pool::WINDOW) ? &store_.pool(kv::Pool::WINDOW) : nullptr, layout.window,
@@ -321,9 +325,7 @@ void Engine::step() {
   if (entries.empty()) return;
 
   try {
-    ForwardGraph fg;
-    build_forward(fg, model_, store_, batch, n_ctx_);
-    executor_.run(fg.graph);
+    const ForwardGraph& fg = executor_.forward(batch);
     for (Entry& e : entries) commit(*e.seq, e.n);
     size_t row = 0;
     const size_t n_vocab = size_t(model_.hp.n_vocab);

@@ -43,9 +43,32 @@ void check_memory(const Tensor& t, const Tensor& node) {
                 "tensor without memory ('" + t.name + "'); run plan_memory first");
 }
 
+// Graphs whose schedules are kept: a session alternates between its decode step and at most a
+// prefill chunk or two; the server's engine between a few batch shapes.
+constexpr size_t kKeptGraphs = 4;
+
+struct alignas(kCacheLine) Counters {
+  std::atomic<int> claimed{0};    // pieces handed out
+  std::atomic<int64_t> chunk{0};  // the kernel's own counter (OpContext::chunk)
+};
+
 }  // namespace
 
-void CpuBackend::compute(const Graph& g) {
+struct CpuBackend::Compiled {
+  uint64_t graph_id;
+  Schedule sched;
+  std::unique_ptr<Counters[]> counters;  // one per step, zeroed before each compute
+  // A graph of one-piece steps only (a tiny model, a short decode step) gains nothing from other
+  // threads but their hand-offs: each step would wait for the thread that computed the one before.
+  bool serial;
+};
+
+CpuBackend::Compiled& CpuBackend::compiled(const Graph& g) {
+  for (size_t i = 0; i < compiled_.size(); i++) {
+    if (compiled_[i]->graph_id != g.id || g.id == 0) continue;
+    std::rotate(compiled_.begin() + ptrdiff_t(i), compiled_.begin() + ptrdiff_t(i) + 1, compiled_.end());
+    return *compiled_.back();
+  }
   const Kernels& k = kernels();
   std::vector<const Tensor*> nodes;  // the ones with a kernel; views need no work
   for (const Tensor* node : g.nodes) {
@@ -60,14 +83,28 @@ void CpuBackend::compute(const Graph& g) {
     nodes.push_back(node);
   }
   packs_.prepare(g, k, pool_);
-  const Schedule sched = make_schedule(nodes, k, pool_.size());
-  work_->reserve(sched.work_size);
+  auto c = std::make_unique<Compiled>();
+  c->graph_id = g.id;
+  c->sched = make_schedule(nodes, k, pool_.size());
+  c->counters = std::make_unique<Counters[]>(c->sched.steps.size());
+  c->serial = std::all_of(c->sched.steps.begin(), c->sched.steps.end(),
+                          [](const Step& st) { return st.pieces == 1 && !st.team; });
+  work_->reserve(c->sched.work_size);
+  // The least recently computed graph makes room (a graph without an id is never found again).
+  if (compiled_.size() == kKeptGraphs) compiled_.erase(compiled_.begin());
+  compiled_.push_back(std::move(c));
+  return *compiled_.back();
+}
 
-  struct alignas(kCacheLine) Counters {
-    std::atomic<int> claimed{0};    // pieces handed out
-    std::atomic<int64_t> chunk{0};  // the kernel's own counter (OpContext::chunk)
-  };
-  std::vector<Counters> counters(sched.steps.size());
+void CpuBackend::compute(const Graph& g) {
+  const Kernels& k = kernels();
+  Compiled& c = compiled(g);
+  const Schedule& sched = c.sched;
+  for (size_t i = 0; i < sched.steps.size(); i++) {
+    c.counters[i].claimed.store(0, std::memory_order_relaxed);
+    c.counters[i].chunk.store(0, std::memory_order_relaxed);
+  }
+  Counters* counters = c.counters.get();
   const uint32_t base = finished_.load();  // no thread is inside a run: the count is settled
   const NodeThreads team(pool_, true), pieces(pool_, false);
   ErrorSink errors;
@@ -91,11 +128,7 @@ void CpuBackend::compute(const Graph& g) {
         piece(p);
     }
   };
-  // A graph of one-piece steps only (a tiny model, a short decode step) gains nothing from other
-  // threads but their hand-offs: each step would wait for the thread that computed the one before.
-  const bool serial = std::all_of(sched.steps.begin(), sched.steps.end(),
-                                  [](const Step& st) { return st.pieces == 1 && !st.team; });
-  if (serial)
+  if (c.serial)
     body(0, 1);
   else
     pool_.run(body);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backend/backend.h"
 #include "backend/cpu/repack.h"
@@ -25,7 +26,9 @@ class CpuBackend final : public Backend {
   // weight type without a dot product).
   bool supports_op(const Tensor& node) const override;
   // Throws hart::Error for unsupported nodes, tensors without memory, or bad data (a row id
-  // out of range: the graph's results are then unspecified).
+  // out of range: the graph's results are then unspecified). What it derives from a graph with
+  // an id (its checks, weight packs and schedule) is kept for the next compute of that graph:
+  // a replayed decode step runs with no heap allocation.
   void compute(const Graph& g) override;
   int n_threads() const { return pool_.size(); }
   // Bytes of this backend's repacked weight copies (see repack.h).
@@ -33,12 +36,16 @@ class CpuBackend final : public Backend {
 
  private:
   struct WorkBuffer;
+  struct Compiled;
+  // g's schedule: kept, or made now (and kept when g has an id).
+  Compiled& compiled(const Graph& g);
 
   std::string name_ = "CPU";
   ThreadPool pool_;
   WaitWord finished_;  // pieces of steps finished, counting on across graphs
   std::unique_ptr<WorkBuffer> work_;
   WeightPacks packs_;  // MUL_MAT weights in the kernel set's panel layout
+  std::vector<std::unique_ptr<Compiled>> compiled_;  // the graphs computed last, most recent last
 };
 
 }  // namespace hart::cpu

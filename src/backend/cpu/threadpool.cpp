@@ -94,7 +94,7 @@ ThreadPool::~ThreadPool() {
   for (std::thread& t : threads_) t.join();
 }
 
-void ThreadPool::run(const std::function<void(int, int)>& fn) {
+void ThreadPool::run(Job fn) {
   if (n_ == 1) {
     fn(0, 1);
     return;

@@ -10,7 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
-#include <functional>
+#include <type_traits>
 #include <thread>
 #include <vector>
 
@@ -34,6 +34,22 @@ class WaitWord {
   mutable std::atomic<int> sleepers_{0};
 };
 
+// The work of one run(): a callable borrowed for the length of the call, never copied. A
+// std::function would allocate for a lambda capturing more than two pointers, as every graph's
+// does, and a decode step makes no heap allocation.
+class Job {
+ public:
+  template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, Job>>>
+  Job(F&& f)  // NOLINT: implicit, so that run([&](int ith, int nth) { ... }) reads naturally
+      : obj_(const_cast<void*>(static_cast<const void*>(&f))),
+        call_([](void* o, int ith, int nth) { (*static_cast<std::remove_reference_t<F>*>(o))(ith, nth); }) {}
+  void operator()(int ith, int nth) const { call_(obj_, ith, nth); }
+
+ private:
+  void* obj_;
+  void (*call_)(void*, int, int);
+};
+
 class ThreadPool {
  public:
   // n_threads >= 1, counting the caller. `cpus` (optional): pin thread i to cpus[i % size], the
@@ -45,7 +61,7 @@ class ThreadPool {
 
   int size() const { return n_; }
   // Runs fn(ith, size()) on every thread; fn must not throw. Not reentrant.
-  void run(const std::function<void(int ith, int nth)>& fn);
+  void run(Job fn);
   // Waits until every thread of the current run() has arrived. Call from inside run() only,
   // from all threads the same number of times.
   void barrier();
@@ -57,7 +73,7 @@ class ThreadPool {
 
   const int n_;
   std::vector<std::thread> threads_;
-  const std::function<void(int, int)>* job_ = nullptr;
+  const Job* job_ = nullptr;
   std::atomic<bool> stop_{false};
 
   alignas(64) WaitWord start_;       // bumped for every run; workers wait for a change

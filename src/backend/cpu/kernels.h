@@ -1,7 +1,7 @@
 // The CPU kernel seam. Op kernels (ops/*.cpp) are written once and call the hot inner loops
 // through this table; each ISA (arch/x86, arch/riscv) overrides the entries it speeds up and
 // inherits the scalar reference for the rest. The table is chosen once at start-up from what the
-// running CPU reports, or forced with HART_ISA=ref|avx2|avx512|rvv|rvv_zvfh (an unknown or
+// running CPU reports, or forced with HART_ISA=ref|avx2|avx512|amx|rvv|rvv_zvfh (an unknown or
 // unsupported name is a clear error).
 #pragma once
 

@@ -1,6 +1,8 @@
 #include "backend/cpu/arch/x86/cpu_features.h"
 
 #include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cstdint>
 
@@ -26,6 +28,14 @@ uint64_t read_xcr0() {
 
 bool bit(uint32_t reg, int n) { return (reg >> n) & 1u; }
 
+// Linux keeps AMX's 8 KB of tile data out of a process's signal frames until it asks for it
+// (arch/x86/include/uapi/asm/prctl.h: ARCH_REQ_XCOMP_PERM; XFEATURE_XTILEDATA is state
+// component 18). Granted once, it holds for every thread of the process.
+bool request_tile_data() {
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+}
+
 CpuFeatures detect() {
   CpuFeatures f;
   const Regs l1 = cpuid(1, 0);
@@ -42,6 +52,8 @@ CpuFeatures detect() {
   f.avx2_vnni = f.avx2 && bit(l7s1.eax, 4);
   f.avx512_vnni = f.avx512 && bit(l7.ecx, 11);
   f.avx512_bf16 = f.avx512_vnni && bit(l7s1.eax, 5);
+  const bool os_tiles = (xcr0 & 0x60000) == 0x60000;  // XTILECFG + XTILEDATA state
+  f.amx = f.avx512_bf16 && os_tiles && bit(l7.edx, 24) && bit(l7.edx, 25) && request_tile_data();
   return f;
 }
 

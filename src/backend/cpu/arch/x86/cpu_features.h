@@ -11,6 +11,9 @@ struct CpuFeatures {
   bool avx2_vnni = false;    // AVX2 + AVX-VNNI (VEX-encoded vpdpbusd)
   bool avx512_vnni = false;  // AVX-512 + VNNI
   bool avx512_bf16 = false;  // AVX-512 + VNNI + BF16
+  // avx512_bf16 + AMX-TILE + AMX-INT8, with tile state enabled by the OS and this process granted
+  // the right to use it (Linux asks each process to request it: arch_prctl ARCH_REQ_XCOMP_PERM)
+  bool amx = false;
 };
 
 const CpuFeatures& cpu_features();

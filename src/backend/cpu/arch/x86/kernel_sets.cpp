@@ -14,6 +14,7 @@ std::vector<ArchKernelSet> arch_kernel_sets() {
       {"avx512", [] { return x86::cpu_features().avx512; }, x86::fill_avx512},
       {"avx512_vnni", [] { return x86::cpu_features().avx512_vnni; }, x86::fill_avx512_vnni},
       {"avx512_bf16", [] { return x86::cpu_features().avx512_bf16; }, x86::fill_avx512_bf16},
+      {"amx", [] { return x86::cpu_features().amx; }, x86::fill_amx},
   };
 }
 

@@ -11,5 +11,6 @@ void fill_avx512(Kernels& k);       // AVX-512 F/BW/VL/DQ
 void fill_avx2_vnni(Kernels& k);    // AVX2 + AVX-VNNI (the VEX vpdpbusd, 256-bit)
 void fill_avx512_vnni(Kernels& k);  // AVX-512 + VNNI (vpdpbusd)
 void fill_avx512_bf16(Kernels& k);  // AVX-512 + VNNI + BF16 (vdpbf16ps)
+void fill_amx(Kernels& k);          // avx512_bf16 + AMX-INT8 tiles for prefill
 
 }  // namespace hart::cpu::x86

@@ -81,6 +81,7 @@ TEST(X86Features, AvxLevelsNest) {
   EXPECT_TRUE(f.avx2 || !f.avx512);
   EXPECT_TRUE(f.avx512 || !f.avx512_vnni);
   EXPECT_TRUE(f.avx512_vnni || !f.avx512_bf16);
+  EXPECT_TRUE(f.avx512_bf16 || !f.amx);
   EXPECT_TRUE(f.avx2 || !f.avx2_vnni);
 }
 
@@ -210,7 +211,7 @@ TEST_P(X86Set, QuantizedDotsMatchVecDot) {
 
 // Every quantized panel GEMM of the set (weights packed with its PackFn) against quant.h's vec_dot
 // per (row, activation row): K of 1, 5 and 33 blocks, 1 and 2 panels, every remainder of the
-// activation row tile and several tiles, weights with every bit random and quantized ones; the
+// activation row tile and several tiles (AMX's of 16 too), weights with every bit random and quantized ones; the
 // y columns past the panels' rows stay untouched.
 TEST_P(X86Set, QuantizedPanelGemmsMatchVecDot) {
   for (const DotCase& c : kDotCases) {
@@ -220,7 +221,7 @@ TEST_P(X86Set, QuantizedPanelGemmsMatchVecDot) {
     for (int64_t blocks : {1, 5, 33}) {
       const int64_t n = blocks * bs;
       const size_t w_row = row_size(c.weight, n), x_row = row_size(c.act, n);
-      constexpr int64_t kRowsX = 11;
+      constexpr int64_t kRowsX = 35;
       std::vector<uint8_t> x;
       std::vector<std::vector<float>> xd;
       for (int64_t j = 0; j < kRowsX; ++j) {
@@ -240,7 +241,7 @@ TEST_P(X86Set, QuantizedPanelGemmsMatchVecDot) {
           for (int64_t p = 0; p < n_panels; ++p)
             pk.pack(n, pk.rows, w.data() + size_t(p * pk.rows) * w_row, w_row,
                     panels.data() + size_t(p * pk.rows) * w_row);
-          for (int64_t nx : {1, 2, 3, 4, 5, 7, 11}) {
+          for (int64_t nx : {1, 2, 3, 4, 5, 7, 11, 16, 35}) {  // 16 and 35: AMX's tiles of 16 and a tail
             const size_t y_stride = size_t(rows) + 3;
             std::vector<float> y(y_stride * size_t(nx), -7.0f);
             pk.gemm(n, n_panels, nx, panels.data(), size_t(pk.rows) * w_row, x.data(), x_row, y.data(), y_stride);
@@ -392,8 +393,40 @@ TEST_P(X86Set, RmsNorm) {
   }
 }
 
+// AMX replaces only the integer block sums of the 32-element panels, with the same sums: its
+// GEMMs equal avx512_bf16's (whose VNNI panels it falls back to below 16 activation rows) bit for
+// bit, over tiles of 16 rows and a tail, random weight bits included.
+TEST_P(X86Set, AmxPanelsEqualTheVnniPanelsBitForBit) {
+  if (GetParam() != "amx") GTEST_SKIP() << "the amx set's test";
+  Kernels vnni;
+  for (const ArchKernelSet& set : arch_kernel_sets())
+    if (set.name == "avx512_bf16") set.fill(vnni);
+  for (Type t : {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::IQ4_NL}) {
+    const PanelKernel &pk = k.panel[int(t)], &pv = vnni.panel[int(t)];
+    ASSERT_EQ(pk.rows, pv.rows);
+    const int64_t n = 7 * 32, rows = 2 * pk.rows, nx = 37;
+    const size_t w_row = row_size(t, n), x_row = row_size(Type::Q8_0, n);
+    std::vector<uint8_t> w, x, panels(w_row * size_t(rows));
+    for (int64_t i = 0; i < rows; ++i) {
+      const std::vector<uint8_t> wi = i % 3 ? quantized(t, varied_floats(n)) : random_blocks(t, n, rng);
+      w.insert(w.end(), wi.begin(), wi.end());
+    }
+    for (int64_t j = 0; j < nx; ++j) {
+      const std::vector<uint8_t> xj = quantized(Type::Q8_0, varied_floats(n));
+      x.insert(x.end(), xj.begin(), xj.end());
+    }
+    for (int64_t p = 0; p < 2; ++p)
+      pk.pack(n, pk.rows, w.data() + size_t(p * pk.rows) * w_row, w_row, panels.data() + size_t(p * pk.rows) * w_row);
+    std::vector<float> got(size_t(rows * nx)), want(got.size());
+    pk.gemm(n, 2, nx, panels.data(), size_t(pk.rows) * w_row, x.data(), x_row, got.data(), size_t(rows));
+    pv.gemm(n, 2, nx, panels.data(), size_t(pk.rows) * w_row, x.data(), x_row, want.data(), size_t(rows));
+    EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float))) << type_name(t);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Sets, X86Set,
-                         ::testing::Values("avx2", "avx2_vnni", "avx512", "avx512_vnni", "avx512_bf16", "avx2_vnni_evex"),
+                         ::testing::Values("avx2", "avx2_vnni", "avx512", "avx512_vnni", "avx512_bf16", "amx",
+                                           "avx2_vnni_evex"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -299,13 +299,10 @@ kv::RadixCache::Node* Engine::share(Seq& s, int n, bool continuing) {
 }
 
 void Engine::step() {
-  Batch batch;
-  struct Entry {
-    Seq* seq;
-    int n;
-    bool logits;
-  };
-  std::vector<Entry> entries;
+  Batch& batch = batch_;
+  std::vector<StepEntry>& entries = entries_;
+  batch.clear();
+  entries.clear();
   int budget = chunk_size_;
   // Decoding sequences first (one token each), then prompt chunks in arrival order.
   for (bool prefill : {false, true})
@@ -326,10 +323,10 @@ void Engine::step() {
 
   try {
     const ForwardGraph& fg = executor_.forward(batch);
-    for (Entry& e : entries) commit(*e.seq, e.n);
+    for (StepEntry& e : entries) commit(*e.seq, e.n);
     size_t row = 0;
     const size_t n_vocab = size_t(model_.hp.n_vocab);
-    for (Entry& e : entries) {
+    for (StepEntry& e : entries) {
       Seq& s = *e.seq;
       // The prompt is in: share it. A recurrent model also shares each prompt chunk's end, where
       // its state is a snapshot a request with the same beginning can start from.
@@ -344,7 +341,7 @@ void Engine::step() {
       if (e.logits) emit(s, {static_cast<const float*>(fg.logits->data) + row++ * n_vocab, n_vocab});
     }
   } catch (const Error& err) {
-    for (Entry& e : entries) finish(*e.seq, "error", err.what());
+    for (StepEntry& e : entries) finish(*e.seq, "error", err.what());
   }
   running_.remove_if([](const std::unique_ptr<Seq>& s) { return s->stream == nullptr; });
 }

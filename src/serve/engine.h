@@ -93,6 +93,15 @@ class Engine {
   std::optional<kv::RadixCache> radix_;  // over the FULL pool, for models whose state is all K/V
   Executor executor_;
   kv::Capacity reserved_;  // state promised to running sequences and not yet taken
+  // A step's batch and what each running sequence puts in it, kept from step to step (cleared,
+  // their memory reused).
+  struct StepEntry {
+    Seq* seq;
+    int n;
+    bool logits;
+  };
+  Batch batch_;
+  std::vector<StepEntry> entries_;
 
   std::mutex mutex_;  // guards incoming_ and stop_
   std::condition_variable cv_;

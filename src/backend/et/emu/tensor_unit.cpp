@@ -24,23 +24,38 @@ float f32_at(const uint8_t* line, int i) {
 // The chip's scratchpad index wraps (sysemu: (start + i) % L1_SCP_ENTRIES).
 const uint8_t* scp_line(const MinionTensorState& s, int line) { return s.scp[line % ET_SCP_LINES]; }
 
-// Rounds a double to float toward zero.
+// Rounds a double to float toward zero: to nearest, then one step back toward zero when that went
+// past (an overflow to infinity steps back to the largest float).
 float round_to_zero(double s) {
-  float f = float(s);
-  if (std::fabs(double(f)) > std::fabs(s)) f = std::nextafter(f, 0.0f);
-  return f;
+  const float f = float(s);
+  return std::fabs(double(f)) > std::fabs(s) ? bits_f32(f32_bits(f) - 1) : f;
 }
 
-void fma32(MinionTensorState& s, const et_tensor_insn& t) {
-  for (int p = 0; p < t.k; p++) {
-    const uint8_t* b = scp_line(s, t.b_line + p);
-    for (int i = 0; i < t.rows; i++) {
-      const float a = f32_at(scp_line(s, t.line + i), p);
+// The engine's inner loops run for every multiply-add the emulated matrices do: on x86-64 they are
+// also built for FMA hardware (chosen at start-up), where std::fma is one instruction, not a call.
+#if defined(__x86_64__)
+#define HART_FMA_CLONES [[gnu::target_clones("fma", "default")]]
+#else
+#define HART_FMA_CLONES
+#endif
+
+// Row i of C: each step p one fused multiply-add of A[i][p] by B's line p, in order.
+HART_FMA_CLONES void fma32(MinionTensorState& s, const et_tensor_insn& t) {
+  for (int i = 0; i < t.rows; i++) {
+    float* c = s.c[i];
+    const uint8_t* a_line = scp_line(s, t.line + i);
+    for (int p = 0; p < t.k; p++) {
+      const float a = f32_at(a_line, p);
+      float b[ET_TILE];
+      std::memcpy(b, scp_line(s, t.b_line + p), sizeof b);
+      if (t.first && p == 0) {
+        for (int j = 0; j < ET_TILE; j++) c[j] = a * b[j];
+        continue;
+      }
+      // sysemu skips a product whose operand is +0 (it would add nothing but a -0 or a NaN)
       for (int j = 0; j < ET_TILE; j++) {
-        const float bj = f32_at(b, j);
-        if (t.first && p == 0) s.c[i][j] = a * bj;
-        // sysemu skips a product whose operand is +0 (it would add nothing but a -0 or a NaN)
-        else if (f32_bits(a) != 0 && f32_bits(bj) != 0) s.c[i][j] = std::fma(a, bj, s.c[i][j]);
+        const float r = std::fma(a, b[j], c[j]);
+        c[j] = f32_bits(a) != 0 && f32_bits(b[j]) != 0 ? r : c[j];
       }
     }
   }

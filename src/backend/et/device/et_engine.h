@@ -55,10 +55,9 @@ static inline et_me_tile et_me_tile_at(const et_me_job* j, int64_t t) {
 static inline uint64_t et_me_pack_ops(int32_t type) { return et_is_float_type(type) ? 1 : 4; }
 
 /* The second hart's half of step (tile t, chunk c): A and B into panel. Counts the lane operations
- * as flops (2 each: the cost model's lane-cycle) and, as DRAM traffic, each weight and activation
- * byte once per launch: the tiles of the first column of tiles count the activations, those of the
- * first row the weights; the other tiles' reads of them hit the shires' L2 and L3 (the chip's 136 MB
- * of SRAM holds a layer's weights many times over). */
+ * as flops (2 each: the cost model's lane-cycle) and, as DRAM traffic, what the minion reads once
+ * (mul_mat.c's rule for a hart): the weight chunks of each block-row of its tiles, at its first tile
+ * there, and the activation chunks of its first row of tiles. */
 static inline void et_me_pack(const et_me_job* j, int64_t t, int64_t c, uint8_t* panel) {
   const et_mul_mat_params* p = j->p;
   const et_tensor *w = &p->src0, *x = &p->src1;
@@ -88,8 +87,9 @@ static inline void et_me_pack(const et_me_job* j, int64_t t, int64_t c, uint8_t*
     }
   }
   const int64_t w_bytes = ET_TILE * et_row_bytes(w->type, w->ne[0]) * kc / w->ne[0];
+  const int new_block_row = t == j->t0 || tile.n0 == 0, in_first_row = t - j->t0 < j->n_tiles;
   et_count(j->env, (uint64_t)(2 * (tile.rows * kc + ET_TILE * kc * (int64_t)et_me_pack_ops(w->type))),
-           (uint64_t)((tile.n0 == 0 ? w_bytes : 0) + (tile.m0 == 0 ? tile.rows * kc * xe : 0)), 0);
+           (uint64_t)((new_block_row ? w_bytes : 0) + (in_first_row ? tile.rows * kc * xe : 0)), 0);
 }
 
 /* The first hart's end of tile t: its group's partial C added up (a TensorReduce tree: at each

@@ -155,12 +155,12 @@ typedef struct et_range {
   int64_t end;
 } et_range;
 
-/* This hart's share of an output of n elements (elem_bytes each, contiguous from device address
- * addr), cut on absolute 64-byte line boundaries so that no two harts write one cache line.
- * When rows of row_elems elements start on line boundaries, the cut also falls between rows, so
+/* Thread t's (of nt; et_split_lines: this hart's) share of an output of n elements (elem_bytes
+ * each, contiguous from device address addr), cut on absolute 64-byte line boundaries so that no
+ * two harts write one cache line. When rows of row_elems elements start on line boundaries, the cut also falls between rows, so
  * row-wise kernels compute each row's statistics once. */
-static inline et_range et_split_lines(const et_env* env, uint64_t addr, int64_t n,
-                                      int64_t elem_bytes, int64_t row_elems) {
+static inline et_range et_split_lines_at(uint32_t t, uint32_t nt, uint64_t addr, int64_t n, int64_t elem_bytes,
+                                         int64_t row_elems) {
   et_range r = {0, 0};
   if (n <= 0) return r;
   const uint64_t first = addr / ET_CACHE_LINE;
@@ -169,7 +169,6 @@ static inline et_range et_split_lines(const et_env* env, uint64_t addr, int64_t 
   uint64_t granule = 1; /* lines per unit */
   if (addr % ET_CACHE_LINE == 0 && row_bytes % ET_CACHE_LINE == 0) granule = row_bytes / ET_CACHE_LINE;
   const uint64_t units = (last - first + granule) / granule;
-  const uint64_t t = env->thread_id, nt = env->num_threads;
   const int64_t line_begin = (int64_t)(first + units * t / nt * granule);
   const int64_t line_end = (int64_t)(first + units * (t + 1) / nt * granule);
   /* An element belongs to the line holding its first byte. */
@@ -181,6 +180,11 @@ static inline et_range et_split_lines(const et_env* env, uint64_t addr, int64_t 
   r.begin = b;
   r.end = e;
   return r;
+}
+
+static inline et_range et_split_lines(const et_env* env, uint64_t addr, int64_t n, int64_t elem_bytes,
+                                      int64_t row_elems) {
+  return et_split_lines_at(env->thread_id, env->num_threads, addr, n, elem_bytes, row_elems);
 }
 
 #ifdef __cplusplus

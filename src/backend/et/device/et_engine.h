@@ -28,6 +28,7 @@ typedef struct et_me_job {
   int64_t chunk;              /* K elements per step: 32 (half) or 16 */
   int64_t chunks, m_tiles, n_tiles;
   int64_t t0, t1, c0, c1;     /* this minion's tiles and K chunks */
+  int64_t shire_t0;           /* the first tile of this minion's shire */
   int64_t split, splits;      /* this minion's place in its K-split group */
   const uint8_t *w, *x, *add;
   uint8_t* d;
@@ -55,9 +56,9 @@ static inline et_me_tile et_me_tile_at(const et_me_job* j, int64_t t) {
 static inline uint64_t et_me_pack_ops(int32_t type) { return et_is_float_type(type) ? 1 : 4; }
 
 /* The second hart's half of step (tile t, chunk c): A and B into panel. Counts the lane operations
- * as flops (2 each: the cost model's lane-cycle) and, as DRAM traffic, what the minion reads once
- * (mul_mat.c's rule for a hart): the weight chunks of each block-row of its tiles, at its first tile
- * there, and the activation chunks of its first row of tiles. */
+ * as flops (2 each: the cost model's lane-cycle) and, as DRAM traffic, what the shire reads once
+ * (as mul_mat.c: its minions share its L2): the weight chunks of each block-row of the shire's
+ * tiles, at its first tile there, and the activation chunks of the shire's first row of tiles. */
 static inline void et_me_pack(const et_me_job* j, int64_t t, int64_t c, uint8_t* panel) {
   const et_mul_mat_params* p = j->p;
   const et_tensor *w = &p->src0, *x = &p->src1;
@@ -87,7 +88,7 @@ static inline void et_me_pack(const et_me_job* j, int64_t t, int64_t c, uint8_t*
     }
   }
   const int64_t w_bytes = ET_TILE * et_row_bytes(w->type, w->ne[0]) * kc / w->ne[0];
-  const int new_block_row = t == j->t0 || tile.n0 == 0, in_first_row = t - j->t0 < j->n_tiles;
+  const int new_block_row = t == j->shire_t0 || tile.n0 == 0, in_first_row = t - j->shire_t0 < j->n_tiles;
   et_count(j->env, (uint64_t)(2 * (tile.rows * kc + ET_TILE * kc * (int64_t)et_me_pack_ops(w->type))),
            (uint64_t)((new_block_row ? w_bytes : 0) + (in_first_row ? tile.rows * kc * xe : 0)), 0);
 }
@@ -180,6 +181,7 @@ static inline void et_engine_mul_mat(const void* params, const et_env* env, int3
   j.split = g % j.splits;
   j.t0 = tiles * group / groups;
   j.t1 = tiles * (group + 1) / groups;
+  j.shire_t0 = tiles * ((g - env->minion_id) / j.splits) / groups;
   j.c0 = j.chunks * j.split / j.splits;
   j.c1 = j.chunks * (j.split + 1) / j.splits;
   j.w = et_tensor_data(env, &p->src0);

@@ -51,6 +51,12 @@ static inline et_me_tile et_me_tile_at(const et_me_job* j, int64_t t) {
   return r;
 }
 
+/* K elements of chunk c: the chunk size, but at K's end (F16: 16 when K % 32 == 16). */
+static inline int64_t et_me_chunk_k(const et_me_job* j, int64_t c) {
+  const int64_t left = j->p->src0.ne[0] - c * j->chunk;
+  return left < j->chunk ? left : j->chunk;
+}
+
 /* Vector lane operations per weight element the packer spends: a move (F32, F16), or unpacking
  * the level, converting, scaling and placing it (block types). */
 static inline uint64_t et_me_pack_ops(int32_t type) { return et_is_float_type(type) ? 1 : 4; }
@@ -63,8 +69,7 @@ static inline void et_me_pack(const et_me_job* j, int64_t t, int64_t c, uint8_t*
   const et_mul_mat_params* p = j->p;
   const et_tensor *w = &p->src0, *x = &p->src1;
   const et_me_tile tile = et_me_tile_at(j, t);
-  const int64_t k0 = c * j->chunk;
-  const int64_t kc = w->ne[0] - k0 < j->chunk ? w->ne[0] - k0 : j->chunk;
+  const int64_t k0 = c * j->chunk, kc = et_me_chunk_k(j, c);
   const uint8_t* xp = j->x + tile.i2 * x->nb[2] + tile.i3 * x->nb[3];
   const uint8_t* wp = j->w + tile.i2 / (x->ne[2] / w->ne[2]) * w->nb[2] + tile.i3 / (x->ne[3] / w->ne[3]) * w->nb[3];
   const int64_t xe = j->half ? 2 : 4;
@@ -126,8 +131,7 @@ static inline void et_me_finish(const et_me_job* j, int64_t t) {
 static inline void et_me_compute(const et_me_job* j, int64_t t, int64_t c, const uint8_t* panel) {
   const et_env* env = j->env;
   const et_me_tile tile = et_me_tile_at(j, t);
-  const int64_t k0 = c * j->chunk;
-  const int64_t kc = j->p->src0.ne[0] - k0 < j->chunk ? j->p->src0.ne[0] - k0 : j->chunk;
+  const int64_t kc = et_me_chunk_k(j, c);
   const int steps = (int)(j->half ? kc / 2 : kc);
   et_tensor_load(env, ET_ME_A_LINE, panel, (int)tile.rows, 64);
   et_tensor_load(env, ET_ME_B_LINE, panel + ET_ME_B_LINE * 64, steps, 64);

@@ -31,16 +31,8 @@ float round_to_zero(double s) {
   return std::fabs(double(f)) > std::fabs(s) ? bits_f32(f32_bits(f) - 1) : f;
 }
 
-// The engine's inner loops run for every multiply-add the emulated matrices do: on x86-64 they are
-// also built for FMA hardware (chosen at start-up), where std::fma is one instruction, not a call.
-#if defined(__x86_64__)
-#define HART_FMA_CLONES [[gnu::target_clones("fma", "default")]]
-#else
-#define HART_FMA_CLONES
-#endif
-
 // Row i of C: each step p one fused multiply-add of A[i][p] by B's line p, in order.
-HART_FMA_CLONES void fma32(MinionTensorState& s, const et_tensor_insn& t) {
+[[gnu::always_inline]] inline void fma32_rows(MinionTensorState& s, const et_tensor_insn& t) {
   for (int i = 0; i < t.rows; i++) {
     float* c = s.c[i];
     const uint8_t* a_line = scp_line(s, t.line + i);
@@ -59,6 +51,21 @@ HART_FMA_CLONES void fma32(MinionTensorState& s, const et_tensor_insn& t) {
       }
     }
   }
+}
+
+// The loop above runs for every multiply-add the emulated matrices do: on x86-64 it is also built
+// for FMA hardware, where std::fma is one instruction, not a call. Chosen by a plain test, not an
+// ifunc: a resolver runs before the sanitizers' runtimes are up.
+#if defined(__x86_64__)
+[[gnu::target("fma")]] void fma32_hardware(MinionTensorState& s, const et_tensor_insn& t) { fma32_rows(s, t); }
+#endif
+
+void fma32(MinionTensorState& s, const et_tensor_insn& t) {
+#if defined(__x86_64__)
+  static const bool hardware = (__builtin_cpu_init(), __builtin_cpu_supports("fma"));
+  if (hardware) return fma32_hardware(s, t);
+#endif
+  fma32_rows(s, t);
 }
 
 void fma16a32(MinionTensorState& s, const et_tensor_insn& t) {

@@ -373,6 +373,10 @@ TEST(EtBackend, OptionsFromEitherNameOfTheEnvironment) {
   EXPECT_TRUE(EtOptions::from_env().uberkernel);
   for (const char* v : {"HART_ET_UBERKERNEL", "GGML_ET_UBERKERNEL", "HART_ET_PROFILE", "GGML_ET_PROFILE"}) unsetenv(v);
   EXPECT_EQ(EtOptions::from_env().profile_dir, "");
+  EXPECT_TRUE(EtOptions::from_env().matrix_engine);  // on unless HART_ET_MATRIX_ENGINE=0
+  setenv("HART_ET_MATRIX_ENGINE", "0", 1);
+  EXPECT_FALSE(EtOptions::from_env().matrix_engine);
+  unsetenv("HART_ET_MATRIX_ENGINE");
 }
 
 // A MUL_MAT_ID line names the experts there are and those each token takes, as llama.cpp's does.

@@ -191,6 +191,55 @@ TEST(EtBackend, GegluFfnWithQ4_KWeightsRunsOnTheDevice) {
                                                "mul_mat_Q4_Kxf32", "sub_f32", "unary_gelu_f32", "unary_silu_f32"}));
 }
 
+// The kernels each launch names in a perf log, sorted (launches run in any topological order).
+std::vector<std::string> logged_kernels(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> kernels;
+  for (std::string l; std::getline(in, l);) {
+    const size_t at = l.find("|kernel=") + 8;
+    kernels.push_back(l.substr(at, l.find('|', at) - at));
+  }
+  std::sort(kernels.begin(), kernels.end());
+  return kernels;
+}
+
+// The matrix-engine kernels take the shapes llama.cpp's ET backend gives them (et_ops.cpp) and
+// no others; with the engine off (HART_ET_MATRIX_ENGINE=0) every MUL_MAT runs today's kernel.
+// Either way the result matches the CPU's.
+TEST(EtBackend, MatrixEngineKernelsAreChosenByShape) {
+  Tensor* (*const prefill)(Bench&) = [](Bench& b) {  // 60 rows: Q4_0 and Q8_0 on the engine
+    Context& c = b.ctx;
+    Tensor* y = mul_mat(c, b.random(Type::Q8_0, {64, 64}), b.random(Type::F32, {64, 60}));
+    Tensor* z = add(c, mul_mat(c, b.random(Type::Q4_0, {64, 64}), y), y);  // fused: the engine adds it
+    return mul_mat(c, b.random(Type::Q4_0, {64, 40}), z);                  // 40 columns: no whole tiles
+  };
+  Tensor* (*const short_batch)(Bench&) = [](Bench& b) {  // 52 rows: below Q8_0's 53, F32 still
+    Context& c = b.ctx;
+    Tensor* y = mul_mat(c, b.random(Type::Q8_0, {64, 64}), b.random(Type::F32, {64, 52}));
+    Tensor* z = mul_mat(c, b.random(Type::F32, {64, 32}), y);
+    return mul_mat(c, b.random(Type::F16, {32, 16}), z);  // F32 activations: not the F16 engine's
+  };
+  for (const bool engine : {true, false}) {
+    TempDir dir;
+    const std::string path = dir.path + "/perf.log";
+    auto log = std::make_unique<PerfLog>(path);
+    EtOptions o;
+    o.perf_log = log.get();
+    o.matrix_engine = engine;
+    auto et = std::make_unique<EtBackend>(emu::open_emulator(small_device(dir.path)), o);
+    EXPECT_LT(place_and_compare(*et, prefill).nmse, 5e-4);  // the CPU quantizes activations to Q8
+    EXPECT_LT(place_and_compare(*et, short_batch).nmse, 5e-4);
+    et.reset();
+    log.reset();
+    const std::vector<std::string> want =
+        engine ? std::vector<std::string>{"mul_mat_Q4_0_matrix_engine_add", "mul_mat_Q4_0xf32", "mul_mat_Q8_0_matrix_engine",
+                                          "mul_mat_Q8_0xf32", "mul_mat_f16xf32", "mul_mat_f32_matrix_engine"}
+               : std::vector<std::string>{"mul_mat_Q4_0xf32", "mul_mat_Q4_0xf32_add", "mul_mat_Q8_0xf32", "mul_mat_Q8_0xf32",
+                                          "mul_mat_f16xf32", "mul_mat_f32xf32"};
+    EXPECT_EQ(logged_kernels(path), want) << "engine " << engine;
+  }
+}
+
 // Two decode steps into a KV cache leaf: the cache is uploaded once and never copied back, the
 // weights once; the second step reads the row the first wrote on the device.
 TEST(EtBackend, KvCacheStaysOnTheDevice) {
@@ -324,6 +373,10 @@ TEST(EtBackend, OptionsFromEitherNameOfTheEnvironment) {
   EXPECT_TRUE(EtOptions::from_env().uberkernel);
   for (const char* v : {"HART_ET_UBERKERNEL", "GGML_ET_UBERKERNEL", "HART_ET_PROFILE", "GGML_ET_PROFILE"}) unsetenv(v);
   EXPECT_EQ(EtOptions::from_env().profile_dir, "");
+  EXPECT_TRUE(EtOptions::from_env().matrix_engine);  // on unless HART_ET_MATRIX_ENGINE=0
+  setenv("HART_ET_MATRIX_ENGINE", "0", 1);
+  EXPECT_FALSE(EtOptions::from_env().matrix_engine);
+  unsetenv("HART_ET_MATRIX_ENGINE");
 }
 
 // A MUL_MAT_ID line names the experts there are and those each token takes, as llama.cpp's does.

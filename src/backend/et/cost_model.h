@@ -1,6 +1,9 @@
 // Modelled device time of a launch or a copy. Defaults are ET-SoC-1's: 1 GHz minions with an
 // 8-lane fp32 vector unit (one fused multiply-add per lane per cycle, shared by the minion's two
 // harts), LPDDR4x at 16 x 16-bit channels x 4266 MT/s = 136.5 GB/s, PCIe Gen4 x8 to the host.
+// Each minion's matrix engine (emu/tensor_unit.h) works beside the vector unit: a minion is busy
+// for the longer of its harts' vector work and its engine's cycles (the engine kernels pack the
+// next tile on one hart while the other drives the engine on this one).
 // The per-launch overhead is an estimate of the SDK's op-to-op gap (not a published figure), the
 // launch-barrier cost an estimate of one device-wide barrier (an uberkernel's seam).
 #pragma once
@@ -21,8 +24,8 @@ struct CostModel {
   double launch_overhead_s = 10e-6;
   double launch_barrier_s = 1e-6;
 
-  // max(compute, memory): compute is set by the busiest minion (its harts' flops), memory by the
-  // total traffic. counters holds one entry per hart, two per minion, in order.
+  // max(compute, memory): compute is set by the busiest minion (its harts' vector flops, or its
+  // engine's cycles when longer), memory by the total traffic. counters holds one entry per hart, two per minion, in order.
   double work_seconds(const std::vector<et_counters>& counters) const;
   // A launch: work + overhead.
   double launch_seconds(const std::vector<et_counters>& counters) const {

@@ -39,6 +39,8 @@ EtOptions EtOptions::from_env() {
   EtOptions o;
   const char* uber = env("ET_UBERKERNEL");
   o.uberkernel = !uber || std::strcmp(uber, "0") != 0;  // on unless set to 0
+  const char* engine = std::getenv("HART_ET_MATRIX_ENGINE");
+  o.matrix_engine = !engine || std::strcmp(engine, "0") != 0;
   if (const char* dir = env("ET_PROFILE")) o.profile_dir = dir;
   if (const char* mask = std::getenv("HART_ET_SHIRE_MASK")) {
     char* end = nullptr;
@@ -124,7 +126,7 @@ std::vector<EtBackend::Launched> EtBackend::launch(const std::vector<EtOp>& ops)
   for (const EtOp& op : ops) {
     const bool join = options_.uberkernel && !launched.empty() && launched.back().calls.size() < kMaxUberOps;
     if (!join) launched.emplace_back();
-    launched.back().calls.push_back(make_call(op, address));
+    launched.back().calls.push_back(make_call(op, address, options_.matrix_engine));
     launched.back().ops.push_back(op);
   }
   for (const Launched& l : launched) enqueue(l);

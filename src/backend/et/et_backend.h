@@ -21,12 +21,13 @@ namespace hart::et {
 
 struct EtOptions {
   bool uberkernel = false;             // from_env: on unless HART_ET_UBERKERNEL=0 (or GGML_ET_UBERKERNEL=0)
+  bool matrix_engine = true;           // the engine kernels where their shapes fit; from_env: unless HART_ET_MATRIX_ENGINE=0
   PerfLog* perf_log = nullptr;         // one ET_PERF line per kernel launch
   std::string profile_dir;             // HART_ET_PROFILE (or GGML_ET_PROFILE): trace files written at destruction
   uint64_t memory_budget = 0;          // resident weights + state; 0: 3/4 of the device memory
   uint64_t shire_mask = 0;             // HART_ET_SHIRE_MASK (hex); 0: every shire
 
-  // Fills uberkernel, profile_dir and shire_mask from the environment; a HART_ name wins over
+  // Fills uberkernel, matrix_engine, profile_dir and shire_mask from the environment; a HART_ name wins over
   // the seed's GGML_ name when both are set.
   static EtOptions from_env();
 };

@@ -211,6 +211,40 @@ std::string kernel_type(Type t) {
   return s;
 }
 
+const char* const kDeviceKernels[] = {
+#define ET_KERNEL_ENTRY(name) #name,
+#include "backend/et/device/kernels.def"
+#undef ET_KERNEL_ENTRY
+};
+
+// The matrix-engine kernels, on the shapes llama.cpp's ET backend gives them (ggml_et_op_mul_mat
+// and ggml_et_op_flash_attn_ext in ggml/src/ggml-et/ggml-et-ops.cpp of
+// github.com/twinlunarstarz-dev/llama.cpp-optium):
+//   Q4_0 x F32      N >= 53, M % 16 == 0, K % 32 == 0 (on fewer rows the vector kernel wins)
+//   F16 x F16, F32 x F32   M % 16 == 0, K % 16 == 0, not a matrix-vector product (llama.cpp tests
+//                   src1->ne[0] != 1, which is K; its comment means N: we take N > 1)
+//   FLASH_ATTN_EXT  K and V F16, K's head size a multiple of 32
+// llama.cpp has no Q8_0 engine kernel; Q8_0 takes Q4_0's condition. Added for hart's kernels: no
+// MUL_MAT_ID, dst rows on 64-byte lines, V's head size a multiple of 16. 0: today's kernel.
+uint32_t engine_mul_mat(const et_mul_mat_params& p, bool by_id) {
+  const int64_t k = p.src0.ne[0], m = p.src0.ne[1], n = p.src1.ne[1];
+  const bool lines = p.dst.addr % 64 == 0 && p.dst.nb[1] % 64 == 0 && p.dst.nb[2] % 64 == 0 && p.dst.nb[3] % 64 == 0;
+  if (by_id || !lines || m % 16 != 0) return 0;
+  const int32_t w = p.src0.type, x = p.src1.type;
+  if ((w == ET_TYPE_Q4_0 || w == ET_TYPE_Q8_0) && x == ET_TYPE_F32 && n >= 53 && k % 32 == 0)
+    return w == ET_TYPE_Q4_0 ? ET_KERNEL_ID_mul_mat_q4_0_matrix_engine : ET_KERNEL_ID_mul_mat_q8_0_matrix_engine;
+  if (w == x && k % 16 == 0 && n > 1) {
+    if (w == ET_TYPE_F16) return ET_KERNEL_ID_mul_mat_f16_matrix_engine;
+    if (w == ET_TYPE_F32) return ET_KERNEL_ID_mul_mat_f32_matrix_engine;
+  }
+  return 0;
+}
+
+bool engine_flash_attn(const et_flash_attn_params& p) {
+  return p.k.type == ET_TYPE_F16 && p.v.type == ET_TYPE_F16 && p.q.ne[0] % 32 == 0 && p.v.ne[0] % 16 == 0 &&
+         p.dst.addr % 64 == 0;
+}
+
 std::string fmt_float(float f) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f", double(f));
@@ -225,7 +259,7 @@ std::string fmt_g(float f) {
 
 }  // namespace
 
-KernelCall make_call(const EtOp& op, const AddressOf& address) {
+KernelCall make_call(const EtOp& op, const AddressOf& address, bool matrix_engine) {
   const Params P(address);
   const Tensor& n = *op.node;
   const Tensor& h = *op.head;
@@ -251,9 +285,11 @@ KernelCall make_call(const EtOp& op, const AddressOf& address) {
         p.ids = P.tensor(*h.src[2]);
         p.has_ids = 1;
       }
-      set(ET_KERNEL_ID_mul_mat, "mul_mat",
-          std::string(by_id ? "mul_mat_id_" : "mul_mat_") + kernel_type(h.src[0]->type) + "xf32" +
-              (op.fused ? "_add" : ""),
+      // Labelled as ggml-et names its kernels: mul_mat_Q8_0xf32, mul_mat_Q4_0_matrix_engine.
+      const uint32_t engine = matrix_engine ? engine_mul_mat(p, by_id) : 0;
+      set(engine ? engine : uint32_t(ET_KERNEL_ID_mul_mat), engine ? kDeviceKernels[engine] : "mul_mat",
+          std::string(by_id ? "mul_mat_id_" : "mul_mat_") + kernel_type(h.src[0]->type) +
+              (engine ? "_matrix_engine" : "xf32") + (op.fused ? "_add" : ""),
           words(p));
       // As llama.cpp's ET backend logs MUL_MAT_ID: the experts there are and those each token takes.
       if (by_id)
@@ -470,8 +506,11 @@ KernelCall make_call(const EtOp& op, const AddressOf& address) {
         p.mask = P.tensor(*h.src[3]);
         p.has_mask = 1;
       }
-      set(ET_KERNEL_ID_flash_attn_ext, "flash_attn_ext", "flash_attn_ext_" + lower(type_name(h.src[1]->type)),
-          words(p));
+      if (matrix_engine && engine_flash_attn(p))
+        set(ET_KERNEL_ID_flash_attn_ext_f16_me, "flash_attn_ext_f16_me", "flash_attn_ext_f16_me", words(p));
+      else
+        set(ET_KERNEL_ID_flash_attn_ext, "flash_attn_ext", "flash_attn_ext_" + lower(type_name(h.src[1]->type)),
+            words(p));
       c.perf_keys = "|scale=" + fmt_g(p.scale) + "|has_mask=" + std::to_string(p.has_mask);
       break;
     }

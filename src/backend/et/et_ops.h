@@ -39,6 +39,7 @@ struct KernelCall {
 };
 
 using AddressOf = std::function<DeviceAddr(const Tensor&)>;
-KernelCall make_call(const EtOp& op, const AddressOf& address);
+// matrix_engine: the engine kernels take the shapes they are chosen for (et_ops.cpp), else today's.
+KernelCall make_call(const EtOp& op, const AddressOf& address, bool matrix_engine);
 
 }  // namespace hart::et

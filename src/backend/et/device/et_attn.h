@@ -6,6 +6,8 @@
 
 #include "et_rows.h"
 
+#define ET_ATTN_MAX_D 512 /* the largest head size (K and V) */
+
 typedef struct et_online_softmax {
   float max, sum;
   int64_t i0, i1;
@@ -16,6 +18,24 @@ static inline et_online_softmax et_softmax_begin(float* acc, int64_t i0, int64_t
   et_online_softmax st = {-et_inf(), 0.0f, i0, i1, acc};
   for (int64_t i = i0; i < i1; i++) acc[i] = 0.0f;
   return st;
+}
+
+/* FLASH_ATTN_EXT's parameter block as et_params.h describes it (both attention kernels). */
+static inline void et_flash_attn_check(const et_env* env, const et_flash_attn_params* p) {
+  const et_tensor *q = &p->q, *k = &p->k, *v = &p->v, *d = &p->dst;
+  et_require(env, q->type == ET_TYPE_F32 && q->nb[0] == 4 && d->type == ET_TYPE_F32, "flash_attn_ext: q and dst must be F32");
+  et_require(env, et_is_float_type(k->type) && et_is_float_type(v->type) && k->nb[0] == et_row_bytes(k->type, 1) &&
+                      v->nb[0] == et_row_bytes(v->type, 1),
+             "flash_attn_ext: k and v must be F32/F16 with contiguous rows");
+  et_require(env, q->ne[0] <= ET_ATTN_MAX_D && v->ne[0] <= ET_ATTN_MAX_D, "flash_attn_ext: head size above 512");
+  et_require(env, k->ne[0] == q->ne[0] && v->ne[1] == k->ne[1] && v->ne[2] == k->ne[2] && q->ne[2] % k->ne[2] == 0,
+             "flash_attn_ext: q, k, v shapes do not match");
+  et_require(env, d->ne[0] == v->ne[0] && d->ne[1] == q->ne[2] && d->ne[2] == q->ne[1] && d->ne[3] == q->ne[3] &&
+                      k->ne[3] == q->ne[3],
+             "flash_attn_ext: dst must be (Dv, H, n_q, b3)");
+  et_require(env, !p->has_mask || (et_is_float_type(p->mask.type) && p->mask.ne[0] >= k->ne[1] &&
+                                   p->mask.ne[1] >= q->ne[1] && p->mask.nb[0] == et_row_bytes(p->mask.type, 1)),
+             "flash_attn_ext: mask must cover (n_kv, n_q)");
 }
 
 /* q (already scaled) . k row of dk elements (F32 or F16). */

@@ -3,8 +3,6 @@
  * a hart accumulates only the V columns of its own cache lines but needs every score. */
 #include "et_attn.h"
 
-#define ET_FA_MAX_D 512
-
 /* Row (h, iq, b) = idx of dst. */
 static void flash_row(const et_rows* job, int64_t row, const int64_t idx[3], int64_t i0, int64_t i1) {
   const et_flash_attn_params* p = (const et_flash_attn_params*)job->params;
@@ -13,7 +11,7 @@ static void flash_row(const et_rows* job, int64_t row, const int64_t idx[3], int
   const int64_t hk = h / (p->dst.ne[1] / k->ne[2]);
   const int64_t dk = q->ne[0];
   const uint8_t *kdata = et_rows_data(job, k), *vdata = et_rows_data(job, v);
-  float qv[ET_FA_MAX_D], acc[ET_FA_MAX_D];
+  float qv[ET_ATTN_MAX_D], acc[ET_ATTN_MAX_D];
   const float* qrow = (const float*)(et_rows_data(job, q) + iq * q->nb[1] + h * q->nb[2] + b * q->nb[3]);
   for (int64_t i = 0; i < dk; i++) qv[i] = qrow[i] * p->scale;
   et_online_softmax st = et_softmax_begin(acc, i0, i1);
@@ -30,19 +28,7 @@ static void flash_row(const et_rows* job, int64_t row, const int64_t idx[3], int
 ET_KERNEL(flash_attn_ext) {
   const et_flash_attn_params* p = (const et_flash_attn_params*)params;
   const et_tensor *q = &p->q, *k = &p->k, *v = &p->v, *d = &p->dst;
-  et_require(env, q->type == ET_TYPE_F32 && q->nb[0] == 4 && d->type == ET_TYPE_F32, "flash_attn_ext: q and dst must be F32");
-  et_require(env, et_is_float_type(k->type) && et_is_float_type(v->type) && k->nb[0] == et_row_bytes(k->type, 1) &&
-                      v->nb[0] == et_row_bytes(v->type, 1),
-             "flash_attn_ext: k and v must be F32/F16 with contiguous rows");
-  et_require(env, q->ne[0] <= ET_FA_MAX_D && v->ne[0] <= ET_FA_MAX_D, "flash_attn_ext: head size above 512");
-  et_require(env, k->ne[0] == q->ne[0] && v->ne[1] == k->ne[1] && v->ne[2] == k->ne[2] && q->ne[2] % k->ne[2] == 0,
-             "flash_attn_ext: q, k, v shapes do not match");
-  et_require(env, d->ne[0] == v->ne[0] && d->ne[1] == q->ne[2] && d->ne[2] == q->ne[1] && d->ne[3] == q->ne[3] &&
-                      k->ne[3] == q->ne[3],
-             "flash_attn_ext: dst must be (Dv, H, n_q, b3)");
-  et_require(env, !p->has_mask || (et_is_float_type(p->mask.type) && p->mask.ne[0] >= k->ne[1] &&
-                                   p->mask.ne[1] >= q->ne[1] && p->mask.nb[0] == et_row_bytes(p->mask.type, 1)),
-             "flash_attn_ext: mask must cover (n_kv, n_q)");
+  et_flash_attn_check(env, p);
   const int64_t n = et_run_rows(env, p, ET_TENSORS(p), d, 0, flash_row, 0.0f);
   const int64_t rows = (n + d->ne[0] - 1) / d->ne[0];
   const int64_t kv = k->ne[1];

@@ -147,10 +147,13 @@ TEST(EtCpy, F16ToF32ReshapedOnAll32Shires) {
 
 // ---- FLASH_ATTN_EXT ------------------------------------------------------------------------
 
-void check_flash_attn(Type kv_type, int64_t d, uint64_t mask) {
+// kernel "flash_attn_ext", or "flash_attn_ext_f16_me", which rounds q to fp16 for the engine.
+void check_flash_attn(Type kv_type, int64_t d, uint64_t mask, const char* kernel = "flash_attn_ext", int64_t n_q = 3) {
   Dev& dev = Dev::get();
-  const int64_t n_q = 3, n_kv = 37, heads = 4, kv_heads = 2, mask_rows = 4;
+  const int64_t n_kv = 37, heads = 4, kv_heads = 2, mask_rows = n_q + 1;
+  const bool engine = std::string(kernel) == "flash_attn_ext_f16_me";
   const auto q = random_floats(size_t(d * n_q * heads), 16);
+  const auto qd = engine ? from_f16(to_f16(q)) : q;  // what the device multiplies
   auto k = random_floats(size_t(d * n_kv * kv_heads), 17);
   auto v = random_floats(size_t(d * n_kv * kv_heads), 18);
   if (kv_type == Type::F16) {  // the reference sees the rounded values the device reads
@@ -169,7 +172,7 @@ void check_flash_attn(Type kv_type, int64_t d, uint64_t mask) {
   p.dst = dev.output(Type::F32, {d, heads, n_q, 1});
   p.scale = 1.0f / std::sqrt(float(d));
   p.has_mask = 1;
-  dev.run("flash_attn_ext", p, mask);
+  dev.run(kernel, p, mask);
   std::vector<float> want(size_t(d * heads * n_q));
   for (int64_t iq = 0; iq < n_q; iq++) {
     for (int64_t h = 0; h < heads; h++) {
@@ -178,7 +181,7 @@ void check_flash_attn(Type kv_type, int64_t d, uint64_t mask) {
       double mx = -INFINITY, sum = 0;
       for (int64_t j = 0; j < n_kv; j++) {
         double s = 0;
-        for (int64_t i = 0; i < d; i++) s += double(q[size_t((h * n_q + iq) * d + i)]) * k[size_t((hk * n_kv + j) * d + i)];
+        for (int64_t i = 0; i < d; i++) s += double(qd[size_t((h * n_q + iq) * d + i)]) * k[size_t((hk * n_kv + j) * d + i)];
         w[size_t(j)] = s * p.scale + m[size_t(iq * n_kv + j)];
         mx = std::max(mx, w[size_t(j)]);
       }
@@ -196,6 +199,10 @@ void check_flash_attn(Type kv_type, int64_t d, uint64_t mask) {
 TEST(EtFlashAttn, F16CacheWithCausalMaskAndGqa) { check_flash_attn(Type::F16, 64, kSmallMask); }
 TEST(EtFlashAttn, F32CacheOddHeadSize) { check_flash_attn(Type::F32, 40, kSmallMask); }
 TEST(EtFlashAttn, F16CacheOnAll32Shires) { check_flash_attn(Type::F16, 128, kFullMask); }
+// The engine kernel: 6 rows per KV head (a tile's tail), 40 rows (two tiles and a tail), 37 keys
+// (a block's tail).
+TEST(EtFlashAttnEngine, F16CacheWithCausalMaskAndGqa) { check_flash_attn(Type::F16, 64, kSmallMask, "flash_attn_ext_f16_me"); }
+TEST(EtFlashAttnEngine, ManyQueriesOnAll32Shires) { check_flash_attn(Type::F16, 128, kFullMask, "flash_attn_ext_f16_me", 20); }
 
 }  // namespace
 }  // namespace hart::et::test

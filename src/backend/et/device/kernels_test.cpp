@@ -47,13 +47,17 @@ struct MulMatCase {
   Type type;
   int64_t k, n, m, planes;
   uint64_t mask;
+  const char* kernel = "mul_mat";
+  bool f16_x = false;  // F16 activations (the F16 engine kernel's)
+  bool add = false;    // + an addend repeated over the planes (MUL_MAT+ADD)
 };
 
 void check_mul_mat(const MulMatCase& c) {
   Dev& dev = Dev::get();
   // W (K, N, 1, 1) broadcast over X (K, M, planes, 1).
   const std::vector<float> w = random_floats(size_t(c.k * c.n), 1);
-  const std::vector<float> x = random_floats(size_t(c.k * c.m * c.planes), 2);
+  std::vector<float> x = random_floats(size_t(c.k * c.m * c.planes), 2);
+  if (c.f16_x) x = from_f16(to_f16(x));  // the values the device reads
   std::vector<uint8_t> wq;
   if (c.type == Type::F32) wq.assign(reinterpret_cast<const uint8_t*>(w.data()), reinterpret_cast<const uint8_t*>(w.data() + w.size()));
   else if (c.type == Type::F16) {
@@ -67,9 +71,14 @@ void check_mul_mat(const MulMatCase& c) {
 
   et_mul_mat_params p{};
   p.src0 = dev.tensor(wq, c.type, {c.k, c.n, 1, 1});
-  p.src1 = dev.tensor(x, Type::F32, {c.k, c.m, c.planes, 1});
+  p.src1 = c.f16_x ? dev.tensor(to_f16(x), Type::F16, {c.k, c.m, c.planes, 1}) : dev.tensor(x, Type::F32, {c.k, c.m, c.planes, 1});
   p.dst = dev.output(Type::F32, {c.n, c.m, c.planes, 1});
-  dev.run("mul_mat", p, c.mask);
+  const std::vector<float> addend = random_floats(size_t(c.n * c.m), 3);
+  if (c.add) {
+    p.addend = dev.tensor(addend, Type::F32, {c.n, c.m, 1, 1});
+    p.has_add = 1;
+  }
+  dev.run(c.kernel, p, c.mask);
 
   std::vector<float> want(size_t(c.n * c.m * c.planes));
   for (int64_t b = 0; b < c.planes; b++) {
@@ -77,11 +86,11 @@ void check_mul_mat(const MulMatCase& c) {
       for (int64_t i = 0; i < c.n; i++) {
         double s = 0;
         for (int64_t q = 0; q < c.k; q++) s += double(wd[size_t(i * c.k + q)]) * x[size_t((b * c.m + j) * c.k + q)];
-        want[size_t((b * c.m + j) * c.n + i)] = float(s);
+        want[size_t((b * c.m + j) * c.n + i)] = float(s + (c.add ? addend[size_t(j * c.n + i)] : 0.0));
       }
     }
   }
-  expect_near_all(dev.download_f32(p.dst), want, 2e-5f);
+  expect_near_all(dev.download_f32(p.dst), want, c.f16_x ? 1e-4f : 2e-5f);  // fp16 steps round toward zero
 }
 
 TEST(EtMulMat, F32) { check_mul_mat({Type::F32, 67, 37, 3, 2, kSmallMask}); }
@@ -98,6 +107,37 @@ TEST(EtMulMat, Q6_K) { check_mul_mat({Type::Q6_K, 768, 29, 3, 1, kSmallMask}); }
 TEST(EtMulMat, Q6_KDecodeOnAll32Shires) { check_mul_mat({Type::Q6_K, 256, 523, 1, 1, kFullMask}); }
 TEST(EtMulMat, Q4_0OnAll32Shires) { check_mul_mat({Type::Q4_0, 64, 515, 4, 1, kFullMask}); }
 TEST(EtMulMat, F32OnAll32Shires) { check_mul_mat({Type::F32, 33, 1031, 3, 1, kFullMask}); }
+
+// The matrix-engine kernels (et_engine.h) on 16-column tiles: rows that do not fill a tile (N of
+// 1, 5, 37, 70), K a multiple of 16 but not of 32 (a short last fp16 step), weights broadcast over
+// activation planes, the fused addend, and few tiles on many minions (K split over a reduce tree).
+TEST(EtMulMatEngine, F32) { check_mul_mat({Type::F32, 48, 32, 37, 2, kSmallMask, "mul_mat_f32_matrix_engine"}); }
+TEST(EtMulMatEngine, F32SingleRowAndAddend) {
+  check_mul_mat({Type::F32, 80, 64, 1, 1, kSmallMask, "mul_mat_f32_matrix_engine", false, true});
+}
+TEST(EtMulMatEngine, F16) { check_mul_mat({Type::F16, 48, 48, 5, 3, kSmallMask, "mul_mat_f16_matrix_engine", true}); }
+TEST(EtMulMatEngine, F16FullChunks) { check_mul_mat({Type::F16, 128, 16, 70, 1, kSmallMask, "mul_mat_f16_matrix_engine", true}); }
+TEST(EtMulMatEngine, Q8_0) { check_mul_mat({Type::Q8_0, 96, 80, 53, 1, kSmallMask, "mul_mat_q8_0_matrix_engine"}); }
+TEST(EtMulMatEngine, Q8_0WithAddend) {
+  check_mul_mat({Type::Q8_0, 64, 32, 70, 1, kSmallMask, "mul_mat_q8_0_matrix_engine", false, true});
+}
+TEST(EtMulMatEngine, Q4_0) { check_mul_mat({Type::Q4_0, 128, 48, 61, 2, kSmallMask, "mul_mat_q4_0_matrix_engine"}); }
+TEST(EtMulMatEngine, Q4_0KSplitOnAll32Shires) {
+  check_mul_mat({Type::Q4_0, 1024, 32, 20, 1, kFullMask, "mul_mat_q4_0_matrix_engine"});
+}
+TEST(EtMulMatEngine, Q8_0ManyTilesOnAll32Shires) {
+  check_mul_mat({Type::Q8_0, 64, 1040, 64, 1, kFullMask, "mul_mat_q8_0_matrix_engine"});
+}
+
+TEST(EtMulMatEngine, RejectsColumnsThatDoNotFillTiles) {
+  Dev& dev = Dev::get();
+  et_mul_mat_params p{};
+  p.src0 = dev.tensor(random_floats(16 * 24, 1), Type::F32, {16, 24, 1, 1});
+  p.src1 = dev.tensor(random_floats(16 * 4, 2), Type::F32, {16, 4, 1, 1});
+  p.dst = dev.output(Type::F32, {24, 4, 1, 1});
+  const std::string err = dev.launch_error("mul_mat_f32_matrix_engine", p);
+  EXPECT_NE(err.find("M must be a multiple of 16"), std::string::npos) << err;
+}
 
 TEST(EtMulMat, RejectsMismatchedShapesAsAStreamError) {
   Dev& dev = Dev::get();

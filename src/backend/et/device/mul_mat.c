@@ -88,12 +88,18 @@ ET_KERNEL(mul_mat) {
   /* Outputs are independent: cut on any line, so that a decode step's single row spreads over every hart. */
   const int64_t outputs = et_run_rows(env, p, ET_TENSORS(p), d, 1, mul_mat_row, 0.0f);
   if (outputs == 0) return;
-  /* DRAM traffic estimate: each weight row and activation row this hart touches, once. Each
-   * output row of MUL_MAT_ID may bring another expert's rows, up to every expert's. */
-  const int64_t k = w->ne[0];
-  const int64_t x_rows = (outputs + d->ne[0] - 1) / d->ne[0] + 1;
-  const int64_t planes = p->has_ids ? (x_rows < w->ne[2] ? x_rows : w->ne[2]) : 1;
-  const int64_t w_rows = outputs < d->ne[0] * planes ? outputs : d->ne[0] * planes;
+  /* DRAM traffic estimate: each weight row this hart touches, once; each activation row once per
+   * shire, whose harts share its L2 (a row an earlier hart of the shire touched is there: a decode
+   * step's single row is read by every hart with outputs). Each output row of MUL_MAT_ID may bring
+   * another expert's rows, up to every expert's. */
+  const int64_t k = w->ne[0], n = d->ne[0];
+  const et_range r = et_split_output_elements(env, d);
+  const et_range shire = et_split_lines_at(env->thread_id - env->thread_id % ET_HARTS_PER_SHIRE, env->num_threads,
+                                           d->addr, et_nelements(d), 4, 1);
+  const int64_t rows = (r.end - 1) / n - r.begin / n + 1; /* rows this hart touches */
+  const int64_t x_rows = rows - (r.begin % n != 0 && r.begin != shire.begin);
+  const int64_t planes = p->has_ids ? (rows < w->ne[2] ? rows : w->ne[2]) : 1;
+  const int64_t w_rows = outputs < n * planes ? outputs : n * planes;
   et_count(env, (uint64_t)(2 * k * outputs + (p->has_add ? outputs : 0)),
            (uint64_t)(w_rows * et_row_bytes(wt, k) + x_rows * k * 4 + (p->has_add ? outputs * 4 : 0)),
            (uint64_t)(outputs * 4));

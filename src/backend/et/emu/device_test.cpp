@@ -1,16 +1,19 @@
 // The emulated device: memory, streams, events, faults becoming stream errors, barriers on fibers,
-// the cross-process lock, and the profiler with its cost model.
+// the cross-process lock, the profiler with its cost model, and the minions' matrix engines.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <numeric>
 #include <vector>
 
 #include "backend/et/emu/emulator.h"
+#include "backend/et/emu/tensor_unit.h"
 #include "common/error.h"
+#include "common/fp16.h"
 
 namespace hart::et::emu {
 namespace {
@@ -279,6 +282,158 @@ TEST(EtCostModel, ComputeBoundLaunchIsSetByTheBusiestMinion) {
   c[2].flops = 16000;  // minion 1, hart 0
   c[3].flops = 16000;  // minion 1, hart 1: 32000 flops at 16 per cycle = 2000 cycles
   EXPECT_DOUBLE_EQ(m.launch_seconds(c), 2000 / 1e9 + m.launch_overhead_s);
+}
+
+TEST(EtCostModel, AMinionIsBusyForTheLongerOfItsVectorWorkAndItsEngine) {
+  CostModel m;
+  std::vector<et_counters> c(128);
+  c[2].flops = 16000 + 4096;  // minion 1: 1000 vector cycles, and 4096 engine flops ...
+  c[2].tensor_flops = 4096;
+  c[2].tensor_cycles = 3000;  // ... over 3000 engine cycles
+  EXPECT_DOUBLE_EQ(m.launch_seconds(c), 3000 / 1e9 + m.launch_overhead_s);
+  c[3].flops = 64000;  // its second hart's vector work: 4000 more cycles
+  EXPECT_DOUBLE_EQ(m.launch_seconds(c), 5000 / 1e9 + m.launch_overhead_s);
+}
+
+// ---- The matrix engine ---------------------------------------------------------------------
+
+TEST(EtTensorUnit, Fma16A32AddsExactProductsRoundedOnceTowardZero) {
+  const uint16_t one = 0x3c00, one_and_half = 0x3e00, tiny = 0x0001;  // 1, 1.5, 2^-24
+  // 1 + 1.5 * 2^-24: to nearest it would be 1 + 2^-23, toward zero it is 1.
+  EXPECT_EQ(fma16a32_step(one_and_half, tiny, 0, 0, 1.0f), 1.0f);
+  EXPECT_EQ(fma16a32_step(0xbe00, tiny, 0, 0, -1.0f), -1.0f);  // -1.5: toward zero, not down
+  // 2047 * 2047 = 4190209 is no fp16 but is kept exactly.
+  const uint16_t h2047 = f32_to_fp16(2047.0f);
+  EXPECT_EQ(fma16a32_step(h2047, h2047, one, one, 0.0f), 4190210.0f);
+  EXPECT_EQ(fma16a32_step(one, one, one, one, 0.5f), 2.5f);
+}
+
+struct EngineParams {
+  uint64_t a, b, out;
+  int32_t mode, rows;
+};
+enum EngineMode { kFma32, kFma16, kReduce, kFromHart1, kMisaligned, kNoSender };
+
+// Minion 0's first hart (and minion 1's for kReduce): A (rows lines) and B (16 lines) from memory,
+// one TensorFMA of 16 steps starting C afresh and one of 7 more on the same lines, C stored to out.
+void engine_probe(const void* params, const et_env* env) {
+  const auto* p = static_cast<const EngineParams*>(params);
+  const bool second = p->mode == kFromHart1;
+  if (env->thread_id != (second ? 1u : 0u) && !(p->mode == kReduce && env->thread_id == 2)) return;
+  const auto* a = static_cast<const uint8_t*>(et_ptr(env, p->a, 64 * 16));
+  const auto* b = static_cast<const uint8_t*>(et_ptr(env, p->b, 64 * 16));
+  if (p->mode == kNoSender) et_tensor_reduce(env, ET_TENSOR_RECV, 5, p->rows);
+  et_tensor_load(env, 0, a + (p->mode == kMisaligned ? 4 : 0), p->rows, 64);
+  et_tensor_load(env, 16, b, 16, 64);
+  const int op = p->mode == kFma16 ? ET_TENSOR_FMA16A32 : ET_TENSOR_FMA32;
+  et_tensor_fma(env, op, 0, 16, p->rows, 16, 1);
+  et_tensor_fma(env, op, 0, 16, p->rows, 7, 0);
+  if (p->mode == kReduce && env->minion_id == 1) return et_tensor_reduce(env, ET_TENSOR_SEND, 0, p->rows);
+  if (p->mode == kReduce) et_tensor_reduce(env, ET_TENSOR_RECV, 1, p->rows);
+  et_tensor_store(env, et_ptr(env, p->out, 64 * 16), p->rows, 64);
+}
+
+struct EngineRun {
+  std::vector<float> c;
+  std::optional<std::string> error;
+  ProfileRecord rec;
+};
+
+EngineRun run_engine(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, int mode, int rows) {
+  auto dev = open_emulator(small_config(1));
+  const Kernel k = dev->add_kernel("engine_probe", &engine_probe);
+  const DeviceAddr da = dev->malloc(64 * 17), db = dev->malloc(64 * 16), dout = dev->malloc(64 * 16);
+  dev->memcpy_h2d(da, a.data(), a.size());
+  dev->memcpy_h2d(db, b.data(), b.size());
+  const EngineParams p{da, db, dout, mode, rows};
+  dev->profiler_start();
+  dev->launch(0, k, &p, sizeof p, 1);
+  dev->wait(0);
+  EngineRun r;
+  r.error = dev->take_error(0);
+  r.rec = dev->profiler_stop().at(0);
+  r.c.resize(size_t(16 * rows));
+  if (!r.error) dev->memcpy_d2h(r.c.data(), dout, r.c.size() * 4);
+  return r;
+}
+
+template <class T>
+std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
+  const auto* p = reinterpret_cast<const uint8_t*>(v.data());
+  return {p, p + v.size() * sizeof(T)};
+}
+
+std::vector<float> tile_values(uint32_t seed) {
+  std::vector<float> v(256);
+  for (auto& x : v) x = float(int(seed = seed * 1103515245u + 12345u) >> 8) / float(1 << 23);  // in [-1, 1)
+  return v;
+}
+
+// C[i][j] = sum over the 16 + 7 steps p of A[i][p] * B[p][j], each step one fused multiply-add
+// in order, rows below 16 leaving the rest of C alone.
+TEST(EtTensorUnit, Fma32IsAChainOfFusedMultiplyAdds) {
+  const auto a = tile_values(1), b = tile_values(2);
+  const EngineRun r = run_engine(bytes_of(a), bytes_of(b), kFma32, 5);
+  ASSERT_FALSE(r.error) << *r.error;
+  for (int i = 0; i < 5; i++) {
+    for (int j = 0; j < 16; j++) {
+      float c = a[size_t(i * 16)] * b[size_t(j)];
+      for (int p = 1; p < 16; p++) c = std::fma(a[size_t(i * 16 + p)], b[size_t(p * 16 + j)], c);
+      for (int p = 0; p < 7; p++) c = std::fma(a[size_t(i * 16 + p)], b[size_t(p * 16 + j)], c);
+      EXPECT_EQ(r.c[size_t(i * 16 + j)], c) << i << "," << j;
+    }
+  }
+  // 23 steps of 5 rows: 23 * 5 * 16 multiply-adds over 23 * 5 engine cycles, 21 lines moved.
+  EXPECT_EQ(r.rec.flops, uint64_t(2 * 23 * 5 * 16));
+  const double cycles = 23 * 5 + 5 + 16 + 5;
+  EXPECT_DOUBLE_EQ(r.rec.device_s, cycles / 1e9 + CostModel{}.launch_overhead_s);
+}
+
+// A row holds fp16 pairs (A[i][2p], A[i][2p + 1]); B line p the pairs of every column j.
+TEST(EtTensorUnit, Fma16A32AccumulatesPairsOfHalfProductsInFp32) {
+  std::vector<uint16_t> a(512), b(512);
+  const auto av = tile_values(3), bv = tile_values(4);
+  for (size_t i = 0; i < 512; i++) {
+    a[i] = f32_to_fp16(av[i / 2] * (i % 2 ? 0.5f : 1.0f));
+    b[i] = f32_to_fp16(bv[i / 2] * (i % 2 ? -1.0f : 2.0f));
+  }
+  const EngineRun r = run_engine(bytes_of(a), bytes_of(b), kFma16, 16);
+  ASSERT_FALSE(r.error) << *r.error;
+  for (int i = 0; i < 16; i++) {
+    for (int j = 0; j < 16; j++) {
+      auto step = [&](int p, float c) {
+        return fma16a32_step(a[size_t(i * 32 + 2 * p)], b[size_t(p * 32 + 2 * j)], a[size_t(i * 32 + 2 * p + 1)],
+                             b[size_t(p * 32 + 2 * j + 1)], c);
+      };
+      float c = step(0, 0.0f);
+      for (int p = 1; p < 16; p++) c = step(p, c);
+      for (int p = 0; p < 7; p++) c = step(p, c);
+      EXPECT_EQ(r.c[size_t(i * 16 + j)], c) << i << "," << j;
+    }
+  }
+  EXPECT_EQ(r.rec.flops, uint64_t(2 * 23 * 2 * 16 * 16));  // 32 fp16 multiply-adds per engine cycle
+}
+
+// Minion 1 sends its C to minion 0, whose RECV adds it to its own: twice one minion's product.
+TEST(EtTensorUnit, ReduceAddsAnotherMinionsTile) {
+  const auto a = tile_values(5), b = tile_values(6);
+  const EngineRun one = run_engine(bytes_of(a), bytes_of(b), kFma32, 16);
+  const EngineRun two = run_engine(bytes_of(a), bytes_of(b), kReduce, 16);
+  ASSERT_FALSE(two.error) << *two.error;
+  for (size_t i = 0; i < one.c.size(); i++) EXPECT_EQ(two.c[i], one.c[i] + one.c[i]) << i;
+}
+
+TEST(EtTensorUnit, MisuseIsAnErrorNotAHang) {
+  const auto a = bytes_of(tile_values(7)), b = bytes_of(tile_values(8));
+  const auto from_hart1 = run_engine(a, b, kFromHart1, 4).error;
+  ASSERT_TRUE(from_hart1);
+  EXPECT_NE(from_hart1->find("issued by a minion's first hart"), std::string::npos) << *from_hart1;
+  const auto misaligned = run_engine(a, b, kMisaligned, 4).error;
+  ASSERT_TRUE(misaligned);
+  EXPECT_NE(misaligned->find("64-byte aligned"), std::string::npos) << *misaligned;
+  const auto no_sender = run_engine(a, b, kNoSender, 4).error;
+  ASSERT_TRUE(no_sender);
+  EXPECT_NE(no_sender->find("deadlock: hart 0 waits for minion 5"), std::string::npos) << *no_sender;
 }
 
 TEST(EtDeviceLock, SecondProcessGetsInUseErrorWithOwnerPid) {

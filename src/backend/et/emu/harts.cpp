@@ -11,6 +11,7 @@
 #include <cstring>
 #include <deque>
 
+#include "backend/et/emu/tensor_unit.h"
 #include "backend/et/emu/tsan_fibers.h"
 #include "common/error.h"
 
@@ -39,6 +40,7 @@ struct HartRunner::Fiber {
   uint8_t* stack = nullptr;
   Worker* owner = nullptr;
   Launch* launch = nullptr;
+  MinionTensorState* shire_tensor = nullptr;  // the engines of this hart's shire, by minion id
   size_t local_shire = 0;  // index into the owner's shires
   FiberState state = FiberState::Ready;
   int waiting_scope = 0;
@@ -178,6 +180,52 @@ struct FiberCalls {
     yield(f);
   }
 
+  // A TensorReduce half waits for its partner by letting the worker's other harts run; with none
+  // left to run (or after too many rounds: partners waiting for each other) it is a deadlock.
+  template <class Ready>
+  static void wait_for_partner(HartRunner::Fiber* f, Ready ready, const char* what, int partner) {
+    for (uint32_t round = 0; !ready(); round++) {
+      if (f->owner->ready.empty() || round == (1u << 22)) {
+        record_fault(f, "deadlock: hart " + std::to_string(f->env.hart_id) + " waits for minion " +
+                            std::to_string(partner) + " of its shire to " + what);
+        stop_faulted(f);
+      }
+      f->owner->ready.push_back(f);
+      yield(f);
+    }
+  }
+
+  static void tensor(const et_env* env, const et_tensor_insn* insn) {
+    auto* f = static_cast<HartRunner::Fiber*>(env->runtime);
+    std::optional<std::string> err = check_tensor_insn(*insn);
+    if (!err && env->hart_in_minion != 0) err = "tensor instructions are issued by a minion's first hart";
+    const bool reduce = insn->op == ET_TENSOR_SEND || insn->op == ET_TENSOR_RECV;
+    if (!err && reduce && uint32_t(insn->partner) == env->minion_id) err = "TensorReduce with its own minion";
+    if (err) {
+      record_fault(f, "hart " + std::to_string(env->hart_id) + ": " + *err);
+      stop_faulted(f);
+    }
+    MinionTensorState& self = f->shire_tensor[env->minion_id];
+    if (insn->op == ET_TENSOR_SEND) {
+      MinionTensorState& to = f->shire_tensor[insn->partner];
+      const int me = int(env->minion_id);
+      wait_for_partner(f, [&] { return to.expecting == me && to.inbox_rows == 0; }, "receive", insn->partner);
+      send_tensor_rows(self, int(env->minion_id), to, insn->rows, *env->counters);
+      return;
+    }
+    if (insn->op == ET_TENSOR_RECV) {
+      self.expecting = insn->partner;
+      wait_for_partner(f, [&] { return self.inbox_rows != 0 && self.inbox_from == insn->partner; }, "send",
+                       insn->partner);
+      if (self.inbox_rows != insn->rows) {
+        record_fault(f, "hart " + std::to_string(env->hart_id) + ": TensorReduce receives " +
+                            std::to_string(insn->rows) + " rows, its partner sent " + std::to_string(self.inbox_rows));
+        stop_faulted(f);
+      }
+    }
+    execute_tensor_insn(self, *insn, *env->counters);
+  }
+
   static void main() {
     HartRunner::Fiber* f = t_current;
     f->launch->fn(f->launch->params, &f->env);
@@ -239,6 +287,11 @@ HartRunner::HartRunner(uint32_t shires, unsigned host_threads, size_t stack_byte
   const size_t page = size_t(sysconf(_SC_PAGESIZE));
   stack_bytes_ = (stack_bytes + page - 1) / page * page;
   const size_t harts = size_t(shires) * ET_HARTS_PER_SHIRE;
+  tensor_.resize(size_t(shires) * ET_MINIONS_PER_SHIRE);
+  scratch_bytes_ = size_t(shires) * ET_SHIRE_SCRATCH_BYTES;  // touched only where kernels use it
+  void* scratch = mmap(nullptr, scratch_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (scratch == MAP_FAILED) throw Error(std::string("cannot reserve shire scratchpads: ") + std::strerror(errno));
+  scratch_ = static_cast<uint8_t*>(scratch);
   const size_t slot = stack_bytes_ + page;  // a guard page below each stack
   stacks_bytes_ = slot * harts;
   void* p = mmap(nullptr, stacks_bytes_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -266,6 +319,7 @@ HartRunner::~HartRunner() {
   cv_.notify_all();
   for (auto& t : threads_) t.join();
   munmap(stacks_, stacks_bytes_);
+  munmap(scratch_, scratch_bytes_);
 }
 
 void HartRunner::worker_loop(size_t index) {
@@ -328,6 +382,14 @@ LaunchOutcome HartRunner::run(const std::string& name, et_kernel_fn fn, const vo
         f->env.translate = &FiberCalls::translate;
         f->env.barrier = &FiberCalls::barrier;
         f->env.fail = &FiberCalls::fail;
+        f->env.tensor = &FiberCalls::tensor;
+        f->env.shire_scratch = scratch_ + size_t(active[rank]) * ET_SHIRE_SCRATCH_BYTES;
+        f->shire_tensor = &tensor_[size_t(active[rank]) * ET_MINIONS_PER_SHIRE];
+        if (h % ET_HARTS_PER_MINION == 0) {  // a launch starts with no reduction under way
+          MinionTensorState& m = f->shire_tensor[h / ET_HARTS_PER_MINION];
+          m.expecting = m.inbox_from = -1;
+          m.inbox_rows = 0;
+        }
         f->env.runtime = f;
         f->owner = &worker;
         f->launch = &launch;

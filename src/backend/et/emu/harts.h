@@ -1,6 +1,7 @@
 // Runs one kernel launch on emulated harts: one cooperative fiber (ucontext, small stack) per
-// hart, on a few host threads that each own a subset of the launch's shires. A fiber runs until
-// its kernel returns, faults, or waits at a barrier; minion and shire barriers resolve inside one
+// hart, each minion with its matrix engine and each shire with its L2 scratchpad (tensor_unit.h),
+// on a few host threads that each own a subset of the launch's shires. A fiber runs until its
+// kernel returns, faults, or waits at a barrier; minion and shire barriers resolve inside one
 // host thread, launch barriers by a rendezvous of all host threads. Harts waiting at a barrier
 // that others never reach end the launch with a deadlock error instead of hanging.
 #pragma once
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "backend/et/device/et_device.h"
+#include "backend/et/emu/tensor_unit.h"
 
 namespace hart::et::emu {
 
@@ -56,6 +58,9 @@ class HartRunner {
   uint8_t* stacks_ = nullptr;
   size_t stacks_bytes_ = 0;
   std::vector<std::unique_ptr<Fiber>> fibers_;    // by absolute hart id
+  std::vector<MinionTensorState> tensor_;         // by absolute minion id: state kept across launches
+  uint8_t* scratch_ = nullptr;                    // the shires' L2 scratchpads, in shire order
+  size_t scratch_bytes_ = 0;
   std::vector<std::unique_ptr<Worker>> workers_;  // workers_[0] runs on the caller's thread
   std::vector<std::thread> threads_;
 

@@ -33,6 +33,10 @@ constexpr size_t params_struct_bytes(uint32_t id) {
     case ET_KERNEL_ID_rwkv_wkv7: return sizeof(et_rwkv_wkv7_params);
     case ET_KERNEL_ID_top_k: return sizeof(et_top_k_params);
     case ET_KERNEL_ID_gated_delta_net: return sizeof(et_gated_delta_net_params);
+    case ET_KERNEL_ID_mul_mat_f16_matrix_engine: case ET_KERNEL_ID_mul_mat_f32_matrix_engine:
+    case ET_KERNEL_ID_mul_mat_q8_0_matrix_engine: case ET_KERNEL_ID_mul_mat_q4_0_matrix_engine:
+      return sizeof(et_mul_mat_params);
+    case ET_KERNEL_ID_flash_attn_ext_f16_me: return sizeof(et_flash_attn_params);
     default: return 0;
   }
 }

@@ -1,0 +1,170 @@
+#include "backend/et/emu/tensor_unit.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "common/fp16.h"
+
+namespace hart::et::emu {
+
+namespace {
+
+uint16_t f16_at(const uint8_t* line, int i) {
+  uint16_t h;
+  std::memcpy(&h, line + 2 * i, 2);
+  return h;
+}
+
+float f32_at(const uint8_t* line, int i) {
+  float f;
+  std::memcpy(&f, line + 4 * i, 4);
+  return f;
+}
+
+// The chip's scratchpad index wraps (sysemu: (start + i) % L1_SCP_ENTRIES).
+const uint8_t* scp_line(const MinionTensorState& s, int line) { return s.scp[line % ET_SCP_LINES]; }
+
+// Rounds a double to float toward zero: to nearest, then one step back toward zero when that went
+// past (an overflow to infinity steps back to the largest float).
+float round_to_zero(double s) {
+  const float f = float(s);
+  return std::fabs(double(f)) > std::fabs(s) ? bits_f32(f32_bits(f) - 1) : f;
+}
+
+// Row i of C: each step p one fused multiply-add of A[i][p] by B's line p, in order.
+[[gnu::always_inline]] inline void fma32_rows(MinionTensorState& s, const et_tensor_insn& t) {
+  for (int i = 0; i < t.rows; i++) {
+    float* c = s.c[i];
+    const uint8_t* a_line = scp_line(s, t.line + i);
+    for (int p = 0; p < t.k; p++) {
+      const float a = f32_at(a_line, p);
+      float b[ET_TILE];
+      std::memcpy(b, scp_line(s, t.b_line + p), sizeof b);
+      if (t.first && p == 0) {
+        for (int j = 0; j < ET_TILE; j++) c[j] = a * b[j];
+        continue;
+      }
+      // sysemu skips a product whose operand is +0 (it would add nothing but a -0 or a NaN)
+      for (int j = 0; j < ET_TILE; j++) {
+        const float r = std::fma(a, b[j], c[j]);
+        c[j] = f32_bits(a) != 0 && f32_bits(b[j]) != 0 ? r : c[j];
+      }
+    }
+  }
+}
+
+// The loop above runs for every multiply-add the emulated matrices do: on x86-64 it is also built
+// for FMA hardware, where std::fma is one instruction, not a call. Chosen by a plain test, not an
+// ifunc: a resolver runs before the sanitizers' runtimes are up.
+#if defined(__x86_64__)
+[[gnu::target("fma")]] void fma32_hardware(MinionTensorState& s, const et_tensor_insn& t) { fma32_rows(s, t); }
+#endif
+
+void fma32(MinionTensorState& s, const et_tensor_insn& t) {
+#if defined(__x86_64__)
+  static const bool hardware = (__builtin_cpu_init(), __builtin_cpu_supports("fma"));
+  if (hardware) return fma32_hardware(s, t);
+#endif
+  fma32_rows(s, t);
+}
+
+void fma16a32(MinionTensorState& s, const et_tensor_insn& t) {
+  for (int p = 0; p < t.k; p++) {
+    const uint8_t* b = scp_line(s, t.b_line + p);
+    for (int i = 0; i < t.rows; i++) {
+      const uint8_t* a = scp_line(s, t.line + i);
+      const uint16_t a1 = f16_at(a, 2 * p), a2 = f16_at(a, 2 * p + 1);
+      for (int j = 0; j < ET_TILE; j++) {
+        const uint16_t b1 = f16_at(b, 2 * j), b2 = f16_at(b, 2 * j + 1);
+        if (t.first && p == 0) s.c[i][j] = fma16a32_step(a1, b1, a2, b2, 0.0f);
+        else if ((a1 | a2) != 0 && (b1 | b2) != 0) s.c[i][j] = fma16a32_step(a1, b1, a2, b2, s.c[i][j]);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+float fma16a32_step(uint16_t a1, uint16_t b1, uint16_t a2, uint16_t b2, float c) {
+  // fp16 x fp16 has at most 22 significant bits: exact in double, as is their sum with c unless
+  // the three exponents span more than 29 bits.
+  const double p1 = double(fp16_to_f32(a1)) * fp16_to_f32(b1);
+  const double p2 = double(fp16_to_f32(a2)) * fp16_to_f32(b2);
+  return round_to_zero(p1 + p2 + double(c));
+}
+
+std::optional<std::string> check_tensor_insn(const et_tensor_insn& t) {
+  const bool rows_ok = t.rows >= 1 && t.rows <= ET_TILE;
+  switch (t.op) {
+    case ET_TENSOR_LOAD:
+      if (!rows_ok || t.line < 0 || t.line >= ET_SCP_LINES) return "TensorLoad: 1..16 lines into scratchpad lines 0..47";
+      if (reinterpret_cast<uintptr_t>(t.mem) % 64 != 0 || t.stride % 64 != 0)
+        return "TensorLoad: source lines must be 64-byte aligned";
+      return std::nullopt;
+    case ET_TENSOR_FMA32: case ET_TENSOR_FMA16A32:
+      if (!rows_ok || t.k < 1 || t.k > ET_TILE || t.line < 0 || t.line >= ET_SCP_LINES || t.b_line < 0 ||
+          t.b_line >= ET_SCP_LINES)
+        return "TensorFMA: 1..16 rows and steps from scratchpad lines 0..47";
+      return std::nullopt;
+    case ET_TENSOR_STORE:
+      if (!rows_ok || reinterpret_cast<uintptr_t>(t.mem) % 16 != 0 || t.stride % 16 != 0)
+        return "TensorStore: 1..16 rows to 16-byte aligned memory";
+      return std::nullopt;
+    case ET_TENSOR_SEND: case ET_TENSOR_RECV:
+      if (!rows_ok || t.partner < 0 || t.partner >= ET_MINIONS_PER_SHIRE)
+        return "TensorReduce: 1..16 rows with a minion of the same shire";
+      return std::nullopt;
+    default:
+      return "unknown tensor instruction " + std::to_string(t.op);
+  }
+}
+
+void execute_tensor_insn(MinionTensorState& s, const et_tensor_insn& t, et_counters& counters) {
+  switch (t.op) {
+    case ET_TENSOR_LOAD: {
+      const auto* src = static_cast<const uint8_t*>(t.mem);
+      for (int i = 0; i < t.rows; i++) std::memcpy(s.scp[(t.line + i) % ET_SCP_LINES], src + i * t.stride, 64);
+      counters.tensor_cycles += uint64_t(t.rows);
+      return;
+    }
+    case ET_TENSOR_FMA32: case ET_TENSOR_FMA16A32: {
+      const bool half = t.op == ET_TENSOR_FMA16A32;
+      if (half) fma16a32(s, t);
+      else fma32(s, t);
+      const uint64_t flops = uint64_t(2 * t.rows * ET_TILE * t.k * (half ? 2 : 1));
+      counters.flops += flops;
+      counters.tensor_flops += flops;
+      counters.tensor_cycles += uint64_t(t.rows * t.k);
+      return;
+    }
+    case ET_TENSOR_STORE: {
+      auto* dst = static_cast<uint8_t*>(t.mem);
+      for (int i = 0; i < t.rows; i++) std::memcpy(dst + i * t.stride, s.c[i], 64);
+      counters.tensor_cycles += uint64_t(t.rows);
+      return;
+    }
+    case ET_TENSOR_RECV: {
+      for (int i = 0; i < t.rows; i++)
+        for (int j = 0; j < ET_TILE; j++) s.c[i][j] += s.inbox[i][j];
+      s.inbox_rows = 0;
+      s.inbox_from = -1;
+      s.expecting = -1;
+      counters.flops += uint64_t(t.rows * ET_TILE);
+      counters.tensor_flops += uint64_t(t.rows * ET_TILE);
+      counters.tensor_cycles += uint64_t(t.rows);
+      return;
+    }
+    default:
+      return;  // SEND: send_tensor_rows
+  }
+}
+
+void send_tensor_rows(const MinionTensorState& from, int from_minion, MinionTensorState& to, int rows,
+                      et_counters& counters) {
+  std::memcpy(to.inbox, from.c, sizeof(float) * ET_TILE * size_t(rows));
+  to.inbox_rows = rows;
+  to.inbox_from = from_minion;
+  counters.tensor_cycles += uint64_t(rows);
+}
+
+}  // namespace hart::et::emu

@@ -19,7 +19,7 @@
 #include "backend/cpu/arch/riscv/rvv_block32.h"
 #include "backend/cpu/arch/riscv/rvv_panels.h"
 #include "backend/cpu/arch/riscv/rvv_panels_levels.h"  // the Q2_K / Q3_K / IQ4_XS panels registered below
-#include "backend/cpu/arch/riscv/rvv_panels_q4_k.h"  // the Q4_K panels registered below
+#include "backend/cpu/arch/riscv/rvv_panels_q4_k.h"  // the Q4_K / Q5_K panels registered below
 #include "backend/cpu/arch/riscv/rvv_panels_q6_k.h"  // the Q6_K panels registered below
 #include "backend/cpu/repack.h"
 
@@ -217,7 +217,8 @@ void fill_quant_panels(Kernels& k) {
   k.panel[uint32_t(Type::Q5_0)] = {kPanelRows, pack_panel_q5_0_masks, gemm_block32_panels<H, Q5Levels>};
   k.panel[uint32_t(Type::IQ4_NL)] =
       {kPanelRows, pack_panel_iq4_nl_bytes, gemm_block32_panels<H, PairLevels<Iq4NlPairs>>};
-  k.panel[uint32_t(Type::Q4_K)] = {kPanelRows, pack_panel_q4_K_bytes, gemm_q4_K_panels<H>};
+  k.panel[uint32_t(Type::Q4_K)] = {kPanelRows, pack_panel_q4_K_bytes, gemm_nibble_panels<H, Q4KNibbles>};
+  k.panel[uint32_t(Type::Q5_K)] = {kPanelRows, pack_panel_q5_K_masks, gemm_nibble_panels<H, Q5KNibbles>};
   k.panel[uint32_t(Type::Q6_K)] = {kPanelRows, pack_panel_q6_K_bytes, gemm_q6_K_panels<H>};
   k.panel[uint32_t(Type::Q2_K)] = {kPanelRows, pack_panel_q2_K_bytes, gemm_level_panels<H, Q2KLevels>};
   k.panel[uint32_t(Type::Q3_K)] = {kPanelRows, pack_panel_q3_K_bytes, gemm_level_panels<H, Q3KLevels>};

@@ -136,23 +136,37 @@ struct Q3KLevels {
   using Block = block_q3_K;
   static constexpr bool kMins = false;
   static constexpr int kScaleBytes = 12, kChain = 16, kBias = 4;
-  static constexpr int kColumns = 1;  // a unit's 3 bytes: no LMUL 4 load of whole units
+  static constexpr int kColumns = 4;  // a unit's 3 bytes: one LMUL 4 load at VLEN 256
   static vint16m2_t scale(const uint8_t* sb, int g, size_t vl) {
     return six_bit_scale(sb, g % 8, g < 8 ? 0 : 4, 8 + g % 4, 2 * (g / 4), vl);
   }
   template <int kCols>
   static vint8m1x8_t unit(const uint8_t* q, int m, size_t vl) {
-    static_assert(kCols == kColumns);
-    const vuint8m1_t b0 = row_bytes(q, 3 * m, vl), b1 = row_bytes(q, 3 * m + 1, vl), b2 = row_bytes(q, 3 * m + 2, vl);
-    const auto low = [vl](vuint8m1_t v) { return as_levels(__riscv_vand_vx_u8m1(v, 7, vl)); };
-    const auto mid = [vl](vuint8m1_t v) { return as_levels(__riscv_vand_vx_u8m1(__riscv_vsrl_vx_u8m1(v, 3, vl), 7, vl)); };
+    // u = low 3 bits, bits 3-5 of a byte (overloaded: one op serves the 3 bytes of an LMUL 4 load).
+    const auto low = [](auto v, size_t n) { return __riscv_vand(v, 7, n); };
+    const auto mid = [](auto v, size_t n) { return __riscv_vand(__riscv_vsrl(v, 3, n), 7, n); };
     // Bits 6-7 of b0 (b1) are u6's (u7's) low bits, bit 6 (7) of b2 its high bit.
     const auto split = [vl](vuint8m1_t v, vuint8m1_t top, size_t shift) {
       const vuint8m1_t high = __riscv_vand_vx_u8m1(__riscv_vsrl_vx_u8m1(top, shift, vl), 4, vl);
       return as_levels(__riscv_vor_vv_u8m1(__riscv_vsrl_vx_u8m1(v, 6, vl), high, vl));
     };
-    return __riscv_vcreate_v_i8m1x8(low(b0), mid(b0), low(b1), mid(b1), low(b2), mid(b2), split(b0, b2, 4),
-                                    split(b1, b2, 5));
+    if constexpr (kCols == 1) {
+      const vuint8m1_t b0 = row_bytes(q, 3 * m, vl), b1 = row_bytes(q, 3 * m + 1, vl), b2 = row_bytes(q, 3 * m + 2, vl);
+      return __riscv_vcreate_v_i8m1x8(as_levels(low(b0, vl)), as_levels(mid(b0, vl)), as_levels(low(b1, vl)),
+                                      as_levels(mid(b1, vl)), as_levels(low(b2, vl)), as_levels(mid(b2, vl)),
+                                      split(b0, b2, 4), split(b1, b2, 5));
+    } else {
+      static_assert(kCols == 4);
+      const size_t n = 3 * vl;  // the unit's 3 level-byte columns
+      const vuint8m4_t b = load_bytes<4>(q + 3 * m * kPanelRows, n);
+      const vuint8m1_t b2 = __riscv_vget_v_u8m4_u8m1(b, 2);
+      vint8m1_t u6 = split(__riscv_vget_v_u8m4_u8m1(b, 0), b2, 4), u7 = split(__riscv_vget_v_u8m4_u8m1(b, 1), b2, 5);
+      vint8m4_t lows = as_levels(low(b, n)), mids = as_levels(mid(b, n));
+      asm("" : "+vr"(lows), "+vr"(mids), "+vr"(u6), "+vr"(u7));  // formed before their uses (NibbleStrips::unpack)
+      return __riscv_vcreate_v_i8m1x8(__riscv_vget_v_i8m4_i8m1(lows, 0), __riscv_vget_v_i8m4_i8m1(mids, 0),
+                                      __riscv_vget_v_i8m4_i8m1(lows, 1), __riscv_vget_v_i8m4_i8m1(mids, 1),
+                                      __riscv_vget_v_i8m4_i8m1(lows, 2), __riscv_vget_v_i8m4_i8m1(mids, 2), u6, u7);
+    }
   }
 };
 

@@ -88,22 +88,43 @@ void pack_panel_q8_0_bytes(int64_t n, int rows, const void* w, size_t w_stride, 
 void pack_panel_iq4_nl_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
   pack_interleaved<block_iq4_nl, QK4_NL, 1, 1>(n, rows, w, w_stride, panel);
 }
-void pack_panel_q5_0_masks(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
-  pack_interleaved<block_q5_0, QK5_0, 1, 1>(n, rows, w, w_stride, panel);
-  // The interleaved qh bytes (4 per row, right after the scales) become the 32 row masks.
+
+namespace {
+
+// The "_masks" layouts of a "_bytes" panel (pack_interleaved with 1-byte chunks) whose blocks hold
+// a fifth bit per element in their qh bytes, kHalves fp16 words and kBefore bytes before them:
+// those R interleaved qh bytes per row become one R-bit row mask per element, bit r of element
+// e's mask (at [e * R / 8 + r / 8]) set where set(row r's block, e) is true. The masks take the
+// same bytes as the qh bytes did.
+template <class Block, int64_t kElems, size_t kHalves, size_t kBefore, class Set>
+void pack_row_masks(int64_t n, int rows, const void* w, size_t w_stride, void* panel, Set set) {
+  pack_interleaved<Block, kElems, kHalves, 1>(n, rows, w, w_stride, panel);
+  static_assert(sizeof(Block::qh) * 8 == kElems);
   const size_t R = size_t(rows), mask_bytes = R / 8;
   auto* column = static_cast<uint8_t*>(panel);
-  for (int64_t b = 0; b < n / QK5_0; b++, column += sizeof(block_q5_0) * R) {
-    uint8_t* masks = column + 2 * R;
-    std::memset(masks, 0, QK5_0 * mask_bytes);
+  for (int64_t b = 0; b < n / kElems; b++, column += sizeof(Block) * R) {
+    uint8_t* masks = column + (2 * kHalves + kBefore) * R;
+    std::memset(masks, 0, kElems * mask_bytes);
     for (size_t r = 0; r < R; r++) {
-      const auto& blk = reinterpret_cast<const block_q5_0*>(static_cast<const char*>(w) + r * w_stride)[b];
-      uint32_t qh;
-      std::memcpy(&qh, blk.qh, sizeof qh);
-      for (int e = 0; e < QK5_0; e++)
-        if (!(qh >> e & 1)) masks[size_t(e) * mask_bytes + r / 8] |= uint8_t(1u << (r % 8));
+      const Block& blk = reinterpret_cast<const Block*>(static_cast<const char*>(w) + r * w_stride)[b];
+      for (int e = 0; e < kElems; e++)
+        if (set(blk, e)) masks[size_t(e) * mask_bytes + r / 8] |= uint8_t(1u << (r % 8));
     }
   }
+}
+
+}  // namespace
+
+void pack_panel_q5_0_masks(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  // Set where the fifth bit (bit e of qh) is clear: the kernel subtracts 16 there.
+  pack_row_masks<block_q5_0, QK5_0, 1, 0>(n, rows, w, w_stride, panel,
+                                          [](const block_q5_0& b, int e) { return !(b.qh[e / 8] >> (e % 8) & 1); });
+}
+void pack_panel_q5_K_masks(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  // Element e = 32k + l (in 64-element chunk k / 2, low nibbles for k even) keeps its fifth bit in
+  // bit k of qh[l]; set where it is set: the kernel adds 16 there.
+  pack_row_masks<block_q5_K, QK_K, 2, K_SCALE_SIZE>(
+      n, rows, w, w_stride, panel, [](const block_q5_K& b, int e) { return (b.qh[e % 32] >> (e / 32) & 1) != 0; });
 }
 void pack_panel_q4_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
   pack_interleaved<block_q4_K, QK_K, 2, 1>(n, rows, w, w_stride, panel);

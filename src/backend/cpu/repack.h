@@ -51,6 +51,11 @@
 // replaced by one R-bit row mask per element e (R / 8 bytes each, e = 0 .. 31): bit r set where
 // row r's fifth bit of element e is clear (a vector mask the kernel loads with vlm).
 //
+// Q5_K "_masks" (RVV; R a multiple of 8): the "_bytes" layout (d[R], dmin[R], the 12 scale bytes,
+// the qh bytes, the 128 qs bytes as Q4_K's) with the 32 R interleaved qh bytes replaced by one
+// R-bit row mask per element e (e = 0 .. 255, R / 8 bytes each): bit r set where row r's fifth
+// bit of element e is set.
+//
 // Q6_K "_bytes" (RVV): per super-block column fp16 d[R] (moved to the front), the 16 int8 group
 // scales as 16 x R bytes [g * R + r], then 12 x R level bytes per 16-weight group g (byte j at
 // [j * R + r] as above), re-cut so that every level byte is one vsra away from a signed level:
@@ -104,6 +109,7 @@ void pack_panel_q8_0_bytes(int64_t n, int rows, const void* w, size_t w_stride, 
 void pack_panel_q4_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_iq4_nl_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q5_0_masks(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+void pack_panel_q5_K_masks(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q6_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q2_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q3_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);

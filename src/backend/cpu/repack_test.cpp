@@ -239,14 +239,15 @@ TEST(Repack, Q6KBytePanelLayout) {
   }
 }
 
-// Q2_K, Q3_K, IQ4_XS, IQ4_NL "_bytes": every weight's value read from the panel as repack.h
-// describes it (fp16 fields at the front, scale bytes as stored, re-cut level bytes; IQ4_NL's
-// nibbles as stored) equals the reference dequantization of the row.
+// Q2_K, Q3_K, IQ4_XS, IQ4_NL "_bytes" and Q5_K "_masks": every weight's value read from the panel
+// as repack.h describes it (fp16 fields at the front, scale bytes as stored, re-cut level bytes;
+// IQ4_NL's and Q5_K's nibbles as stored, Q5_K's fifth bits from the row masks) equals the
+// reference dequantization of the row.
 TEST(Repack, LevelBytePanelLayouts) {
   std::mt19937 rng(23);
   constexpr size_t kRows = 32;
   constexpr int64_t kBlocks = 2;
-  for (const Type type : {Type::Q2_K, Type::Q3_K, Type::IQ4_XS, Type::IQ4_NL}) {
+  for (const Type type : {Type::Q2_K, Type::Q3_K, Type::IQ4_XS, Type::IQ4_NL, Type::Q5_K}) {
     const int64_t elems = type_info(type).block_size;  // per block
     const int64_t k_len = kBlocks * elems;
     const size_t w_row = row_size(type, k_len), block = w_row / kBlocks;
@@ -255,9 +256,10 @@ TEST(Repack, LevelBytePanelLayouts) {
     const PackFn pack = type == Type::Q2_K     ? pack_panel_q2_K_bytes
                         : type == Type::Q3_K   ? pack_panel_q3_K_bytes
                         : type == Type::IQ4_XS ? pack_panel_iq4_xs_bytes
+                        : type == Type::Q5_K   ? pack_panel_q5_K_masks
                                                : pack_panel_iq4_nl_bytes;
     pack(k_len, kRows, w.data(), w_row, panel.data());
-    const size_t halves = type == Type::Q2_K ? 2 : 1;
+    const size_t halves = type == Type::Q2_K || type == Type::Q5_K ? 2 : 1;
     std::vector<float> want(static_cast<size_t>(k_len));
     for (size_t r = 0; r < kRows; r++) {
       dequantize_row(type, w.data() + r * w_row, want.data(), k_len);
@@ -283,6 +285,15 @@ TEST(Repack, LevelBytePanelLayouts) {
             got = half(0) * float(scale) * float(u - 4);
           } else if (type == Type::IQ4_NL) {
             got = half(0) * float(kIq4Levels[byte(e % 16) >> (4 * (e / 16)) & 0xF]);
+          } else if (type == Type::Q5_K) {
+            // Sub-block s's 6-bit scale and min from the 12 scale bytes; 256 row masks of
+            // kRows / 8 bytes (32 level-byte rows) after them, then qs.
+            const int s = e / 32;
+            const int scale = s < 4 ? byte(s) & 63 : (byte(s + 4) & 0xF) | (byte(s - 4) >> 6) << 4;
+            const int min = s < 4 ? byte(s + 4) & 63 : (byte(s + 4) >> 4) | (byte(s) >> 6) << 4;
+            const int fifth = column[(2 * halves + 12) * kRows + size_t(e) * kRows / 8 + r / 8] >> (r % 8) & 1;
+            const int level = (byte(12 + 32 + 32 * (e / 64) + e % 32) >> (4 * (e % 64 / 32)) & 0xF) | fifth << 4;
+            got = half(0) * float(scale) * float(level) - half(1) * float(min);
           } else {
             const int ib = e / 32;
             const int scale = ((byte(2 + ib / 2) >> (4 * (ib % 2)) & 0xF) | (byte(ib / 4) >> (2 * (ib % 4)) & 3) << 4) - 32;
@@ -309,8 +320,8 @@ INSTANTIATE_TEST_SUITE_P(Sets, PanelSet, ::testing::ValuesIn(sets_with_panels())
 TEST(Repack, MulMatMatchesRowMajorPath) {
   const Kernels& k = kernels();
   std::mt19937 rng(11);
-  for (Type type : {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::Q2_K, Type::Q3_K, Type::Q4_K, Type::Q6_K, Type::IQ4_XS,
-                    Type::IQ4_NL, Type::F16, Type::BF16}) {
+  for (Type type : {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::Q2_K, Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K,
+                    Type::IQ4_XS, Type::IQ4_NL, Type::F16, Type::BF16}) {
   for (int64_t n : {64, 40, 75, 5}) {
     // Token counts: decode, a remainder of every tile height, several tiles; 1 and 2 threads.
     for (const auto& [m, threads] : {std::pair<int64_t, int>{1, 1}, {5, 2}, {17, 1}, {70, 2}}) {
@@ -336,12 +347,12 @@ TEST(Repack, MulMatMatchesRowMajorPath) {
         backend.compute(build_graph({yt}));  // packed once: the second graph reuses it
         if (as_weight) packed_bytes = backend.repacked_bytes();
       }
-      // F16 sums float products in another order, Q2_K / Q4_K their scales and mins terms (which
+      // F16 sums float products in another order, Q2_K / Q4_K / Q5_K their scales and mins terms (which
       // may cancel), and the x86 Q3_K / IQ4_XS panels scale a super-block's integer sum as one
       // float where the row dots scale it as 8 lane sums (terms that may cancel too): bound by
       // 1e-6 sum |w x| (|w| <= 1, |x| <= 2).
       const bool float_order = type == Type::F16 || type == Type::BF16 || type == Type::Q2_K || type == Type::Q3_K ||
-                               type == Type::Q4_K || type == Type::IQ4_XS;
+                               type == Type::Q4_K || type == Type::Q5_K || type == Type::IQ4_XS;
       const double float_sum_tol = float_order ? 2e-6 * double(k_len) : 0;
       const PanelKernel& pk = k.panel[size_t(type)];
       const int64_t packed_rows = repack_enabled() && pk.rows > 0 ? n / pk.rows * pk.rows : 0;

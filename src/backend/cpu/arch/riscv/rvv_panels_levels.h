@@ -18,7 +18,9 @@
 //                                    -kBias * bsums[g], so that it ends as sum level * x)
 //   vint16m2_t scale(sb, g, vl)      group g's integer scale of the rows (sb: their scale bytes)
 //   vint16m2_t min(sb, g, vl)        group g's integer min (kMins only)
-//   vint8m1x8_t unit(q, m, vl)       the rows' levels + kBias of elements 8m .. 8m + 7
+//   kColumns                         4 where a unit's level bytes are one LMUL 4 load at VLEN 256
+//                                    (strip_by_columns), else 1
+//   vint8m1x8_t unit<kCols>(q, m, vl) the rows' levels + kBias of elements 8m .. 8m + 7
 //
 // Integer ranges (|x| <= 127, the Q8_K quantizer maps the largest magnitude to -127): Q2_K levels
 // 0..3 and Q3_K's stored 0..7 from a start of at most 4 * 16 * 127 give chains of 16 products
@@ -28,6 +30,8 @@
 #pragma once
 
 #include <riscv_vector.h>
+
+#include <type_traits>
 
 #include "backend/cpu/arch/riscv/rvv_panels.h"
 #include "backend/cpu/arch/riscv/rvv_panels_q4_k.h"  // Q8KRows
@@ -59,13 +63,43 @@ inline vint16m2_t six_bit_scale(const uint8_t* sb, int low, int low_shift, int h
 }
 
 inline vint8m1_t as_levels(vuint8m1_t v) { return __riscv_vreinterpret_v_u8m1_i8m1(v); }
+inline vint8m4_t as_levels(vuint8m4_t v) { return __riscv_vreinterpret_v_u8m4_i8m4(v); }
 
-// The kIq4Levels entries the low (high) nibbles of v index, for IQ4_XS here and IQ4_NL
-// (rvv_panels_q.h). The 16-entry table fits one e8 register at every VLEN >= 128, and indices
+// kCols byte columns of a strip (kCols = 1, or 4 where a vector register holds exactly one panel
+// column: strip_by_columns, VLEN 256) in one register (LMUL 1) or one LMUL 4 group, column c in
+// register c. The ops on them are the overloaded intrinsics, so one body serves both.
+template <int kCols>
+using Cols = std::conditional_t<kCols == 1, vuint8m1_t, vuint8m4_t>;
+
+// n bytes from p (n <= VLMAX at LMUL 1 for kCols = 1).
+template <int kCols>
+inline Cols<kCols> load_bytes(const void* p, size_t n) {
+  if constexpr (kCols == 1)
+    return __riscv_vle8_v_u8m1(static_cast<const uint8_t*>(p), n);
+  else
+    return __riscv_vle8_v_u8m4(static_cast<const uint8_t*>(p), n);
+}
+
+// kCols consecutive byte columns of the strip's rows, the first at p.
+template <int kCols>
+inline Cols<kCols> load_columns(const uint8_t* p, size_t vl) {
+  return load_bytes<kCols>(p, kCols * vl);
+}
+
+// Levels as a signed LMUL 4 group (register 0 alone for kCols = 1).
+inline vint8m4_t as_group(vint8m1_t v) { return __riscv_vlmul_ext_v_i8m1_i8m4(v); }
+inline vint8m4_t as_group(vint8m4_t v) { return v; }
+inline vint8m4_t as_group(vuint8m1_t v) { return as_group(as_levels(v)); }
+inline vint8m4_t as_group(vuint8m4_t v) { return as_levels(v); }
+
+// The kIq4Levels entries the low (high) nibbles of kCols columns v index (IQ4_XS, IQ4_NL). The
+// 16-entry table fits the first register of the gather's group at every VLEN >= 128, and indices
 // < 16 read only it; its load is the same in every call, so the compiler keeps one per kernel.
-inline vint8m1_t iq4_levels(vuint8m1_t v, bool high, size_t vl) {
-  const vint8m1_t table = __riscv_vle8_v_i8m1(kIq4Levels, __riscv_vsetvl_e8m1(16));
-  return __riscv_vrgather_vv_i8m1(table, high ? __riscv_vsrl_vx_u8m1(v, 4, vl) : __riscv_vand_vx_u8m1(v, 0xF, vl), vl);
+template <int kCols>
+inline vint8m4_t iq4_levels(Cols<kCols> v, bool high, size_t vl) {
+  const size_t n = kCols * vl;
+  const Cols<kCols> table = load_bytes<kCols>(kIq4Levels, 16);
+  return as_group(__riscv_vrgather(table, high ? __riscv_vsrl(v, 4, n) : __riscv_vand(v, 0xF, n), n));
 }
 
 // Q2_K (pack_panel_q2_K_bytes): d, dmin, the 16 scale bytes (scale: low nibble, min: high), then
@@ -74,13 +108,16 @@ struct Q2KLevels {
   using Block = block_q2_K;
   static constexpr bool kMins = true;
   static constexpr int kScaleBytes = QK_K / 16, kChain = 16, kBias = 0;
+  static constexpr int kColumns = 1;  // a unit's 2 bytes: no LMUL 4 load of whole units
   static vint16m2_t scale(const uint8_t* sb, int g, size_t vl) {
     return __riscv_vreinterpret_v_u16m2_i16m2(__riscv_vzext_vf2_u16m2(__riscv_vand_vx_u8m1(row_bytes(sb, g, vl), 0xF, vl), vl));
   }
   static vint16m2_t min(const uint8_t* sb, int g, size_t vl) {
     return __riscv_vreinterpret_v_u16m2_i16m2(__riscv_vzext_vf2_u16m2(__riscv_vsrl_vx_u8m1(row_bytes(sb, g, vl), 4, vl), vl));
   }
+  template <int kCols>
   static vint8m1x8_t unit(const uint8_t* q, int m, size_t vl) {
+    static_assert(kCols == kColumns);
     const vuint8m1_t a = row_bytes(q, 2 * m, vl), b = row_bytes(q, 2 * m + 1, vl);
     const auto crumb = [vl](vuint8m1_t v, int i) {
       if (i == 3) return as_levels(__riscv_vsrl_vx_u8m1(v, 6, vl));
@@ -99,20 +136,37 @@ struct Q3KLevels {
   using Block = block_q3_K;
   static constexpr bool kMins = false;
   static constexpr int kScaleBytes = 12, kChain = 16, kBias = 4;
+  static constexpr int kColumns = 4;  // a unit's 3 bytes: one LMUL 4 load at VLEN 256
   static vint16m2_t scale(const uint8_t* sb, int g, size_t vl) {
     return six_bit_scale(sb, g % 8, g < 8 ? 0 : 4, 8 + g % 4, 2 * (g / 4), vl);
   }
+  template <int kCols>
   static vint8m1x8_t unit(const uint8_t* q, int m, size_t vl) {
-    const vuint8m1_t b0 = row_bytes(q, 3 * m, vl), b1 = row_bytes(q, 3 * m + 1, vl), b2 = row_bytes(q, 3 * m + 2, vl);
-    const auto low = [vl](vuint8m1_t v) { return as_levels(__riscv_vand_vx_u8m1(v, 7, vl)); };
-    const auto mid = [vl](vuint8m1_t v) { return as_levels(__riscv_vand_vx_u8m1(__riscv_vsrl_vx_u8m1(v, 3, vl), 7, vl)); };
+    // u = low 3 bits, bits 3-5 of a byte (overloaded: one op serves the 3 bytes of an LMUL 4 load).
+    const auto low = [](auto v, size_t n) { return __riscv_vand(v, 7, n); };
+    const auto mid = [](auto v, size_t n) { return __riscv_vand(__riscv_vsrl(v, 3, n), 7, n); };
     // Bits 6-7 of b0 (b1) are u6's (u7's) low bits, bit 6 (7) of b2 its high bit.
     const auto split = [vl](vuint8m1_t v, vuint8m1_t top, size_t shift) {
       const vuint8m1_t high = __riscv_vand_vx_u8m1(__riscv_vsrl_vx_u8m1(top, shift, vl), 4, vl);
       return as_levels(__riscv_vor_vv_u8m1(__riscv_vsrl_vx_u8m1(v, 6, vl), high, vl));
     };
-    return __riscv_vcreate_v_i8m1x8(low(b0), mid(b0), low(b1), mid(b1), low(b2), mid(b2), split(b0, b2, 4),
-                                    split(b1, b2, 5));
+    if constexpr (kCols == 1) {
+      const vuint8m1_t b0 = row_bytes(q, 3 * m, vl), b1 = row_bytes(q, 3 * m + 1, vl), b2 = row_bytes(q, 3 * m + 2, vl);
+      return __riscv_vcreate_v_i8m1x8(as_levels(low(b0, vl)), as_levels(mid(b0, vl)), as_levels(low(b1, vl)),
+                                      as_levels(mid(b1, vl)), as_levels(low(b2, vl)), as_levels(mid(b2, vl)),
+                                      split(b0, b2, 4), split(b1, b2, 5));
+    } else {
+      static_assert(kCols == 4);
+      const size_t n = 3 * vl;  // the unit's 3 level-byte columns
+      const vuint8m4_t b = load_bytes<4>(q + 3 * m * kPanelRows, n);
+      const vuint8m1_t b2 = __riscv_vget_v_u8m4_u8m1(b, 2);
+      vint8m1_t u6 = split(__riscv_vget_v_u8m4_u8m1(b, 0), b2, 4), u7 = split(__riscv_vget_v_u8m4_u8m1(b, 1), b2, 5);
+      vint8m4_t lows = as_levels(low(b, n)), mids = as_levels(mid(b, n));
+      asm("" : "+vr"(lows), "+vr"(mids), "+vr"(u6), "+vr"(u7));  // formed before their uses (NibbleStrips::unpack)
+      return __riscv_vcreate_v_i8m1x8(__riscv_vget_v_i8m4_i8m1(lows, 0), __riscv_vget_v_i8m4_i8m1(mids, 0),
+                                      __riscv_vget_v_i8m4_i8m1(lows, 1), __riscv_vget_v_i8m4_i8m1(mids, 1),
+                                      __riscv_vget_v_i8m4_i8m1(lows, 2), __riscv_vget_v_i8m4_i8m1(mids, 2), u6, u7);
+    }
   }
 };
 
@@ -123,14 +177,29 @@ struct Iq4XsLevels {
   using Block = block_iq4_xs;
   static constexpr bool kMins = false;
   static constexpr int kScaleBytes = 6, kChain = 2, kBias = 0;
+  static constexpr int kColumns = 4;  // a unit's 4 bytes: one LMUL 4 load at VLEN 256
   static vint16m2_t scale(const uint8_t* sb, int g, size_t vl) {
     const int ib = g / 2;
     return six_bit_scale(sb, 2 + ib / 2, 4 * (ib % 2), ib / 4, 2 * (ib % 4), vl);
   }
+  template <int kCols>
   static vint8m1x8_t unit(const uint8_t* q, int m, size_t vl) {
-    const auto level = [&](int j, bool high) { return iq4_levels(row_bytes(q, 4 * m + j, vl), high, vl); };
-    return __riscv_vcreate_v_i8m1x8(level(0, false), level(0, true), level(1, false), level(1, true), level(2, false),
-                                    level(2, true), level(3, false), level(3, true));
+    if constexpr (kCols == 1) {
+      const auto level = [&](int j, bool high) {
+        return __riscv_vget_v_i8m4_i8m1(iq4_levels<1>(row_bytes(q, 4 * m + j, vl), high, vl), 0);
+      };
+      return __riscv_vcreate_v_i8m1x8(level(0, false), level(0, true), level(1, false), level(1, true),
+                                      level(2, false), level(2, true), level(3, false), level(3, true));
+    } else {
+      static_assert(kCols == 4);
+      const Cols<4> bytes = load_columns<4>(q + 4 * m * kPanelRows, vl);
+      vint8m4_t lo = iq4_levels<4>(bytes, false, vl), hi = iq4_levels<4>(bytes, true, vl);
+      asm("" : "+vr"(lo), "+vr"(hi));  // formed before their uses, as in NibbleStrips::unpack
+      return __riscv_vcreate_v_i8m1x8(__riscv_vget_v_i8m4_i8m1(lo, 0), __riscv_vget_v_i8m4_i8m1(hi, 0),
+                                      __riscv_vget_v_i8m4_i8m1(lo, 1), __riscv_vget_v_i8m4_i8m1(hi, 1),
+                                      __riscv_vget_v_i8m4_i8m1(lo, 2), __riscv_vget_v_i8m4_i8m1(hi, 2),
+                                      __riscv_vget_v_i8m4_i8m1(lo, 3), __riscv_vget_v_i8m4_i8m1(hi, 3));
+    }
   }
 };
 
@@ -169,6 +238,14 @@ struct LevelStrips : Q8KRows {
 
   template <int T>
   void strip(const std::byte* panel, size_t r, size_t vl, int64_t j, float* y) const {
+    if constexpr (L::kColumns > 1)
+      strip_by_columns<T>(*this, panel, r, vl, j, y);
+    else
+      strip_columns<T, 1>(panel, r, vl, j, y);
+  }
+
+  template <int T, int kCols>
+  void strip_columns(const std::byte* panel, size_t r, size_t vl, int64_t j, float* y) const {
     static_assert(T >= 1 && T <= 2);
     constexpr int kHalves = L::kMins ? 2 : 1;
     constexpr size_t kColumn = sizeof(typename L::Block) * kPanelRows;
@@ -189,8 +266,9 @@ struct LevelStrips : Q8KRows {
           c0 = __riscv_vmv_v_x_i16m2(int16_t(-L::kBias * x0[b].bsums[g]), vl);
           if constexpr (T > 1) c1 = __riscv_vmv_v_x_i16m2(int16_t(-L::kBias * x1[b].bsums[g]), vl);
         }
-        mac_unit<T, 0>(s0, s1, c0, c1, L::unit(q, 2 * g, vl), sc, e0, e1, L::kBias == 0, vl);
-        mac_unit<T, 8>(s0, s1, c0, c1, L::unit(q, 2 * g + 1, vl), sc, e0 + 8, e1 + 8, L::kBias == 0, vl);
+        mac_unit<T, 0>(s0, s1, c0, c1, L::template unit<kCols>(q, 2 * g, vl), sc, e0, e1, L::kBias == 0, vl);
+        mac_unit<T, 8>(s0, s1, c0, c1, L::template unit<kCols>(q, 2 * g + 1, vl), sc, e0 + 8, e1 + 8, L::kBias == 0,
+                       vl);
         if constexpr (L::kMins) {
           const vint16m2_t m = L::min(sb, g, vl);
           n0 = __riscv_vwmacc_vx_i32m4(n0, x0[b].bsums[g], m, vl);

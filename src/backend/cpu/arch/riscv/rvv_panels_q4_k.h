@@ -1,16 +1,19 @@
-// MUL_MAT on Q4_K weights repacked into 32-row byte panels (repack.h, "_bytes") against Q8_K
-// activations; included by rvv_panels_q.h, which registers it with the Q8_0 / Q4_0 panels.
-// Per super-block column: fp16 d[32], dmin[32], the 12 scale bytes of the 32 rows, then qs byte
-// 32g + l of the rows, whose low nibble is element 64g + l (sub-block 2g) and high nibble element
-// 64g + 32 + l (sub-block 2g + 1). Byte j of the rows is one e8 vector (lane = row) times the
-// activation's scalar element, so each lane sums its own row. Per row and super-block:
+// MUL_MAT on Q4_K and Q5_K weights repacked into 32-row byte panels (repack.h, Q4_K "_bytes",
+// Q5_K "_masks") against Q8_K activations; included by rvv_panels_q.h, which registers them with
+// the other quantized panels. One strip template (NibbleStrips) serves both: a traits class L
+// states what Q5_K adds, the fifth bit. Per super-block column: fp16 d[32], dmin[32], the 12
+// scale bytes of the 32 rows, (Q5_K) a 32-row mask per element, then qs byte 32g + l of the rows,
+// whose low nibble is element 64g + l (sub-block 2g) and high nibble element 64g + 32 + l
+// (sub-block 2g + 1). Byte j of the rows is one e8 vector (lane = row) times the activation's
+// scalar element, so each lane sums its own row. Per row and super-block:
 //   y += dx * (d * sum_s sc_s * sum_{i in s} q_i x_i  -  dmin * sum_s m_s * (bsums[2s] + bsums[2s + 1]))
 // with the 6-bit sc_s, m_s unpacked from the scale bytes by e8 ops for all rows at once.
 //
-// Integer ranges: levels 0..15 and |x| <= 128, so a chain of 16 products fits int16 (16 * 15 * 128 =
-// 30720): each sub-block is two chains (l < 16, l >= 16), each added times sc_s into int32
-// (vwmacc.vv); a super-block's sums are exact in int32 (< 8 * 63 * 32 * 15 * 128 < 2^31) and are
-// converted and scaled once. H widens fp16 as in rvv_panels_q.h (H::scales).
+// Integer ranges: |x| <= 128, levels 0..15 (Q4_K) or 0..31 (Q5_K), so a chain of L::kChain
+// products (16 * 15 * 128 = 30720, 8 * 31 * 128 = 31744) fits int16: each sub-block is chains
+// of L::kChain columns, each added times sc_s into int32 (vwmacc.vv); a super-block's sums are
+// exact in int32 (< 8 * 63 * 32 * 31 * 128 < 2^31) and are converted and scaled once. H widens
+// fp16 as in rvv_panels_q.h (H::scales).
 #pragma once
 
 #include <riscv_vector.h>
@@ -82,25 +85,62 @@ struct Q8KRows {
   const block_q8_K* xrow(int64_t j) const { return reinterpret_cast<const block_q8_K*>(x + size_t(j) * x_stride); }
 };
 
-template <class H>
-struct Q4KStrips : Q8KRows {
+// Q4_K (pack_panel_q4_K_bytes): the levels are the nibbles.
+struct Q4KNibbles {
+  using Block = block_q4_K;
+  static constexpr int kChain = 16;         // columns per int16 chain
+  static constexpr size_t kMaskBytes = 0;   // bytes between the scale bytes and qs, per row
+  template <int kCols>
+  static void fifth_bit(const uint8_t*, int, vuint8m4_t&, vuint8m4_t&, size_t) {}
+};
+
+// Q5_K (pack_panel_q5_K_masks): level = nibble | 16 in the lanes of the element's row mask (one
+// vlm and one masked vor per nibble side of kCols columns, whose masks are consecutive).
+struct Q5KNibbles {
+  using Block = block_q5_K;
+  static constexpr int kChain = 8;
+  static constexpr size_t kRowMask = kPanelRows / 8;  // bytes per element's row mask
+  static constexpr size_t kMaskBytes = QK_K * kRowMask;
+  // lo, hi: kCols columns unpacked (NibbleStrips::unpack) whose first low nibble is element e
+  // (its high nibble: e + 32); masks: the strip's first byte of element 0's mask.
+  template <int kCols>
+  static void fifth_bit(const uint8_t* masks, int e, vuint8m4_t& lo, vuint8m4_t& hi, size_t vl) {
+    const auto add = [&](vuint8m4_t& v, int elem) {
+      const uint8_t* m = masks + size_t(elem) * kRowMask;
+      if constexpr (kCols == 1) {
+        const vuint8m1_t v1 = __riscv_vlmul_trunc_v_u8m4_u8m1(v);
+        v = __riscv_vlmul_ext_v_u8m1_u8m4(__riscv_vor_vx_u8m1_mu(__riscv_vlm_v_b8(m, vl), v1, v1, 16, vl));
+      } else {
+        v = __riscv_vor_vx_u8m4_mu(__riscv_vlm_v_b2(m, kCols * vl), v, v, 16, kCols * vl);
+      }
+    };
+    add(lo, e);
+    add(hi, e + 32);
+  }
+};
+
+template <class H, class L>
+struct NibbleStrips : Q8KRows {
   const int16_t* sub_sums;  // activation_sub_sums
 
-  // kCols consecutive qs columns from q, unpacked: the low (high) nibbles of column i in register i
-  // of lo (hi). kCols = 4 needs a vector register to hold exactly one panel column (vlenb == vl ==
-  // kPanelRows, VLEN 256): then one load and one vand / vsrl serve 4 columns.
+  // kCols consecutive qs columns from q (their first low nibble: element e), unpacked with
+  // L::fifth_bit: the low (high) nibbles' levels of column i in register i of lo (hi). kCols = 4
+  // needs a vector register to hold exactly one panel column (vlenb == vl == kPanelRows, VLEN
+  // 256): then each load and op serves 4 columns.
   template <int kCols>
-  static void unpack(const uint8_t* q, vuint8m4_t& lo, vuint8m4_t& hi, size_t vl) {
+  static void unpack(const uint8_t* q, const uint8_t* masks, int e, vuint8m4_t& lo, vuint8m4_t& hi, size_t vl) {
     if constexpr (kCols == 1) {
       const vuint8m1_t packed = __riscv_vle8_v_u8m1(q, vl);
       lo = __riscv_vlmul_ext_v_u8m1_u8m4(__riscv_vand_vx_u8m1(packed, 0xF, vl));
       hi = __riscv_vlmul_ext_v_u8m1_u8m4(__riscv_vsrl_vx_u8m1(packed, 4, vl));
+      L::template fifth_bit<kCols>(masks, e, lo, hi, vl);
     } else {
       static_assert(kCols == 4);
       const vuint8m4_t packed = __riscv_vle8_v_u8m4(q, kCols * vl);
       lo = __riscv_vand_vx_u8m4(packed, 0xF, kCols * vl);
       hi = __riscv_vsrl_vx_u8m4(packed, 4, kCols * vl);
-      // Both nibbles are formed here, before their uses: left to itself the scheduler sinks each
+      L::template fifth_bit<kCols>(masks, e, lo, hi, vl);
+      // Both sides are formed here, before their uses: left to itself the scheduler sinks each
       // next to its first use, which costs two more vtype changes (e8 m4 <-> m1) per 4 columns.
       asm("" : "+vr"(lo), "+vr"(hi));
     }
@@ -127,18 +167,18 @@ struct Q4KStrips : Q8KRows {
     if constexpr (c + 1 < kCols) mac_columns<T, kCols, c + 1>(lo0, hi0, lo1, hi1, los, his, x0, x1, e + 1, false, vl);
   }
 
-  // Chains of the 16 columns of group g, half h (l = 16h .. 16h + 15) into s += sc_lo * lo-chain +
-  // sc_hi * hi-chain for T X rows.
+  // The chains of the L::kChain columns l0 .. of group g into s += sc_lo * lo-chain + sc_hi *
+  // hi-chain for T X rows.
   template <int T, int kCols>
-  static void half_group(vint32m4_t& s0, vint32m4_t& s1, const uint8_t* q, const int8_t* x0, const int8_t* x1, int g,
-                         int h, vint16m2_t sc_lo, vint16m2_t sc_hi, size_t vl) {
+  static void chain(vint32m4_t& s0, vint32m4_t& s1, const uint8_t* q, const uint8_t* masks, const int8_t* x0,
+                    const int8_t* x1, int g, int l0, vint16m2_t sc_lo, vint16m2_t sc_hi, size_t vl) {
     vint16m2_t lo0, hi0, lo1, hi1;
 #pragma GCC unroll 16  // straight-line code: the vector loads need no loop counter
-    for (int l = 16 * h; l < 16 * h + 16; l += kCols) {
+    for (int l = l0; l < l0 + L::kChain; l += kCols) {
       vuint8m4_t los, his;
-      unpack<kCols>(q + (32 * g + l) * kPanelRows, los, his, vl);
       // Column l's low nibble is element 64g + l, its high nibble element 64g + 32 + l.
-      mac_columns<T, kCols>(lo0, hi0, lo1, hi1, los, his, x0, x1, 64 * g + l, l == 16 * h, vl);
+      unpack<kCols>(q + (32 * g + l) * kPanelRows, masks, 64 * g + l, los, his, vl);
+      mac_columns<T, kCols>(lo0, hi0, lo1, hi1, los, his, x0, x1, 64 * g + l, l == l0, vl);
     }
     s0 = __riscv_vwmacc_vv_i32m4(__riscv_vwmacc_vv_i32m4(s0, sc_lo, lo0, vl), sc_hi, hi0, vl);
     if constexpr (T > 1) s1 = __riscv_vwmacc_vv_i32m4(__riscv_vwmacc_vv_i32m4(s1, sc_lo, lo1, vl), sc_hi, hi1, vl);
@@ -159,20 +199,24 @@ struct Q4KStrips : Q8KRows {
 
   template <int T, int kCols>
   void strip_columns(const std::byte* panel, size_t r, size_t vl, int64_t j, float* y) const {
-    constexpr size_t kColumn = sizeof(block_q4_K) * kPanelRows;
+    constexpr size_t kColumn = sizeof(typename L::Block) * kPanelRows;
     const block_q8_K* x0 = xrow(j);
     const block_q8_K* x1 = xrow(j + T - 1);
     const int16_t* m0 = sub_sums + j * nsb * kSubBlocks;
     const int16_t* m1 = sub_sums + (j + T - 1) * nsb * kSubBlocks;
     for (int64_t b = 0; b < nsb; b++, m0 += kSubBlocks, m1 += kSubBlocks) {
       const std::byte* column = panel + size_t(b) * kColumn;
-      const auto* bytes = reinterpret_cast<const uint8_t*>(column + 4 * kPanelRows) + r;
-      const uint8_t* q = bytes + K_SCALE_SIZE * kPanelRows;
+      const auto* bytes = reinterpret_cast<const uint8_t*>(column + 4 * kPanelRows);
+      // r is a multiple of VLMAX >= 16 (e32 LMUL 4 at VLEN >= 128): whole mask bytes.
+      const uint8_t* masks = bytes + K_SCALE_SIZE * kPanelRows + r / 8;
+      const uint8_t* q = bytes + (K_SCALE_SIZE * kPanelRows + L::kMaskBytes) + r;
+      bytes += r;
       vint32m4_t s0 = __riscv_vmv_v_x_i32m4(0, vl), s1 = s0;
       for (int g = 0; g < QK_K / 64; g++) {
         const vint16m2_t sc_lo = scale_or_min<false>(bytes, 2 * g, vl);
         const vint16m2_t sc_hi = scale_or_min<false>(bytes, 2 * g + 1, vl);
-        for (int h = 0; h < 2; h++) half_group<T, kCols>(s0, s1, q, x0[b].qs, x1[b].qs, g, h, sc_lo, sc_hi, vl);
+        for (int l0 = 0; l0 < 32; l0 += L::kChain)
+          chain<T, kCols>(s0, s1, q, masks, x0[b].qs, x1[b].qs, g, l0, sc_lo, sc_hi, vl);
       }
       // The mins term: sum_s m_s * (the activation's sub-block sum).
       vint32m4_t n0 = __riscv_vmv_v_x_i32m4(0, vl), n1 = n0;
@@ -189,13 +233,13 @@ struct Q4KStrips : Q8KRows {
   }
 };
 
-// PanelGemmFn of Q4_K panels against Q8_K activation rows.
-template <class H>
-void gemm_q4_K_panels(int64_t n, int64_t n_panels, int64_t nx, const void* panels, size_t panel_stride, const void* x,
-                      size_t x_stride, float* y, size_t y_stride) {
+// PanelGemmFn of Q4_K / Q5_K panels against Q8_K activation rows.
+template <class H, class L>
+void gemm_nibble_panels(int64_t n, int64_t n_panels, int64_t nx, const void* panels, size_t panel_stride,
+                        const void* x, size_t x_stride, float* y, size_t y_stride) {
   const auto* xb = static_cast<const std::byte*>(x);
   const int64_t nsb = n / QK_K;
-  const Q4KStrips<H> s{{xb, x_stride, y_stride, nsb}, activation_sub_sums(xb, x_stride, nx, nsb)};
+  const NibbleStrips<H, L> s{{xb, x_stride, y_stride, nsb}, activation_sub_sums(xb, x_stride, nx, nsb)};
   run_panels(s, n_panels, panels, panel_stride, nx, y, y_stride);
 }
 

@@ -1,11 +1,11 @@
 // F16 / BF16 weights in 32-row panels (rvv_panels.h), Q8_0 / Q4_0 / Q5_0 / IQ4_NL ones
-// (rvv_panels_q.h) and Q2_K / Q3_K / IQ4_XS ones (rvv_panels_levels.h): the panel GEMV (1 X row)
-// and GEMM (2..17 X rows) against a double-precision reference and against the same set's
-// row-major vec_dot, on random data with K odd and not a multiple of any vector length (the block
-// types: odd block counts, past a chunk of block scales at VLEN 128; the super-block types: 1 and
-// 3 super-blocks); and, for F16 / BF16 and the 32-element block types, MUL_MAT through the CPU
-// backend with N a multiple of 32 (packed) and not (its whole panels packed, the last rows read as
-// stored). Run under QEMU at several VLENs by
+// (rvv_panels_q.h), Q2_K / Q3_K / IQ4_XS ones (rvv_panels_levels.h), Q4_K / Q5_K ones
+// (rvv_panels_q4_k.h) and Q6_K ones (rvv_panels_q6_k.h): the panel GEMV (1 X row) and GEMM
+// (2..17 X rows) against a double-precision reference and against the same set's row-major
+// vec_dot, on random data with K odd and not a multiple of any vector length (the block types:
+// odd block counts, past a chunk of block scales at VLEN 128; the super-block types: 1 and 3
+// super-blocks); and MUL_MAT through the CPU backend with N a multiple of 32 (packed) and not
+// (its whole panels packed, the last rows read as stored). Run under QEMU at several VLENs by
 // scripts/riscv-test; the panel tests skip on a core without V.
 #include <gtest/gtest.h>
 
@@ -28,9 +28,9 @@ namespace {
 constexpr Type kTypes[] = {Type::F16, Type::BF16};
 // Odd lengths: a single column, tails shorter than any VLMAX, and a real model's width + 1.
 constexpr int64_t kLengths[] = {1, 7, 33, 129, 577};
-// The super-block types of the level panels (rvv_panels_levels.h), against the double dot of their
-// dequantized weights and Q8_K activations: 1 and 3 super-blocks.
-constexpr Type kSuperBlockTypes[] = {Type::Q2_K, Type::Q3_K, Type::IQ4_XS};
+// The super-block types (rvv_panels_levels.h, rvv_panels_q4_k.h, rvv_panels_q6_k.h), against the
+// double dot of their dequantized weights and Q8_K activations: 1 and 3 super-blocks.
+constexpr Type kSuperBlockTypes[] = {Type::Q2_K, Type::Q3_K, Type::IQ4_XS, Type::Q4_K, Type::Q5_K, Type::Q6_K};
 constexpr int64_t kSuperBlockLengths[] = {QK_K, 3 * QK_K};
 // The 32-element block types (rvv_panels_q.h) against Q8_0 activations: 1, 3 and 19 blocks (more
 // than the 8 scales one e16 vector converts at VLEN 128, and not a multiple of them).
@@ -95,8 +95,8 @@ TEST(RvvPanels, SetsHaveTheirLayouts) {
     if (k->name == "rvv" || k->name == "rvv_zvfh") {
       EXPECT_EQ(k->panel[size_t(Type::BF16)].rows, 32) << k->name;
       EXPECT_EQ(k->panel[size_t(Type::F16)].rows, k->name == "rvv_zvfh" ? 32 : 0) << k->name;
-      for (Type t : {Type::Q8_0, Type::Q4_0, Type::Q5_0, Type::IQ4_NL, Type::Q2_K, Type::Q3_K, Type::Q4_K, Type::Q6_K,
-                     Type::IQ4_XS}) {
+      for (Type t : {Type::Q8_0, Type::Q4_0, Type::Q5_0, Type::IQ4_NL, Type::Q2_K, Type::Q3_K, Type::Q4_K, Type::Q5_K,
+                     Type::Q6_K, Type::IQ4_XS}) {
         EXPECT_EQ(k->panel[size_t(t)].rows, 32) << k->name << " " << type_name(t);
         // The panel GEMM takes the set's own activation rows.
         const bool k_quant = type_info(t).block_size == QK_K;
@@ -183,16 +183,18 @@ TEST(RvvPanels, GemmMatchesReferenceAndRowMajorDots) {
 
 // MUL_MAT on the selected set: N = 96 packs (when the set has the layout), N = 80 packs its two
 // whole panels and reads its last 16 rows as stored; 1 (decode), 5 and 17 tokens; both against
-// the double reference. K: odd for F16 / BF16, 5 blocks for the block types.
+// the double reference. K: odd for F16 / BF16, 5 blocks for the block types, 3 super-blocks.
 TEST(RvvPanels, MulMatPackedAndFallback) {
   const Kernels& set = kernels();
   std::mt19937 rng(9);
   std::vector<Type> types(std::begin(kTypes), std::end(kTypes));
   types.insert(types.end(), std::begin(kBlock32Types), std::end(kBlock32Types));
+  types.insert(types.end(), std::begin(kSuperBlockTypes), std::end(kSuperBlockTypes));
   for (Type t : types) {
     for (int64_t n : {96, 80}) {
       for (int64_t m : {1, 5, 17}) {
-        const int64_t k = type_info(t).quantized ? 5 * 32 : 129;
+        const int64_t block = type_info(t).block_size;
+        const int64_t k = block == QK_K ? 3 * QK_K : type_info(t).quantized ? 5 * block : 129;
         const Weights w = random_weights(t, k, n, rng);
         const std::vector<float> x = random_floats(k * m, rng);
         std::vector<float> y(size_t(n * m));

@@ -257,6 +257,12 @@ Spec parse_spec(std::string_view spec) {
   const size_t colon = spec.find(':');
   Spec out{&find_shape(spec.substr(0, colon)), std::nullopt};
   const std::string name = colon == std::string_view::npos ? "q8_0" : std::string(spec.substr(colon + 1));
+  // "mix:Q2_K": llama-quantize's mix even where its name is also a type's (Q2_K, IQ4_XS, Q6_K, ...).
+  if (name.starts_with("mix:")) {
+    if (!(out.mix = find_quantize_target(name.substr(4))))
+      throw Error("synthetic model mix '" + name.substr(4) + "' is not one hart quantize makes");
+    return out;
+  }
   if (const std::optional<Type> type = type_from_name(name); type && can_quantize(*type))
     out.type = type;  // a plain type: every matrix in it, as the name says
   else if (!(out.mix = find_quantize_target(name)))

@@ -72,6 +72,20 @@ TEST(Synthetic, IqMixesGiveLlamaCppTypes) {
   EXPECT_EQ(types_of("smollm2-135m:iq3_xs").at("blk.0.attn_q.weight"), Type::IQ4_NL);  // 576-wide rows
 }
 
+// "mix:" takes llama-quantize's mix where its name is also a type's: Q2_K on TinyLlama keeps Q4_K
+// attn_v (GQA), Q3_K attn_output and ffn_down and a Q6_K output over Q2_K.
+TEST(Synthetic, MixPrefixForNamesThatAreTypes) {
+  const auto types = types_of("tinyllama-1.1b:mix:q2_k");
+  EXPECT_EQ(types.at("token_embd.weight"), Type::Q2_K);
+  EXPECT_EQ(types.at("output.weight"), Type::Q6_K);
+  EXPECT_EQ(types.at("blk.3.attn_q.weight"), Type::Q2_K);
+  EXPECT_EQ(types.at("blk.3.attn_v.weight"), Type::Q4_K);
+  EXPECT_EQ(types.at("blk.3.attn_output.weight"), Type::Q3_K);
+  EXPECT_EQ(types.at("blk.3.ffn_down.weight"), Type::Q3_K);
+  EXPECT_EQ(types_of("tinyllama-1.1b:q2_k").at("output.weight"), Type::Q2_K);  // the plain type
+  EXPECT_THROW(synthetic_model_tensors("tinyllama-1.1b:mix:q9_9"), Error);
+}
+
 TEST(Synthetic, UnknownNameOrTypeIsAnError) {
   EXPECT_THROW(synthetic_model_tensors("no-such-model"), Error);
   EXPECT_THROW(synthetic_model_tensors("smollm2-135m:q9_9"), Error);

@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "serve/client_socket.h"
@@ -107,8 +108,17 @@ void HttpServer::bind() {
     throw Error("cannot listen on " + opt_.host + ":" + std::to_string(opt_.port) + " (address in use or invalid)");
 }
 
-void HttpServer::run() { http_->listen_after_bind(); }
-void HttpServer::stop() { http_->stop(); }
+void HttpServer::run() {
+  http_->listen_after_bind();
+  run_returned_ = true;
+}
+
+// httplib's stop() only ends a loop already running: a stop() right after bind() (a model that
+// fails to load at once) waits for run() to start it.
+void HttpServer::stop() {
+  while (!run_returned_ && !http_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  http_->stop();
+}
 
 void HttpServer::attach(Engine& engine, const Tokenizer& tok, ChatFormatter chat, Embedder& embedder) {
   tok_ = &tok;

@@ -49,6 +49,7 @@ class HttpServer {
   void bind();
   // Serves until stop(); call after bind().
   void run();
+  // Ends run(), also one called later or not yet started.
   void stop();
   // The model is loaded: start serving generation requests.
   void attach(Engine& engine, const Tokenizer& tok, ChatFormatter chat, Embedder& embedder);
@@ -72,6 +73,7 @@ class HttpServer {
   std::atomic<Engine*> engine_{nullptr};
   std::atomic<bool> draining_{false};
   std::atomic<int> in_flight_{0};
+  std::atomic<bool> run_returned_{false};
   const Tokenizer* tok_ = nullptr;
   Embedder* embedder_ = nullptr;
   std::optional<ChatFormatter> chat_;

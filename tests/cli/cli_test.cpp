@@ -160,6 +160,17 @@ TEST(Cli, ErrorsAreOneLineAndNonZero) {
   EXPECT_NE(hart("run -n 1 --cpu-mask zz").status, 0);
 }
 
+// `hart serve` listens before it loads the model; a model that fails to load still ends it with
+// the one-line error and status 1 (no abort from threads left running, no hang in the HTTP loop).
+TEST(Cli, ServeEndsWithTheErrorWhenTheModelFailsToLoad) {
+  for (int i = 0; i < 3; i++) {  // the failure races the HTTP thread's start
+    const Result r = run_command("timeout 30 " + std::string(HART_BINARY) + " serve -m /nonexistent.gguf --port " +
+                                 std::to_string(20000 + getpid() % 20000) + " 2>&1 >/dev/null");
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("hart: error: /nonexistent.gguf: cannot open"), std::string::npos) << r.out;
+  }
+}
+
 // llama.cpp's single-dash `-dev LIST` spelling is --device LIST (CLI11 alone rejects it).
 TEST(Cli, DevFlagInLlamaCppSpelling) {
   EXPECT_EQ(hart("run -dev cpu --list-devices").status, 0);

@@ -94,19 +94,29 @@ int cmd_serve(int argc, char** argv) {
   });
   std::fprintf(stderr, "hart: listening on http://%s:%d (loading the model)\n", so.host.c_str(), so.port);
 
-  LoadedModel lm = load_model(mo);
-  const SessionParams sp = mo.session_params();
-  eo.n_ctx = sp.n_ctx;
-  eo.cache_type = sp.cache_type;
-  eo.prefix_cache = !no_prefix_cache;
-  serve::Engine engine(*lm.model, *lm.tokenizer, eo, mo.backends(), metrics);
-  serve::Embedder embedder(*lm.model, mo.backends(), engine.n_ctx());
-  server.attach(engine, *lm.tokenizer, serve_chat(lm, cto), embedder);
-  std::fprintf(stderr, "hart: ready: context %d, KV pool %d tokens, prefix cache %s\n", engine.n_ctx(), engine.kv_size(),
-               no_prefix_cache ? "off" : "on");
-  http.join();
-  pthread_kill(waiter.native_handle(), SIGTERM);  // server stopped otherwise: release the waiter
-  waiter.join();
+  // The HTTP and signal threads end before this function does, also when the model fails to load.
+  const auto end_threads = [&] {
+    http.join();
+    pthread_kill(waiter.native_handle(), SIGTERM);  // the server stopped otherwise: release the waiter
+    waiter.join();
+  };
+  try {
+    LoadedModel lm = load_model(mo);
+    const SessionParams sp = mo.session_params();
+    eo.n_ctx = sp.n_ctx;
+    eo.cache_type = sp.cache_type;
+    eo.prefix_cache = !no_prefix_cache;
+    serve::Engine engine(*lm.model, *lm.tokenizer, eo, mo.backends(), metrics);
+    serve::Embedder embedder(*lm.model, mo.backends(), engine.n_ctx());
+    server.attach(engine, *lm.tokenizer, serve_chat(lm, cto), embedder);
+    std::fprintf(stderr, "hart: ready: context %d, KV pool %d tokens, prefix cache %s\n", engine.n_ctx(),
+                 engine.kv_size(), no_prefix_cache ? "off" : "on");
+    end_threads();  // when a signal has stopped the server
+  } catch (...) {
+    server.stop();
+    end_threads();
+    throw;
+  }
   return 0;
 }
 

@@ -25,6 +25,11 @@ class Backend {
     (void)host_reads;
     compute(g);
   }
+  // How many nodes after its last reader a tensor's memory may go to another tensor (plan_memory's
+  // reuse_after). A backend that runs nodes in graph order wants it at once (0: the memory is
+  // still in cache); one that runs independent nodes together wants it later, or reused memory
+  // ties a node to an unrelated one before it.
+  virtual size_t reuse_after() const { return 0; }
 };
 
 }  // namespace hart

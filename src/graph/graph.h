@@ -139,7 +139,9 @@ Graph build_graph(std::span<Tensor* const> outputs);
 // run (outputs and inputs are never reused), and resolves view data pointers. Returns the bytes
 // needed; with `arena` non-null, sets data pointers into it (it must hold that many bytes).
 // Call once with nullptr to size the arena, then again with it (which gives g a new id).
-size_t plan_memory(Graph& g, void* arena, size_t alignment = 64);
+// reuse_after: a buffer goes to another tensor only that many nodes after its last user (for a
+// backend that runs independent nodes at once: Backend::reuse_after).
+size_t plan_memory(Graph& g, void* arena, size_t alignment = 64, size_t reuse_after = 0);
 // A graph id never given before (build_graph and plan_memory use it).
 uint64_t new_graph_id();
 

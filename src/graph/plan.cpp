@@ -73,7 +73,7 @@ Tensor* owner(Tensor* t) { return t->view_src ? t->view_src : t; }
 
 }  // namespace
 
-size_t plan_memory(Graph& g, void* arena, size_t alignment) {
+size_t plan_memory(Graph& g, void* arena, size_t alignment, size_t reuse_after) {
   if (alignment == 0 || (alignment & (alignment - 1)))
     throw Error("plan_memory: alignment " + std::to_string(alignment) + " is not a power of two");
   if (reinterpret_cast<uintptr_t>(arena) % alignment)
@@ -102,7 +102,8 @@ size_t plan_memory(Graph& g, void* arena, size_t alignment) {
   for (Tensor* t : g.leafs) place(t);
   std::vector<std::vector<Tensor*>> release_after(g.nodes.size());
   for (Tensor* t : g.nodes)
-    if (needs_memory(t) && !keep.count(t) && last_use.count(t)) release_after[last_use[t]].push_back(t);
+    if (needs_memory(t) && !keep.count(t) && last_use.count(t))
+      release_after[std::min(last_use[t] + reuse_after, g.nodes.size() - 1)].push_back(t);
 
   for (size_t i = 0; i < g.nodes.size(); i++) {
     place(g.nodes[i]);

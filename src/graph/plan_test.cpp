@@ -66,6 +66,37 @@ TEST(PlanMemory, ReusesBuffersAndNeverAliasesLiveOnes) {
   }
 }
 
+// reuse_after = k: a node's buffer overlaps no buffer whose last reader ran fewer than k nodes
+// before it (a backend running nearby nodes together sees no false dependency), and reuse still
+// happens beyond that.
+TEST(PlanMemory, ReuseAfterKeepsRecentlyReadBuffers) {
+  for (size_t k : {1u, 3u, 6u}) {
+    Context c;
+    Tensor* x = c.new_tensor(Type::F32, {33, 7});
+    x->flags |= kFlagInput;
+    std::vector<Tensor*> chain = make_chain(c, x, 40);
+    Graph g = build_graph({chain.back()});
+    const size_t need = plan_memory(g, nullptr, 64, k);
+    EXPECT_GT(need, plan_memory(g, nullptr)) << k;
+    Arena arena(need);
+    EXPECT_EQ(plan_memory(g, arena.p, 64, k), need);
+    std::map<const Tensor*, size_t> last;
+    for (size_t i = 0; i < g.nodes.size(); i++)
+      for (Tensor* s : g.nodes[i]->src)
+        if (s) last[s] = i;
+    size_t reused = 0;
+    for (size_t i = 0; i < g.nodes.size(); i++)
+      for (size_t j = 0; j < i; j++) {
+        const char* a = static_cast<const char*>(g.nodes[i]->data);
+        const char* b = static_cast<const char*>(g.nodes[j]->data);
+        if (!(a < b + g.nodes[j]->nbytes() && b < a + g.nodes[i]->nbytes())) continue;
+        reused++;
+        EXPECT_GE(i, last[g.nodes[j]] + k) << "node " << i << " took node " << j << "'s memory early (k " << k << ")";
+      }
+    EXPECT_GT(reused, 0u) << k;
+  }
+}
+
 TEST(PlanMemory, ViewsKeepTheirOwnerAlive) {
   Context c;
   Tensor* x = c.new_tensor(Type::F32, {64, 4});

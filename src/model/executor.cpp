@@ -19,7 +19,9 @@ uint8_t* align_up(uint8_t* p) {
 }  // namespace
 
 Executor::Executor(const Model& m, const kv::SequenceStore& store, int n_ctx, BackendSet backends)
-    : model_(m), store_(store), n_ctx_(n_ctx), scheduler_(std::move(backends)) {}
+    : model_(m), store_(store), n_ctx_(n_ctx), scheduler_(std::move(backends)) {
+  for (const Backend* b : scheduler_.backends()) reuse_after_ = std::max(reuse_after_, b->reuse_after());
+}
 
 const ForwardGraph& Executor::forward(const Batch& b, bool hidden_states) {
   for (size_t i = 0; i < kept_.size(); i++) {
@@ -35,14 +37,14 @@ const ForwardGraph& Executor::forward(const Batch& b, bool hidden_states) {
   k->fg.hidden_states = hidden_states;
   build_forward(k->fg, model_, store_, b, n_ctx_);
   built_++;
-  const size_t need = plan_memory(k->fg.graph, nullptr) + kArenaAlign;
+  const size_t need = plan_memory(k->fg.graph, nullptr, kArenaAlign, reuse_after_) + kArenaAlign;
   if (arena_size_ < need) {
     // The kept graphs point into the old arena: they go, and are built again when next used.
     kept_.clear();
     arena_.reset(new uint8_t[need]);
     arena_size_ = need;
   }
-  plan_memory(k->fg.graph, align_up(arena_.get()));
+  plan_memory(k->fg.graph, align_up(arena_.get()), kArenaAlign, reuse_after_);
   if (kept_.size() == kKeptShapes) kept_.erase(kept_.begin());
   kept_.push_back(std::move(k));
   scheduler_.compute(kept_.back()->fg.graph);

@@ -40,6 +40,7 @@ class Executor {
   const kv::SequenceStore& store_;
   const int n_ctx_;
   sched::Scheduler scheduler_;
+  size_t reuse_after_ = 0;  // plan_memory's, the most any backend asks for
   std::unique_ptr<uint8_t[]> arena_;
   size_t arena_size_ = 0;
   std::vector<std::unique_ptr<Kept>> kept_;  // most recently used last

@@ -22,17 +22,41 @@ double CostModel::work_seconds(const std::vector<et_counters>& counters) const {
   return std::max(compute, memory);
 }
 
+namespace {
+
+et_counters minus(const et_counters& a, const et_counters& b) {
+  return {a.flops - b.flops, a.bytes_read - b.bytes_read, a.bytes_written - b.bytes_written,
+          a.tensor_flops - b.tensor_flops, a.tensor_cycles - b.tensor_cycles};
+}
+
+}  // namespace
+
+std::vector<ProfileRecord::SubKernel> CostModel::sub_kernels(const std::vector<std::vector<et_counters>>& seams,
+                                                         const std::vector<et_counters>& final_counters) const {
+  size_t n_seams = seams.empty() ? 0 : seams[0].size();
+  for (const auto& s : seams) n_seams = std::min(n_seams, s.size());  // a failed hart stops early
+  std::vector<ProfileRecord::SubKernel> out;
+  std::vector<et_counters> delta(final_counters.size());
+  for (size_t k = 0; k <= n_seams; k++) {
+    ProfileRecord::SubKernel sk;
+    for (size_t h = 0; h < final_counters.size(); h++) {
+      const et_counters& end = k < n_seams ? seams[h][k] : final_counters[h];
+      delta[h] = k > 0 ? minus(end, seams[h][k - 1]) : end;
+      sk.flops += delta[h].flops;
+    }
+    sk.work_s = work_seconds(delta);
+    out.push_back(sk);
+  }
+  return out;
+}
+
 std::vector<double> CostModel::phase_seconds(const std::vector<std::vector<et_counters>>& at_barriers,
                                              const std::vector<et_counters>& final_counters) const {
   std::vector<double> out;
   std::vector<et_counters> prev(final_counters.size()), delta(final_counters.size());
   for (size_t p = 0; p <= at_barriers.size(); p++) {
     const std::vector<et_counters>& now = p < at_barriers.size() ? at_barriers[p] : final_counters;
-    for (size_t h = 0; h < now.size(); h++) {
-      delta[h] = {now[h].flops - prev[h].flops, now[h].bytes_read - prev[h].bytes_read,
-                  now[h].bytes_written - prev[h].bytes_written, now[h].tensor_flops - prev[h].tensor_flops,
-                  now[h].tensor_cycles - prev[h].tensor_cycles};
-    }
+    for (size_t h = 0; h < now.size(); h++) delta[h] = minus(now[h], prev[h]);
     out.push_back(work_seconds(delta) + (p < at_barriers.size() ? launch_barrier_s : 0.0));
     prev = now;
   }

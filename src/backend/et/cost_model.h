@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backend/et/device.h"
 #include "backend/et/device/et_device.h"
 
 namespace hart::et {
@@ -36,6 +37,12 @@ struct CostModel {
   // takes their sum plus the overhead.
   std::vector<double> phase_seconds(const std::vector<std::vector<et_counters>>& at_barriers,
                                     const std::vector<et_counters>& final_counters) const;
+  // An uberkernel's sub-kernels, from each hart's counters at the seams between them (per hart,
+  // per seam) and at the end: each one's own work (as if it ran alone, without overhead) and
+  // flops. Sub-kernels that ran between the same two barriers overlap: their phase takes less
+  // than the sum of their work.
+  std::vector<ProfileRecord::SubKernel> sub_kernels(const std::vector<std::vector<et_counters>>& seams,
+                                     const std::vector<et_counters>& final_counters) const;
   double copy_seconds(uint64_t bytes) const { return double(bytes) / host_link_bytes_per_s; }
 };
 

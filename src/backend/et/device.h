@@ -57,6 +57,13 @@ struct ProfileRecord {
     uint64_t flops = 0;
   };
   std::vector<Phase> phases;
+  // Uberkernels: each sub-kernel's own modelled work and flops, in order (CostModel::sub_kernels);
+  // the sub-kernels of one phase share its device_s.
+  struct SubKernel {
+    double work_s = 0;
+    uint64_t flops = 0;
+  };
+  std::vector<SubKernel> sub_kernels;
 };
 
 class Device {

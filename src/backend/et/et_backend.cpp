@@ -4,10 +4,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <unordered_set>
 
 #include "backend/et/device/et_params.h"
 #include "backend/et/emu/emulator.h"
+#include "backend/et/et_schedule.h"
 #include "common/error.h"
 
 namespace hart::et {
@@ -113,7 +115,8 @@ void EtBackend::enqueue(const Launched& l) {
   et_uber_params head{uint32_t(n), 0};
   std::memcpy(blob.data(), &head, sizeof head);
   for (size_t i = 0; i < n; i++) {
-    const et_uber_op op{l.calls[i].kernel_id, uint32_t(blob.size() * 8)};
+    const et_uber_op op{uint16_t(l.calls[i].kernel_id), uint16_t(l.waits[i] ? ET_UBER_WAIT : 0u),
+                        uint32_t(blob.size() * 8)};
     std::memcpy(&blob[1 + i], &op, sizeof op);
     blob.insert(blob.end(), l.calls[i].params.begin(), l.calls[i].params.end());
   }
@@ -121,16 +124,63 @@ void EtBackend::enqueue(const Launched& l) {
 }
 
 std::vector<EtBackend::Launched> EtBackend::launch(const std::vector<EtOp>& ops) {
-  std::vector<Launched> launched;
   const AddressOf address = [this](const Tensor& t) { return memory_.address(t); };
+  std::vector<KernelCall> calls;
+  std::vector<CallAccess> access;
   for (const EtOp& op : ops) {
+    calls.push_back(make_call(op, address, options_.matrix_engine));
+    CallAccess& a = access.emplace_back();
+    const auto range = [&](const Tensor& t) { return ByteRange{address(t), address(t) + t.nbytes()}; };
+    for (const Tensor* s : op.head->src)
+      if (s) a.reads.push_back(range(*s));
+    if (op.fused) a.reads.push_back(range(*op.fused));
+    a.writes.push_back(range(*op.node));
+    a.alone = uses_scratchpads(calls.back().kernel_id);
+  }
+  // One kernel per launch keeps the graph's order; an uberkernel runs its calls phase by phase.
+  std::vector<int> phase(ops.size(), 0);
+  if (options_.uberkernel) phase = schedule_phases(access);
+  std::vector<size_t> order(ops.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return phase[a] < phase[b]; });
+
+  std::vector<Launched> launched;
+  int last_phase = -1;
+  for (size_t i : order) {
     const bool join = options_.uberkernel && !launched.empty() && launched.back().calls.size() < kMaxUberOps;
     if (!join) launched.emplace_back();
-    launched.back().calls.push_back(make_call(op, address, options_.matrix_engine));
-    launched.back().ops.push_back(op);
+    Launched& l = launched.back();
+    l.waits.push_back(!l.calls.empty() && phase[i] != last_phase);
+    l.calls.push_back(std::move(calls[i]));
+    l.ops.push_back(ops[i]);
+    last_phase = phase[i];
   }
   for (const Launched& l : launched) enqueue(l);
   return launched;
+}
+
+std::vector<EtBackend::CallTime> EtBackend::call_times(const ProfileRecord& r, const Launched& l, bool uber) {
+  std::vector<CallTime> out(l.calls.size());
+  const bool split = uber && r.sub_kernels.size() == l.calls.size() && !r.phases.empty();
+  if (!split) {  // one kernel, or a record without the uberkernel's seams (a failed launch)
+    for (CallTime& t : out) t = {r.host_start_s, r.host_end_s, r.device_s / double(out.size()), r.flops / out.size()};
+    return out;
+  }
+  size_t p = 0;
+  for (size_t begin = 0; begin < out.size(); p++) {
+    size_t end = begin + 1;
+    while (end < out.size() && !l.waits[end]) end++;
+    double work = 0;
+    for (size_t i = begin; i < end; i++) work += r.sub_kernels[i].work_s;
+    const ProfileRecord::Phase& ph = r.phases[std::min(p, r.phases.size() - 1)];
+    const double start = p == 0 ? r.host_start_s : r.phases[p - 1].host_end_s;
+    for (size_t i = begin; i < end; i++) {
+      const double share = work > 0 ? r.sub_kernels[i].work_s / work : 1.0 / double(end - begin);
+      out[i] = {start, ph.host_end_s, ph.device_s * share, r.sub_kernels[i].flops};
+    }
+    begin = end;
+  }
+  return out;
 }
 
 void EtBackend::compute_part(const Graph& g, std::span<Tensor* const> host_reads) {
@@ -174,21 +224,20 @@ void EtBackend::report(const std::vector<ProfileRecord>& recs, const std::vector
     stats_.launch_device_s += r.device_s;
     const Launched& l = launched.at(li++);
     const bool uber = l.calls.size() > 1 || options_.uberkernel;
+    const std::vector<CallTime> times = call_times(r, l, uber);
     TraceLaunch& t = traced.emplace_back();
     t.label = uber ? "uberkernel[" + std::to_string(l.calls.size()) + "]" : l.calls[0].label;
     for (size_t i = 0; i < l.calls.size(); i++) {
       t.kernels.push_back(l.calls[i].label);
       t.tensors.push_back(l.ops[i].node->name);
+      t.device_s.push_back(times[i].device_s);
     }
     if (!options_.perf_log) continue;
-    // One line per kernel call; an uberkernel's calls are timed by its barrier phases.
-    double start_s = r.host_start_s;
+    // One line per kernel call (an uberkernel's calls of one phase share its host interval).
     for (size_t i = 0; i < l.calls.size(); i++) {
-      const bool phased = uber && i < r.phases.size();
-      const double end_s = phased ? r.phases[i].host_end_s : r.host_end_s;
-      const double device_s = phased ? r.phases[i].device_s : r.device_s;
+      const double start_s = times[i].host_start_s, end_s = times[i].host_end_s, device_s = times[i].device_s;
       const Tensor& n = *l.ops[i].node;
-      const uint64_t flops = phased ? r.phases[i].flops : r.flops;
+      const uint64_t flops = times[i].flops;
       char line[512];
       std::snprintf(line, sizeof line,
                     "ET_PERF|op=%s|kernel=%s|duration_us=%.0f|tensor=%s|shape=[%" PRId64 ",%" PRId64 ",%" PRId64
@@ -199,7 +248,6 @@ void EtBackend::report(const std::vector<ProfileRecord>& recs, const std::vector
       std::string text = line + l.calls[i].perf_keys;
       if (uber) text += "|uber_launch=" + std::to_string(stats_.launches - launched.size() + li - 1);
       options_.perf_log->line(text);
-      start_s = end_s;
     }
   }
   stats_.device_s += part_device_s;

@@ -259,6 +259,17 @@ std::string fmt_g(float f) {
 
 }  // namespace
 
+bool uses_scratchpads(uint32_t kernel_id) {
+  switch (kernel_id) {
+    case ET_KERNEL_ID_mul_mat_f16_matrix_engine: case ET_KERNEL_ID_mul_mat_f32_matrix_engine:
+    case ET_KERNEL_ID_mul_mat_q8_0_matrix_engine: case ET_KERNEL_ID_mul_mat_q4_0_matrix_engine:
+    case ET_KERNEL_ID_flash_attn_ext_f16_me:
+      return true;
+    default:
+      return false;
+  }
+}
+
 KernelCall make_call(const EtOp& op, const AddressOf& address, bool matrix_engine) {
   const Params P(address);
   const Tensor& n = *op.node;

@@ -38,6 +38,10 @@ struct KernelCall {
   std::string perf_keys;       // op-specific ET_PERF keys ("|mode=0x0|n_dims=128|...")
 };
 
+// Kernels that use the minions' L1 scratchpads and the shires' L2 scratch (the matrix engine):
+// two of them must not run at once.
+bool uses_scratchpads(uint32_t kernel_id);
+
 using AddressOf = std::function<DeviceAddr(const Tensor&)>;
 // matrix_engine: the engine kernels take the shapes they are chosen for (et_ops.cpp), else today's.
 KernelCall make_call(const EtOp& op, const AddressOf& address, bool matrix_engine);

@@ -55,10 +55,10 @@ void Trace::add(const std::vector<ProfileRecord>& recs, double host_origin_us, d
                           {"dur", r.device_s * 1e6}, {"pid", 1}, {"tid", kDeviceTrack}};
     if (l && l->tensors.size() == 1) dev["args"] = {{"tensor", l->tensors[0]}};
     events_.push_back(dev.dump());
-    // An uberkernel's calls, one per barrier phase, nested under its launch.
+    // An uberkernel's calls, nested under its launch, one after another by their share of it.
     double at = dev_start;
-    for (size_t i = 0; l && l->tensors.size() > 1 && i < r.phases.size() && i < l->tensors.size(); i++) {
-      const double dur = r.phases[i].device_s * 1e6;
+    for (size_t i = 0; l && l->tensors.size() > 1 && i < l->device_s.size(); i++) {
+      const double dur = l->device_s[i] * 1e6;
       nlohmann::json sub = {{"name", l->tensors[i]}, {"cat", "kernel"}, {"ph", "X"}, {"ts", at}, {"dur", dur},
                             {"pid", 1}, {"tid", kDeviceTrack}, {"args", {{"kernel", l->kernels[i]}}}};
       events_.push_back(sub.dump());

@@ -12,10 +12,12 @@
 namespace hart::et {
 
 // What a launch computed: its label ("mul_mat_Q8_0xf32" or "uberkernel[12]") and, per kernel
-// call, the kernel's label and the graph tensor it writes (the names of ET_PERF's tensor=).
+// call, the kernel's label, the graph tensor it writes (the names of ET_PERF's tensor=) and its
+// modelled device time (ET_PERF's device_us).
 struct TraceLaunch {
   std::string label;
   std::vector<std::string> kernels, tensors;
+  std::vector<double> device_s;
 };
 
 class Trace {

@@ -30,7 +30,7 @@ ET_KERNEL(binary) {
     et_require(env, p->dst.ne[d] == a->ne[d] && b->ne[d] > 0 && a->ne[d] % b->ne[d] == 0,
                "binary: src1 must repeat to src0's shape");
   }
-  const uint64_t n = (uint64_t)et_run_rows(env, p, ET_TENSORS(p), &p->dst, 0, binary_row, 0.0f);
+  const uint64_t n = (uint64_t)et_run_rows(env, p, ET_TENSORS(p), &p->dst, 1, binary_row, 0.0f);
   /* DIV: et_recip's three Newton steps (3 flops each) and the product. */
   et_count(env, p->op == ET_BINARY_DIV ? 10 * n : n, n * 8, n * 4);
 }

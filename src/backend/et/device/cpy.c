@@ -26,6 +26,6 @@ ET_KERNEL(cpy) {
   const et_cpy_params* p = (const et_cpy_params*)params;
   et_require(env, et_is_float_type(p->src.type) && et_is_float_type(p->dst.type), "cpy: types must be F32 or F16");
   et_require(env, et_nelements(&p->src) == et_nelements(&p->dst), "cpy: element counts differ");
-  const uint64_t n = (uint64_t)et_run_rows(env, p, ET_TENSORS(p), &p->dst, 0, cpy_row, 0.0f);
+  const uint64_t n = (uint64_t)et_run_rows(env, p, ET_TENSORS(p), &p->dst, 1, cpy_row, 0.0f);
   et_count(env, 0, n * (uint64_t)et_row_bytes(p->src.type, 1), n * (uint64_t)et_row_bytes(p->dst.type, 1));
 }

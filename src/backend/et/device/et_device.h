@@ -31,7 +31,10 @@ typedef struct et_counters {
 enum et_barrier_scope {
   ET_BARRIER_MINION = 0, /* the two harts of one minion */
   ET_BARRIER_SHIRE = 1,  /* the 64 harts of one shire */
-  ET_BARRIER_LAUNCH = 2  /* every hart of the launch */
+  ET_BARRIER_LAUNCH = 2, /* every hart of the launch */
+  ET_SEAM = 3            /* no wait: this hart passes a seam between an uberkernel's sub-kernels
+                          * (the runtime notes its counters there, to tell the sub-kernels' work
+                          * apart) */
 };
 
 /* ---- The matrix engine: ET-SoC-1's tensor extension ----------------------------------------

@@ -231,12 +231,18 @@ typedef struct et_paged_attn_params {
   int32_t reserved;
 } et_paged_attn_params;
 
-/* The uberkernel: count sub-kernel launches run one after another in one launch, with a barrier
- * over every hart of the launch between them. The parameter block is this header, then count
- * et_uber_op entries, then the sub-kernels' parameter blocks at their offsets (from the start of
- * the block, 8-byte aligned). kernel_id is the sub-kernel's index in kernels.def. */
+/* The uberkernel: count sub-kernel launches run one after another in one launch. The parameter
+ * block is this header, then count et_uber_op entries, then the sub-kernels' parameter blocks at
+ * their offsets (from the start of the block, 8-byte aligned). kernel_id is the sub-kernel's index
+ * in kernels.def; a sub-kernel with ET_UBER_WAIT starts only when every hart of the launch has
+ * finished the ones before it (a barrier); without it, a hart goes on to it at once (the host sets
+ * it wherever the sub-kernel touches memory one since the last barrier writes, or writes memory
+ * one reads). */
+#define ET_UBER_WAIT 1u
+
 typedef struct et_uber_op {
-  uint32_t kernel_id;
+  uint16_t kernel_id;
+  uint16_t flags; /* ET_UBER_WAIT */
   uint32_t params_offset;
 } et_uber_op;
 

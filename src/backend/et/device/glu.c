@@ -21,6 +21,6 @@ ET_KERNEL(glu) {
   for (int d = 0; d < 4; d++) {
     et_require(env, p->gate.ne[d] == p->dst.ne[d] && p->up.ne[d] == p->dst.ne[d], "glu: shapes differ");
   }
-  const uint64_t n = (uint64_t)et_run_rows(env, p, ET_TENSORS(p), &p->dst, 0, glu_row, 0.0f);
+  const uint64_t n = (uint64_t)et_run_rows(env, p, ET_TENSORS(p), &p->dst, 1, glu_row, 0.0f);
   et_count(env, 30 * n, 8 * n, 4 * n);
 }

@@ -67,7 +67,7 @@ ET_KERNEL(rope) {
   et_require(env, !p->has_freq_factors || (ff->type == ET_TYPE_F32 && ff->ne[0] >= p->n_dims / 2),
              "rope: freq_factors must be F32 with n_dims / 2 elements");
   const float theta_scale = et_pow(p->freq_base, -2.0f * et_recip((float)p->n_dims));
-  const uint64_t n = (uint64_t)et_run_rows(env, p, ET_TENSORS(p), &p->dst, 0, rope_row, theta_scale);
+  const uint64_t n = (uint64_t)et_run_rows(env, p, ET_TENSORS(p), &p->dst, 1, rope_row, theta_scale);
   /* A factor costs a reciprocal (10 flops) and a read per rotated element. */
   const uint64_t with_ff = p->has_freq_factors ? 1 : 0;
   et_count(env, (40 + 10 * with_ff) * n, (8 + 4 * with_ff) * n, 4 * n);

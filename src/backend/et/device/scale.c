@@ -12,6 +12,6 @@ ET_KERNEL(scale) {
   const et_scale_params* p = (const et_scale_params*)params;
   et_require(env, p->src.type == ET_TYPE_F32 && p->dst.type == ET_TYPE_F32, "scale: tensors must be F32");
   for (int d = 0; d < 4; d++) et_require(env, p->src.ne[d] == p->dst.ne[d], "scale: shapes differ");
-  const uint64_t n = (uint64_t)et_run_rows(env, p, ET_TENSORS(p), &p->dst, 0, scale_row, 0.0f);
+  const uint64_t n = (uint64_t)et_run_rows(env, p, ET_TENSORS(p), &p->dst, 1, scale_row, 0.0f);
   et_count(env, 2 * n, 4 * n, 4 * n);
 }

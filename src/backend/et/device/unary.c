@@ -25,6 +25,6 @@ ET_KERNEL(unary) {
   et_require(env, et_is_activation(p->act) || clamp, "unary: unknown activation");
   et_require(env, !clamp || p->min <= p->max, "unary: clamp bounds must satisfy min <= max");
   for (int d = 0; d < 4; d++) et_require(env, p->src.ne[d] == p->dst.ne[d], "unary: shapes differ");
-  const uint64_t n = (uint64_t)et_run_rows(env, p, ET_TENSORS(p), &p->dst, 0, unary_row, 0.0f);
+  const uint64_t n = (uint64_t)et_run_rows(env, p, ET_TENSORS(p), &p->dst, 1, unary_row, 0.0f);
   et_count(env, (clamp ? 2 : et_activation_flops(p->act)) * n, 4 * n, 4 * n);
 }

@@ -364,6 +364,7 @@ std::optional<std::string> Emulator::execute(const Command& c, ProfileRecord& re
         std::lock_guard lock(prof_mutex_);
         rec.phases.push_back({since_start(end), phases[p], flops});
       }
+      if (!out.seams.empty() && !out.seams[0].empty()) rec.sub_kernels = config_.cost.sub_kernels(out.seams, out.counters);
       return out.error;
     }
     case Command::Type::Event:

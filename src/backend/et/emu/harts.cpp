@@ -54,6 +54,7 @@ struct HartRunner::Launch {
   std::vector<et_counters> counters;
   std::vector<std::vector<et_counters>> barrier_counters;
   std::vector<std::chrono::steady_clock::time_point> barrier_times;
+  std::vector<std::vector<et_counters>> seams;  // per hart: its counters at each seam it passed
 
   std::mutex m;
   std::condition_variable cv;
@@ -153,6 +154,10 @@ struct FiberCalls {
   static void barrier(const et_env* env, int scope) {
     auto* f = static_cast<HartRunner::Fiber*>(env->runtime);
     HartRunner::Worker* w = f->owner;
+    if (scope == ET_SEAM) {  // this hart's own list: no other hart writes it
+      f->launch->seams[env->thread_id].push_back(*env->counters);
+      return;
+    }
     if (scope == ET_BARRIER_LAUNCH) {
       f->state = FiberState::AtLaunchBarrier;
       w->at_launch++;
@@ -353,8 +358,9 @@ LaunchOutcome HartRunner::run(const std::string& name, et_kernel_fn fn, const vo
   launch.translate = &translate;
   const uint32_t num_threads = uint32_t(active.size()) * ET_HARTS_PER_SHIRE;
   launch.counters.assign(num_threads, et_counters{});
+  launch.seams.assign(num_threads, {});
   launch.participants = std::min(workers_.size(), active.size());
-  if (launch.participants == 0) return {std::move(launch.counters), {}, {}, std::nullopt};
+  if (launch.participants == 0) return {std::move(launch.counters), {}, {}, {}, std::nullopt};
 
   // Shires in contiguous blocks per worker; harts keep their rank order within the launch.
   for (size_t w = 0; w < launch.participants; w++) {
@@ -420,7 +426,7 @@ LaunchOutcome HartRunner::run(const std::string& name, et_kernel_fn fn, const vo
     launch_ = nullptr;
   }
   return {std::move(launch.counters), std::move(launch.barrier_counters), std::move(launch.barrier_times),
-          std::move(launch.error)};
+          std::move(launch.seams), std::move(launch.error)};
 }
 
 }  // namespace hart::et::emu

@@ -31,6 +31,9 @@ struct LaunchOutcome {
   // seams between sub-kernels), and when (seconds on the steady clock), for per-phase timing.
   std::vector<std::vector<et_counters>> barrier_counters;
   std::vector<std::chrono::steady_clock::time_point> barrier_times;
+  // Per hart, its counters at each seam between an uberkernel's sub-kernels it passed (ET_SEAM):
+  // what each sub-kernel did, whether or not harts waited for each other between them.
+  std::vector<std::vector<et_counters>> seams;
   std::optional<std::string> error;
 };
 

@@ -129,6 +129,7 @@ void check_uberkernel(const uint8_t* block, size_t bytes) {
     if (op.kernel_id >= ET_KERNEL_COUNT || op.kernel_id == ET_KERNEL_ID_uberkernel) {
       throw Error(at + "kernel id " + std::to_string(op.kernel_id) + " is not a sub-kernel");
     }
+    if (op.flags & ~ET_UBER_WAIT) throw Error(at + "unknown flags " + std::to_string(op.flags));
     if (op.params_offset % 8 != 0 || op.params_offset < list_end ||
         uint64_t(op.params_offset) + params_struct_bytes(op.kernel_id) > bytes) {
       throw Error(at + kernel_name(op.kernel_id) + " parameters at offset " + std::to_string(op.params_offset) +

@@ -183,7 +183,7 @@ std::vector<uint8_t> uber(const std::vector<et_uber_op>& ops, size_t bytes) {
 TEST(LaunchParams, ChecksUberkernelOpsAgainstTheirBlock) {
   const uint32_t first = sizeof(et_uber_params) + 2 * sizeof(et_uber_op);
   const uint32_t second = first + sizeof(et_scale_params);
-  std::vector<uint8_t> ok = uber({{ET_KERNEL_ID_scale, first}, {ET_KERNEL_ID_scale, second}},
+  std::vector<uint8_t> ok = uber({{ET_KERNEL_ID_scale, 0, first}, {ET_KERNEL_ID_scale, ET_UBER_WAIT, second}},
                                  second + sizeof(et_scale_params));
   et_scale_params s{};
   s.src = s.dst = f32(0x8000000000, 16);
@@ -199,13 +199,16 @@ TEST(LaunchParams, ChecksUberkernelOpsAgainstTheirBlock) {
   std::memcpy(many.data(), &lie, sizeof lie);
   EXPECT_NE(rejection(ET_KERNEL_ID_uberkernel, many.data(), many.size()).find("1000 ops"), std::string::npos);
   // A nested uberkernel, a misaligned offset, an offset inside the op list, a bad tensor inside.
-  EXPECT_NE(rejection(ET_KERNEL_ID_uberkernel, uber({{ET_KERNEL_ID_uberkernel, first}}, 512).data(), 512)
+  EXPECT_NE(rejection(ET_KERNEL_ID_uberkernel, uber({{ET_KERNEL_ID_uberkernel, 0, first}}, 512).data(), 512)
                 .find("not a sub-kernel"),
             std::string::npos);
-  EXPECT_NE(rejection(ET_KERNEL_ID_uberkernel, uber({{ET_KERNEL_ID_scale, first + 4}}, 512).data(), 512)
+  EXPECT_NE(rejection(ET_KERNEL_ID_uberkernel, uber({{ET_KERNEL_ID_scale, 0, first + 4}}, 512).data(), 512)
                 .find("misaligned"),
             std::string::npos);
-  EXPECT_NE(rejection(ET_KERNEL_ID_uberkernel, uber({{ET_KERNEL_ID_scale, 0}}, 512).data(), 512).find("offset 0"),
+  EXPECT_NE(rejection(ET_KERNEL_ID_uberkernel, uber({{ET_KERNEL_ID_scale, 0, 0}}, 512).data(), 512).find("offset 0"),
+            std::string::npos);
+  EXPECT_NE(rejection(ET_KERNEL_ID_uberkernel, uber({{ET_KERNEL_ID_scale, 2, first}}, 512).data(), 512)
+                .find("unknown flags 2"),
             std::string::npos);
   std::vector<uint8_t> bad = ok;
   bad[second + offsetof(et_scale_params, dst) + offsetof(et_tensor, type)] = 4;  // ggml's retired Q4_2

@@ -1,5 +1,5 @@
-// Device kernels of the attention path (ROPE, SOFT_MAX, GLU, CPY/CONT, FLASH_ATTN_EXT) against
-// plain host references.
+// Device kernels of the attention path (ROPE, SOFT_MAX, GLU, CPY/CONT, FLASH_ATTN_EXT,
+// PAGED_ATTN) against plain host references.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -203,6 +203,66 @@ TEST(EtFlashAttn, F16CacheOnAll32Shires) { check_flash_attn(Type::F16, 128, kFul
 // (a block's tail).
 TEST(EtFlashAttnEngine, F16CacheWithCausalMaskAndGqa) { check_flash_attn(Type::F16, 64, kSmallMask, "flash_attn_ext_f16_me"); }
 TEST(EtFlashAttnEngine, ManyQueriesOnAll32Shires) { check_flash_attn(Type::F16, 128, kFullMask, "flash_attn_ext_f16_me", 20); }
+
+// ---- PAGED_ATTN ----------------------------------------------------------------------------
+
+// Token t attends over a random list of pool slots (token 1's is empty: zeros); GQA with two
+// query heads per KV head.
+void check_paged_attn(Type cache, int64_t dk, int64_t dv, int64_t heads, int64_t tokens, uint64_t mask) {
+  Dev& dev = Dev::get();
+  const int64_t heads_kv = heads / 2, slots = 83;
+  const auto q = random_floats(size_t(dk * heads * tokens), 31);
+  auto k = random_floats(size_t(dk * heads_kv * slots), 32), v = random_floats(size_t(dv * heads_kv * slots), 33);
+  if (cache == Type::F16) {
+    k = from_f16(to_f16(k));
+    v = from_f16(to_f16(v));
+  }
+  std::vector<int32_t> index(size_t(2 * tokens));
+  std::mt19937 rng(34);
+  for (int64_t t = 0; t < tokens; t++) {
+    const int64_t count = t == 1 ? 0 : 1 + int64_t(rng() % 70);
+    index[size_t(2 * t)] = int32_t(index.size());
+    index[size_t(2 * t + 1)] = int32_t(count);
+    for (int64_t j = 0; j < count; j++) index.push_back(int32_t(rng() % slots));
+  }
+  et_paged_attn_params p{};
+  p.q = dev.tensor(q, Type::F32, {dk, heads, tokens, 1});
+  p.k = cache == Type::F16 ? dev.tensor(to_f16(k), cache, {dk, heads_kv, slots, 1}) : dev.tensor(k, cache, {dk, heads_kv, slots, 1});
+  p.v = cache == Type::F16 ? dev.tensor(to_f16(v), cache, {dv, heads_kv, slots, 1}) : dev.tensor(v, cache, {dv, heads_kv, slots, 1});
+  p.index = dev.tensor(index, Type::I32, {int64_t(index.size()), 1, 1, 1});
+  p.dst = dev.output(Type::F32, {dv, heads, tokens, 1});
+  p.scale = 0.125f;
+  dev.run("paged_attn", p, mask);
+  std::vector<float> want(size_t(dv * heads * tokens), 0.0f);
+  for (int64_t t = 0; t < tokens; t++) {
+    const int32_t* list = index.data() + index[size_t(2 * t)];
+    const int64_t count = index[size_t(2 * t + 1)];
+    for (int64_t h = 0; h < heads; h++) {
+      const int64_t hk = h / 2;
+      std::vector<double> score(static_cast<size_t>(count));
+      double top = -1e300;
+      for (int64_t j = 0; j < count; j++) {
+        double s = 0;
+        for (int64_t i = 0; i < dk; i++)
+          s += double(q[size_t((t * heads + h) * dk + i)]) * k[size_t((list[j] * heads_kv + hk) * dk + i)];
+        score[size_t(j)] = s * 0.125;
+        top = std::max(top, score[size_t(j)]);
+      }
+      double sum = 0;
+      for (double& s : score) sum += (s = std::exp(s - top));
+      for (int64_t i = 0; i < dv && count > 0; i++) {
+        double o = 0;
+        for (int64_t j = 0; j < count; j++) o += score[size_t(j)] * v[size_t((list[j] * heads_kv + hk) * dv + i)];
+        want[size_t((t * heads + h) * dv + i)] = float(o / sum);
+      }
+    }
+  }
+  expect_near_all(dev.download_f32(p.dst), want, 2e-5f);
+}
+
+TEST(EtPagedAttn, DecodeF16Cache) { check_paged_attn(Type::F16, 64, 64, 16, 1, kSmallMask); }
+TEST(EtPagedAttn, F32CacheOddSizesOnAll32Shires) { check_paged_attn(Type::F32, 40, 24, 6, 3, kFullMask); }
+TEST(EtPagedAttn, ManyTokensF16Cache) { check_paged_attn(Type::F16, 64, 48, 4, 20, kSmallMask); }
 
 }  // namespace
 }  // namespace hart::et::test

@@ -126,7 +126,9 @@ std::vector<uint8_t> uber_block(FuzzedDataProvider& in, const Rig& rig) {
   const et_uber_params header{count, 0};
   std::memcpy(out.data(), &header, sizeof header);
   for (uint32_t i = 0; i < count; i++) {
-    et_uber_op op{in.ConsumeIntegralInRange<uint32_t>(0, ET_KERNEL_COUNT - 2), uint32_t(out.size())};
+    const auto kernel = uint16_t(in.ConsumeIntegralInRange<uint32_t>(0, ET_KERNEL_COUNT - 2));
+    const auto flags = uint16_t(in.ConsumeIntegralInRange<uint32_t>(0, ET_UBER_WAIT));
+    et_uber_op op{kernel, flags, uint32_t(out.size())};
     append_block(out, op.kernel_id, in, rig);
     out.resize((out.size() + 7) / 8 * 8);
     std::memcpy(&out[sizeof header + i * sizeof op], &op, sizeof op);

@@ -169,16 +169,19 @@ class Parser {
       }
       skip_space(nested);
       if (seq.size() == last) continue;
-      parse_repetitions(seq, nested);
+      parse_repetitions(seq, last, nested);
       if (symbols_ += seq.size() - last; symbols_ > kMaxSymbols) fail("the grammar is too large");
     }
     return seq;
   }
 
-  // Any number of * + ? {m} {m,} {m,n} after the last symbol of `seq`: a literal's repetition
-  // applies to its last character, as in llama.cpp.
-  void parse_repetitions(std::vector<Symbol>& seq, bool nested) {
+  // Any number of * + ? {m} {m,} {m,n} after the last symbol of `seq`, whose item starts at
+  // `item`: a literal's repetition applies to its last character, as in llama.cpp. An item
+  // repeated {0} times is gone; an operator after that has nothing to repeat (llama.cpp refuses
+  // it too).
+  void parse_repetitions(std::vector<Symbol>& seq, size_t item, bool nested) {
     for (;;) {
+      const size_t at = pos_;
       const char c = peek();
       uint32_t lo, hi;  // hi == UINT32_MAX: unbounded
       if (c == '*') {
@@ -204,6 +207,7 @@ class Parser {
       } else {
         return;
       }
+      if (seq.size() == item) fail_at(at, "nothing to repeat: the item before was repeated 0 times");
       const Symbol x = seq.back();
       seq.pop_back();
       repeat(seq, x, lo, hi);

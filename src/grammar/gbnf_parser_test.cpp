@@ -64,6 +64,7 @@ TEST(GbnfParser, MalformedGrammarsNameLineAndColumn) {
       {"root ::= <think>", "grammar: 1:10: token references (<...>) are not supported; write the token's text as a string literal"},
       {"root ::= \"a\" )", "grammar: 1:14: expected the end of the rule 'root'"},
       {"root ::= \"a\"{20000}", "grammar: 1:18: repetition count above 10000"},
+      {"root ::= \"a\" b{0}*\nb ::= \"b\"", "grammar: 1:18: nothing to repeat: the item before was repeated 0 times"},
   };
   for (const auto& [grammar, error] : cases) EXPECT_EQ(error_of(grammar), error) << grammar;
 }

@@ -54,7 +54,6 @@ struct ProfileRecord {
   struct Phase {
     double host_end_s = 0;  // when the phase's last hart arrived (seconds since profiler_start)
     double device_s = 0;    // modelled, including the barrier
-    uint64_t flops = 0;
   };
   std::vector<Phase> phases;
   // Uberkernels: each sub-kernel's own modelled work and flops, in order (CostModel::sub_kernels);

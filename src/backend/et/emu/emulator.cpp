@@ -358,11 +358,8 @@ std::optional<std::string> Emulator::execute(const Command& c, ProfileRecord& re
       for (size_t p = 0; p < phases.size(); p++) {
         rec.device_s += phases[p];
         const Clock::time_point end = p < out.barrier_times.size() ? out.barrier_times[p] : Clock::now();
-        const std::vector<et_counters>& at = p < out.barrier_counters.size() ? out.barrier_counters[p] : out.counters;
-        uint64_t flops = 0;
-        for (size_t h = 0; h < at.size(); h++) flops += at[h].flops - (p > 0 ? out.barrier_counters[p - 1][h].flops : 0);
         std::lock_guard lock(prof_mutex_);
-        rec.phases.push_back({since_start(end), phases[p], flops});
+        rec.phases.push_back({since_start(end), phases[p]});
       }
       if (!out.seams.empty() && !out.seams[0].empty()) rec.sub_kernels = config_.cost.sub_kernels(out.seams, out.counters);
       return out.error;

@@ -125,12 +125,15 @@ void EtBackend::enqueue(const Launched& l) {
 
 std::vector<EtBackend::Launched> EtBackend::launch(const std::vector<EtOp>& ops) {
   const AddressOf address = [this](const Tensor& t) { return memory_.address(t); };
+  const auto range = [&](const Tensor& t) {
+    const DeviceAddr at = address(t);
+    return ByteRange{at, at + t.nbytes()};
+  };
   std::vector<KernelCall> calls;
   std::vector<CallAccess> access;
   for (const EtOp& op : ops) {
     calls.push_back(make_call(op, address, options_.matrix_engine));
     CallAccess& a = access.emplace_back();
-    const auto range = [&](const Tensor& t) { return ByteRange{address(t), address(t) + t.nbytes()}; };
     for (const Tensor* s : op.head->src)
       if (s) a.reads.push_back(range(*s));
     if (op.fused) a.reads.push_back(range(*op.fused));

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -113,9 +114,11 @@ void check_layer(Type wtype, bool uber) {
   // Quantized weights: the CPU also quantizes activations (Q8), which the device does not.
   EXPECT_LT(nmse(read(*a.out), read(*b.out)), type_info(wtype).quantized ? 2e-2 : 1e-6);
   // 20 computing nodes; RMS_NORM+MUL and MUL_MAT+ADD fuse (the second only because the planner
-  // did not give the ADD the memory of the MUL_MAT's input at once: EtBackend::reuse_after)
-  EXPECT_EQ(et->stats().ops, 18u);
-  EXPECT_EQ(et->stats().launches, uber ? 1u : 18u);
+  // did not give the ADD the memory of the MUL_MAT's input at once: EtBackend::reuse_after), and
+  // the gate and up products with their GLU (not F32's, which the matrix engine takes)
+  const size_t ops = wtype == Type::F32 ? 18 : 16;
+  EXPECT_EQ(et->stats().ops, ops);
+  EXPECT_EQ(et->stats().launches, uber ? 1u : ops);
   EXPECT_GT(et->stats().launch_device_s, 0.0);
 }
 
@@ -176,7 +179,7 @@ TEST(EtBackend, GegluFfnWithQ4_KWeightsRunsOnTheDevice) {
   });
   EXPECT_EQ(r.stats.nodes[1], 0u) << "every op runs on the device";
   EXPECT_EQ(r.stats.splits, 1u);
-  EXPECT_EQ(et->stats().ops, 8u);
+  EXPECT_EQ(et->stats().ops, 6u);  // the gate and up products fused with their GLU
   EXPECT_LT(r.nmse, 5e-4);  // the CPU quantizes activations to Q8_K
   et.reset();
   log.reset();
@@ -187,8 +190,8 @@ TEST(EtBackend, GegluFfnWithQ4_KWeightsRunsOnTheDevice) {
     kernels.push_back(l.substr(at, l.find('|', at) - at));
   }
   std::sort(kernels.begin(), kernels.end());  // in any topological order
-  EXPECT_EQ(kernels, (std::vector<std::string>{"glu_geglu_f32", "mul_f32", "mul_mat_Q4_Kxf32", "mul_mat_Q4_Kxf32",
-                                               "mul_mat_Q4_Kxf32", "sub_f32", "unary_gelu_f32", "unary_silu_f32"}));
+  EXPECT_EQ(kernels, (std::vector<std::string>{"mul_f32", "mul_mat_Q4_Kxf32", "mul_mat_Q4_Kxf32_geglu", "sub_f32",
+                                               "unary_gelu_f32", "unary_silu_f32"}));
 }
 
 // The kernels each launch names in a perf log, sorted (launches run in any topological order).
@@ -278,6 +281,48 @@ TEST(EtBackend, KvCacheStaysOnTheDevice) {
   EXPECT_TRUE(et->memory().is_resident(*cache_et));
   EXPECT_EQ(host_bytes(), host_before)
       << "the device cache is authoritative: nothing was copied back";
+}
+
+// Qwen3's attention input: a head-wise RMS_NORM+MUL, the ROPE and the SET_ROWS of the result into
+// an F16 cache run as one ROPE call (rope.c's fusions); the cache matches the CPU's.
+TEST(EtBackend, QkNormRopeAndCacheStoreAreOneCall) {
+  TempDir dir;
+  const std::string path = dir.path + "/perf.log";
+  auto log = std::make_unique<PerfLog>(path);
+  auto et = make_backend(dir.path, true, log.get());
+  cpu::CpuBackend cpu(1);
+  const int64_t hd = 64, heads = 2, d = hd * heads;
+  Bench b;
+  Tensor* w = b.random(Type::Q8_0, {d, d});
+  Tensor* norm_w = b.random(Type::F32, {hd});
+  w->flags |= kFlagWeight;
+  norm_w->flags |= kFlagWeight;
+  auto build = [&](Bench& bench, Tensor* cache) {
+    Context& c = bench.ctx;
+    Tensor* x = bench.random(Type::F32, {d, 1});
+    Tensor* k = reshape(c, mul_mat(c, w, x), {hd, heads, 1});
+    k = mul(c, rms_norm(c, k, 1e-6f), norm_w);
+    k = rope(c, k, bench.random(Type::I32, {1}, 5, 6), nullptr, RopeMode::NEOX, hd, 10000.0f, 1.0f);
+    Tensor* kc = set_rows(c, cache, reshape(c, k, {d, 1}), bench.random(Type::I64, {1}, 2.0f, 3.0f));
+    Tensor* kv = view(c, kc, {hd, heads, 4}, {kc->nb[1] / heads, kc->nb[1]}, 0);
+    return flash_attn_ext(c, reshape(c, x, {hd, heads, 1}), kv, kv, nullptr, 0.125f);
+  };
+  Tensor* cache_et = b.random(Type::F16, {d, 4});
+  Tensor* cache_cpu = b.random(Type::F16, {d, 4});
+  std::memcpy(cache_cpu->data, cache_et->data, cache_et->nbytes());
+  cache_et->flags |= kFlagState;
+  Bench b1(3), b2(3);
+  Tensor* oa = build(b1, cache_et);
+  Tensor* ob = build(b2, cache_cpu);
+  Planned pa({oa}, et->reuse_after()), pb({ob});
+  sched::Scheduler({et.get(), &cpu}).compute(pa.g);
+  cpu.compute(pb.g);
+  EXPECT_LT(nmse(read(*oa), read(*ob)), 5e-4);  // the CPU quantizes activations to Q8
+  EXPECT_EQ(et->stats().ops, 3u);
+  et.reset();
+  log.reset();
+  EXPECT_EQ(logged_kernels(path), (std::vector<std::string>{"flash_attn_ext_f16_me", "mul_mat_Q8_0xf32",
+                                                            "rms_norm_mul_rope_f32_set_rows_f16"}));
 }
 
 TEST(EtBackend, PerfLogHasOneLinePerKernelCall) {

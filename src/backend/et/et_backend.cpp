@@ -134,10 +134,8 @@ std::vector<EtBackend::Launched> EtBackend::launch(const std::vector<EtOp>& ops)
   for (const EtOp& op : ops) {
     calls.push_back(make_call(op, address, options_.matrix_engine));
     CallAccess& a = access.emplace_back();
-    for (const Tensor* s : op.head->src)
-      if (s) a.reads.push_back(range(*s));
-    if (op.fused) a.reads.push_back(range(*op.fused));
-    a.writes.push_back(range(*op.node));
+    for (const Tensor* t : op.reads()) a.reads.push_back(range(*t));
+    for (const Tensor* t : op.writes()) a.writes.push_back(range(*t));
     a.alone = uses_scratchpads(calls.back().kernel_id);
   }
   // One kernel per launch keeps the graph's order; an uberkernel runs its calls phase by phase.
@@ -149,11 +147,16 @@ std::vector<EtBackend::Launched> EtBackend::launch(const std::vector<EtOp>& ops)
 
   std::vector<Launched> launched;
   int last_phase = -1;
+  size_t phase_begin = 0;  // in launched.back().calls
   for (size_t i : order) {
     const bool join = options_.uberkernel && !launched.empty() && launched.back().calls.size() < kMaxUberOps;
     if (!join) launched.emplace_back();
     Launched& l = launched.back();
-    l.waits.push_back(!l.calls.empty() && phase[i] != last_phase);
+    const bool wait = !l.calls.empty() && phase[i] != last_phase;
+    if (l.calls.empty() || wait) phase_begin = l.calls.size();
+    for (size_t j = phase_begin; j < l.calls.size(); j++)
+      if (share_activations(calls[i], l.calls[j])) break;
+    l.waits.push_back(wait);
     l.calls.push_back(std::move(calls[i]));
     l.ops.push_back(ops[i]);
     last_phase = phase[i];
@@ -187,7 +190,6 @@ std::vector<EtBackend::CallTime> EtBackend::call_times(const ProfileRecord& r, c
 }
 
 void EtBackend::compute_part(const Graph& g, std::span<Tensor* const> host_reads) {
-  const std::vector<EtOp> ops = plan_ops(g, host_reads);
   std::vector<const Tensor*> transients;
   std::unordered_set<const Tensor*> seen;
   auto note = [&](const Tensor* t) {
@@ -204,6 +206,7 @@ void EtBackend::compute_part(const Graph& g, std::span<Tensor* const> host_reads
   device_->profiler_start();
   memory_.begin_part(transients);
   copy_in(g);
+  const std::vector<EtOp> ops = plan_ops(g, host_reads, [this](const Tensor& t) { return memory_.address(t); });
   const std::vector<Launched> launched = launch(ops);
   for (const Tensor* t : host_reads) device_->memcpy_d2h_async(stream_, t->data, memory_.address(*t), t->nbytes());
   device_->wait(stream_);

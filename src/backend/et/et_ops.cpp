@@ -63,7 +63,86 @@ bool reads_own_output(const Tensor& head, const Tensor& fused_dst) {
   return false;
 }
 
+// The shapes the matrix-engine kernels take (llama.cpp's conditions, engine_mul_mat below) apart
+// from where dst lies: weights w (K, M), activations x (K, N).
+bool engine_shape(Type w, Type x, int64_t k, int64_t m, int64_t n) {
+  if (m % 16 != 0) return false;
+  if ((w == Type::Q4_0 || w == Type::Q8_0) && x == Type::F32) return n >= 53 && k % 32 == 0;
+  return w == x && (w == Type::F16 || w == Type::F32) && k % 16 == 0 && n > 1;
+}
+
+// A GLU whose gate and up are the last two launches, plain MUL_MATs of weights laid out alike over
+// the same F32 activations, read by nothing else: one vector kernel computes both and the GLU (the
+// activations read once, no phase between the products and the GLU). Not where the engine would
+// take the products (prefill).
+template <class PrivateResult>
+bool fuses_gate_and_up(const std::vector<EtOp>& ops, const Tensor& n, const PrivateResult& private_result) {
+  if (n.op != Op::GLU || ops.size() < 2) return false;
+  const Tensor* gate = n.src[0];
+  const Tensor* up = n.src[1];
+  const EtOp &a = ops[ops.size() - 2], &b = ops.back();
+  const bool last_two = (a.node == gate && b.node == up) || (a.node == up && b.node == gate);
+  if (!last_two || a.head != a.node || b.head != b.node || gate->op != Op::MUL_MAT || up->op != Op::MUL_MAT) return false;
+  const Tensor *wg = gate->src[0], *wu = up->src[0], *x = gate->src[1];
+  if (up->src[1] != x || x->type != Type::F32 || wg->type != wu->type || !private_result(gate) || !private_result(up))
+    return false;
+  for (int d = 0; d < kMaxDims; d++)
+    if (wg->ne[d] != wu->ne[d] || wg->nb[d] != wu->nb[d]) return false;
+  if (engine_shape(wg->type, x->type, wg->ne[0], wg->ne[1], x->ne[1])) return false;
+  return !reads_own_output(*gate, n) && !overlaps(*wu, n);
+}
+
+// The longest row the ROPE kernel normalizes in front of its rotation (rope.c).
+constexpr int64_t kRopeMaxNormRow = 512;
+
+// An RMS_NORM+MUL by one weight row (ops.back()) whose result only this ROPE reads: the ROPE
+// normalizes each row itself.
+template <class PrivateResult>
+bool fuses_norm_into_rope(const std::vector<EtOp>& ops, const Tensor& n, const PrivateResult& private_result) {
+  if (n.op != Op::ROPE || ops.empty()) return false;
+  const EtOp& prev = ops.back();
+  if (prev.head->op != Op::RMS_NORM || prev.node->op != Op::MUL || !prev.fused || prev.norm || prev.store) return false;
+  const Tensor* w = prev.fused;
+  return n.src[0] == prev.node && private_result(prev.node) && n.ne[0] <= kRopeMaxNormRow && w->ne[0] == n.ne[0] &&
+         w->ne[1] == 1 && w->ne[2] == 1 && w->ne[3] == 1 && !reads_own_output(*prev.head, n) && !overlaps(*w, n);
+}
+
+// A SET_ROWS storing this ROPE's result (ops.back(), through views of the same bytes read by
+// nothing else) into a contiguous cache matrix, each cache row whole ROPE rows on whole lines: the
+// ROPE stores each row it computes.
+template <class PrivateResult>
+bool fuses_store_into_rope(const std::vector<EtOp>& ops, const Tensor& n, const PrivateResult& private_result,
+                           const AddressOf& address) {
+  if (n.op != Op::SET_ROWS || ops.empty() || ops.back().head->op != Op::ROPE || ops.back().store) return false;
+  const Tensor* rope = ops.back().node;
+  const Tensor *values = n.src[1], *rows = n.src[2];
+  for (const Tensor* t = values; t != rope; t = t->src[0])
+    if (!is_view_op(t->op) || !private_result(t)) return false;
+  const auto on_line = [&](const Tensor& t) { return address(t) % 64 == 0; };
+  const int64_t width = n.ne[0];
+  return private_result(rope) && rope->is_contiguous() && values->is_contiguous() && values->data == rope->data &&
+         values->ne[2] == 1 && values->ne[3] == 1 && rows->ne[0] == values->ne[1] && rows->ne[1] == 1 &&
+         rows->ne[2] == 1 && rows->ne[3] == 1 && (rows->type == Type::I32 || rows->type == Type::I64) &&
+         n.is_contiguous() && n.ne[2] == 1 && n.ne[3] == 1 && width % rope->ne[0] == 0 &&
+         row_size(n.type, rope->ne[0]) % 64 == 0 && on_line(n) && on_line(*rope);
+}
+
 }  // namespace
+
+std::vector<const Tensor*> EtOp::reads() const {
+  std::vector<const Tensor*> r;
+  for (const Tensor* s : head->src)
+    if (s && !(norm && s == head->src[0])) r.push_back(s);  // a folded norm's result is never written
+  if (norm) r.push_back(norm->src[0]);
+  if (fused) r.push_back(fused);
+  if (store) r.push_back(store->src[2]);
+  return r;
+}
+
+std::vector<const Tensor*> EtOp::writes() const {
+  if (store) return {node, store};
+  return {node};
+}
 
 bool supports(const Tensor& n) {
   const Tensor* a = n.src[0];
@@ -133,7 +212,7 @@ bool supports(const Tensor& n) {
   }
 }
 
-std::vector<EtOp> plan_ops(const Graph& part, std::span<Tensor* const> host_reads) {
+std::vector<EtOp> plan_ops(const Graph& part, std::span<Tensor* const> host_reads, const AddressOf& address) {
   std::unordered_map<const Tensor*, int> uses;
   for (const Tensor* n : part.nodes)
     for (const Tensor* s : n->src)
@@ -144,7 +223,22 @@ std::vector<EtOp> plan_ops(const Graph& part, std::span<Tensor* const> host_read
   std::vector<EtOp> ops;
   for (Tensor* n : part.nodes) {
     if (is_view_op(n->op)) continue;
-    if (!ops.empty() && ops.back().head == ops.back().node) {
+    if (fuses_gate_and_up(ops, *n, private_result)) {
+      Tensor* gate = n->src[0];
+      Tensor* up = n->src[1];
+      ops.pop_back();
+      ops.back() = EtOp{n, gate, up->src[0]};
+      continue;
+    }
+    if (fuses_norm_into_rope(ops, *n, private_result)) {
+      ops.back() = EtOp{n, n, ops.back().fused, ops.back().head};
+      continue;
+    }
+    if (fuses_store_into_rope(ops, *n, private_result, address)) {
+      ops.back().store = n;
+      continue;
+    }
+    if (!ops.empty() && ops.back().plain()) {
       Tensor* prev = ops.back().node;
       const bool row_norm = prev->op == Op::RMS_NORM || prev->op == Op::NORM;
       const bool pair = (row_norm && n->op == Op::MUL) || (prev->op == Op::MUL_MAT && n->op == Op::ADD);
@@ -227,17 +321,16 @@ const char* const kDeviceKernels[] = {
 // llama.cpp has no Q8_0 engine kernel; Q8_0 takes Q4_0's condition. Added for hart's kernels: no
 // MUL_MAT_ID, dst rows on 64-byte lines, V's head size a multiple of 16. 0: today's kernel.
 uint32_t engine_mul_mat(const et_mul_mat_params& p, bool by_id) {
-  const int64_t k = p.src0.ne[0], m = p.src0.ne[1], n = p.src1.ne[1];
   const bool lines = p.dst.addr % 64 == 0 && p.dst.nb[1] % 64 == 0 && p.dst.nb[2] % 64 == 0 && p.dst.nb[3] % 64 == 0;
-  if (by_id || !lines || m % 16 != 0) return 0;
-  const int32_t w = p.src0.type, x = p.src1.type;
-  if ((w == ET_TYPE_Q4_0 || w == ET_TYPE_Q8_0) && x == ET_TYPE_F32 && n >= 53 && k % 32 == 0)
-    return w == ET_TYPE_Q4_0 ? ET_KERNEL_ID_mul_mat_q4_0_matrix_engine : ET_KERNEL_ID_mul_mat_q8_0_matrix_engine;
-  if (w == x && k % 16 == 0 && n > 1) {
-    if (w == ET_TYPE_F16) return ET_KERNEL_ID_mul_mat_f16_matrix_engine;
-    if (w == ET_TYPE_F32) return ET_KERNEL_ID_mul_mat_f32_matrix_engine;
+  const Type w = Type(p.src0.type);
+  if (by_id || p.glu || !lines || !engine_shape(w, Type(p.src1.type), p.src0.ne[0], p.src0.ne[1], p.src1.ne[1]))
+    return 0;
+  switch (w) {
+    case Type::Q4_0: return ET_KERNEL_ID_mul_mat_q4_0_matrix_engine;
+    case Type::Q8_0: return ET_KERNEL_ID_mul_mat_q8_0_matrix_engine;
+    case Type::F16: return ET_KERNEL_ID_mul_mat_f16_matrix_engine;
+    default: return ET_KERNEL_ID_mul_mat_f32_matrix_engine;
   }
-  return 0;
 }
 
 bool engine_flash_attn(const et_flash_attn_params& p) {
@@ -270,6 +363,17 @@ bool uses_scratchpads(uint32_t kernel_id) {
   }
 }
 
+bool share_activations(KernelCall& later, const KernelCall& earlier) {
+  if (later.kernel_id != ET_KERNEL_ID_mul_mat || earlier.kernel_id != ET_KERNEL_ID_mul_mat) return false;
+  et_mul_mat_params a{}, b{};
+  std::memcpy(&a, later.params.data(), sizeof a);
+  std::memcpy(&b, earlier.params.data(), sizeof b);
+  if (std::memcmp(&a.src1, &b.src1, sizeof a.src1) != 0) return false;
+  a.x_shared = 1;
+  std::memcpy(later.params.data(), &a, sizeof a);
+  return true;
+}
+
 KernelCall make_call(const EtOp& op, const AddressOf& address, bool matrix_engine) {
   const Params P(address);
   const Tensor& n = *op.node;
@@ -287,9 +391,15 @@ KernelCall make_call(const EtOp& op, const AddressOf& address, bool matrix_engin
       p.src0 = P.tensor(*h.src[0]);
       p.src1 = P.tensor(*h.src[1]);
       p.dst = P.tensor(n);
-      if (op.fused) {
+      std::string suffix;
+      if (n.op == Op::GLU) {  // fused: op.fused is the up projection's weights
+        p.up = P.tensor(*op.fused);
+        p.glu = 1 + device_activation(glu_activation(Glu(n.params[0])));
+        suffix = "_" + lower(glu_name(Glu(n.params[0])));
+      } else if (op.fused) {
         p.addend = P.tensor(*op.fused);
         p.has_add = 1;
+        suffix = "_add";
       }
       const bool by_id = h.op == Op::MUL_MAT_ID;
       if (by_id) {
@@ -300,7 +410,7 @@ KernelCall make_call(const EtOp& op, const AddressOf& address, bool matrix_engin
       const uint32_t engine = matrix_engine ? engine_mul_mat(p, by_id) : 0;
       set(engine ? engine : uint32_t(ET_KERNEL_ID_mul_mat), engine ? kDeviceKernels[engine] : "mul_mat",
           std::string(by_id ? "mul_mat_id_" : "mul_mat_") + kernel_type(h.src[0]->type) +
-              (engine ? "_matrix_engine" : "xf32") + (op.fused ? "_add" : ""),
+              (engine ? "_matrix_engine" : "xf32") + suffix,
           words(p));
       // As llama.cpp's ET backend logs MUL_MAT_ID: the experts there are and those each token takes.
       if (by_id)
@@ -446,7 +556,7 @@ KernelCall make_call(const EtOp& op, const AddressOf& address, bool matrix_engin
     }
     case Op::ROPE: {
       et_rope_params p{};
-      p.src = P.tensor(*h.src[0]);
+      p.src = P.tensor(op.norm ? *op.norm->src[0] : *h.src[0]);
       p.pos = P.tensor(*h.src[1]);
       p.dst = P.tensor(n);
       p.mode = h.params[0];
@@ -461,7 +571,19 @@ KernelCall make_call(const EtOp& op, const AddressOf& address, bool matrix_engin
         p.freq_factors = P.tensor(*h.src[2]);
         p.has_freq_factors = 1;
       }
-      set(ET_KERNEL_ID_rope, "rope", "rope_f32", words(p));
+      if (op.norm) {
+        p.norm_weight = P.tensor(*op.fused);
+        p.norm_eps = op.norm->param_f32(0);
+        p.has_norm = 1;
+      }
+      if (op.store) {
+        p.cache = P.tensor(*op.store);
+        p.store_rows = P.tensor(*op.store->src[2]);
+        p.has_store = 1;
+      }
+      set(ET_KERNEL_ID_rope, "rope", std::string(op.norm ? "rms_norm_mul_" : "") + "rope_f32" +
+                                         (op.store ? "_set_rows_" + lower(type_name(op.store->type)) : ""),
+          words(p));
       char keys[160];
       std::snprintf(keys, sizeof keys, "|mode=0x%x|n_dims=%d|freq_base=%s|freq_scale=%s|attn_factor=%s|ff=%d",
                     unsigned(p.mode), p.n_dims, fmt_float(p.freq_base).c_str(), fmt_float(p.freq_scale).c_str(),

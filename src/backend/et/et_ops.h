@@ -18,17 +18,30 @@ namespace hart::et {
 bool supports(const Tensor& node);
 
 // One launch: `node` is the result, `head` the op it computes ((RMS_)NORM or MUL_MAT when a MUL
-// or an ADD was fused into it, else node itself), `fused` the fused op's other operand.
+// or an ADD was fused into it, the gate's MUL_MAT when node is a GLU fused with its gate and up
+// products, else node itself), `fused` the fused op's other operand (the up projection's weights
+// for a GLU).
+// A ROPE may also have an RMS_NORM folded in front (`norm`, its weight in `fused`: Qwen3's Q/K
+// norms) and the SET_ROWS that stores its result into a cache behind (`store`).
 struct EtOp {
   Tensor* node = nullptr;
   Tensor* head = nullptr;
   Tensor* fused = nullptr;
+  const Tensor* norm = nullptr;
+  Tensor* store = nullptr;
+  bool plain() const { return head == node && !fused && !norm && !store; }
+  // The tensors the launch reads and those it writes.
+  std::vector<const Tensor*> reads() const;
+  std::vector<const Tensor*> writes() const;
 };
+
+using AddressOf = std::function<DeviceAddr(const Tensor&)>;
 
 // The launches of a part, in order. A node is fused into its predecessor only when it is the
 // next computing node and the predecessor's result is read by nothing else (in the part, or
-// outside it: host_reads).
-std::vector<EtOp> plan_ops(const Graph& part, std::span<Tensor* const> host_reads);
+// outside it: host_reads); a GLU into its gate and up products when they are the two launches
+// before it. `address` (the part's device layout) tells whether a store lies on whole lines.
+std::vector<EtOp> plan_ops(const Graph& part, std::span<Tensor* const> host_reads, const AddressOf& address);
 
 struct KernelCall {
   uint32_t kernel_id = 0;      // index in device/kernels.def
@@ -42,7 +55,11 @@ struct KernelCall {
 // two of them must not run at once.
 bool uses_scratchpads(uint32_t kernel_id);
 
-using AddressOf = std::function<DeviceAddr(const Tensor&)>;
+// When `later` and `earlier` are vector MUL_MAT calls over the same activations and run in one
+// uberkernel phase, the shires' L2 holds the activations when `later` reads them: marks `later`
+// (x_shared: not counted as DRAM traffic again) and returns true.
+bool share_activations(KernelCall& later, const KernelCall& earlier);
+
 // matrix_engine: the engine kernels take the shapes they are chosen for (et_ops.cpp), else today's.
 KernelCall make_call(const EtOp& op, const AddressOf& address, bool matrix_engine);
 

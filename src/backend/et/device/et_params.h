@@ -40,13 +40,20 @@ typedef struct et_tensor {
  * F32 addend (a bias or a residual) repeats to dst's shape as src1 of ADD does (MUL_MAT+ADD).
  * With has_ids, MUL_MAT_ID (a mixture of experts): src0 the experts (K, N, E), src1 (K, 1 | U, T),
  * ids I32 (U, T) (any strides), dst (N, U, T) column (i, t) = expert ids(i, t) x src1 row
- * (i % src1.ne[1], t); no addend. */
+ * (i % src1.ne[1], t); no addend.
+ * With glu = 1 + an et_activation (a gate and up projection fused with their GLU): src0 the gate's
+ * weights, up the up projection's (src0's type and shape), dst = act(src0 x) * (up x); no addend,
+ * no ids. With x_shared, an earlier call of the same uberkernel phase read the same activations:
+ * they sit in every shire's L2 and the kernel does not count them as DRAM traffic again. */
 typedef struct et_mul_mat_params {
   et_tensor src0, src1, dst;
   et_tensor addend;
   et_tensor ids;
+  et_tensor up;
   int32_t has_add;
   int32_t has_ids;
+  int32_t glu;
+  int32_t x_shared;
 } et_mul_mat_params;
 
 /* dst = src / sqrt(mean(src^2) + eps) per row, times weight (broadcast by rows) when has_weight. */
@@ -113,13 +120,23 @@ enum et_rope_mode { ET_ROPE_NORMAL = 0, ET_ROPE_NEOX = 2 };
  * by freq_factors[i] (F32, >= n_dims / 2 elements) when has_freq_factors; cos and sin are scaled
  * by attn_factor. With ext_factor != 0, YaRN: the angle mixes in the unscaled one by ext_factor
  * times a ramp from 1 at pair yarn_lo to 0 at yarn_hi, and cos and sin take 1 + 0.1 ln(1 / freq_scale). */
+/* Two fusions, each row (head) then on one hart: with has_norm, each src row is first RMS-normalized
+ * (norm_eps) and multiplied by norm_weight (F32, one row; Qwen3's Q/K norms, RMS_NORM+MUL before
+ * the ROPE); with has_store, dst is also stored as SET_ROWS stores it into a contiguous cache
+ * (F32/F16, rows of store_width = a multiple of dst's row, cache rows on 64-byte lines): flattened
+ * row r of dst (store_width elements) goes to cache row store_rows[r] (I32/I64). */
 typedef struct et_rope_params {
   et_tensor src, pos, dst;
   et_tensor freq_factors;
+  et_tensor norm_weight;
+  et_tensor cache, store_rows;
   int32_t n_dims, mode;
   float freq_base, freq_scale, attn_factor;
   float ext_factor, yarn_lo, yarn_hi;
   int32_t has_freq_factors;
+  int32_t has_norm, has_store;
+  float norm_eps;
+  int32_t reserved;
 } et_rope_params;
 
 /* dst = softmax(src * scale + slope * mask) per row; mask (F32 or F16) row i1 of plane

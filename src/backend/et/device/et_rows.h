@@ -194,7 +194,7 @@ static inline et_range et_split_output_elements(const et_env* env, const et_tens
  * one is all zero), split dst on cache lines, and call the kernel's row function for each piece
  * of a row this hart owns, with the row's indices. */
 
-#define ET_MAX_TENSORS 5
+#define ET_MAX_TENSORS 7
 
 /* The number of tensor descriptors leading parameter block *p (fewer than sizeof(et_tensor) bytes
  * of scalars follow them). */

@@ -2,6 +2,7 @@
 // PAGED_ATTN) against plain host references.
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "backend/et/device/kernel_test_util.h"
@@ -13,6 +14,18 @@ namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // ---- ROPE ----------------------------------------------------------------------------------
+
+// One row (head) of d values rotated at position pos (freq_base 10000, freq_scale 0.5, attn_factor 1.25).
+void rope_reference(const float* in, float* out, int32_t mode, int64_t d, int32_t n_dims, int32_t pos) {
+  for (int64_t i = n_dims; i < d; i++) out[i] = in[i];
+  for (int64_t k = 0; k < n_dims / 2; k++) {
+    const double theta = 0.5 * pos * std::pow(10000.0, -2.0 * double(k) / n_dims);
+    const double c = std::cos(theta) * 1.25, s = std::sin(theta) * 1.25;
+    const int64_t i0 = mode == ET_ROPE_NEOX ? k : 2 * k, i1 = mode == ET_ROPE_NEOX ? k + n_dims / 2 : 2 * k + 1;
+    out[i0] = float(in[i0] * c - in[i1] * s);
+    out[i1] = float(in[i0] * s + in[i1] * c);
+  }
+}
 
 void check_rope(int32_t mode, int64_t d, int32_t n_dims, uint64_t mask) {
   Dev& dev = Dev::get();
@@ -30,19 +43,8 @@ void check_rope(int32_t mode, int64_t d, int32_t n_dims, uint64_t mask) {
   p.attn_factor = 1.25f;
   dev.run("rope", p, mask);
   std::vector<float> want(x.size());
-  for (int64_t t = 0; t < tokens; t++) {
-    for (int64_t h = 0; h < heads; h++) {
-      const float* in = x.data() + (t * heads + h) * d;
-      float* out = want.data() + (t * heads + h) * d;
-      for (int64_t i = n_dims; i < d; i++) out[i] = in[i];
-      for (int64_t k = 0; k < n_dims / 2; k++) {
-        const double theta = 0.5 * pos[size_t(t)] * std::pow(10000.0, -2.0 * double(k) / n_dims);
-        const double c = std::cos(theta) * 1.25, s = std::sin(theta) * 1.25;
-        const int64_t i0 = mode == ET_ROPE_NEOX ? k : 2 * k, i1 = mode == ET_ROPE_NEOX ? k + n_dims / 2 : 2 * k + 1;
-        out[i0] = float(in[i0] * c - in[i1] * s);
-        out[i1] = float(in[i0] * s + in[i1] * c);
-      }
-    }
+  for (int64_t row = 0; row < heads * tokens; row++) {
+    rope_reference(x.data() + row * d, want.data() + row * d, mode, d, n_dims, pos[size_t(row / heads)]);
   }
   expect_near_all(dev.download_f32(p.dst), want, 2e-5f);
 }
@@ -50,6 +52,91 @@ void check_rope(int32_t mode, int64_t d, int32_t n_dims, uint64_t mask) {
 TEST(EtRope, Normal) { check_rope(ET_ROPE_NORMAL, 64, 64, kSmallMask); }
 TEST(EtRope, NeoxPartialDims) { check_rope(ET_ROPE_NEOX, 40, 24, kSmallMask); }
 TEST(EtRope, NeoxOnAll32Shires) { check_rope(ET_ROPE_NEOX, 128, 128, kFullMask); }
+
+// The fusions: each head RMS-normalized and weighted first (Qwen3's Q/K norms), and/or the result
+// also stored into a cache at the token's row (SET_ROWS of K).
+struct RopeFusion {
+  int32_t mode;
+  int64_t d;
+  int32_t n_dims;
+  bool norm;
+  std::optional<Type> cache;  // the cache's type, or no store
+  uint64_t mask = kSmallMask;
+};
+
+void check_rope_fused(const RopeFusion& c) {
+  Dev& dev = Dev::get();
+  const int64_t heads = 4, tokens = 3, slots = 9, width = c.d * heads, d = c.d;
+  const auto x = random_floats(size_t(d * heads * tokens), 13, -2.0f, 2.0f);
+  const auto w = random_floats(size_t(d), 14);
+  const auto cache0 = random_floats(size_t(width * slots), 15);
+  const std::vector<int32_t> pos{3, 4, 90}, rows{5, 0, 7};
+  const bool store = c.cache.has_value();
+  et_rope_params p{};
+  p.src = dev.tensor(x, Type::F32, {d, heads, tokens, 1});
+  p.pos = dev.tensor(pos, Type::I32, {tokens, 1, 1, 1});
+  p.dst = dev.output(Type::F32, {d, heads, tokens, 1});
+  p.n_dims = c.n_dims;
+  p.mode = c.mode;
+  p.freq_base = 10000.0f;
+  p.freq_scale = 0.5f;
+  p.attn_factor = 1.25f;
+  p.norm_weight = dev.tensor(w, Type::F32, {d, 1, 1, 1});
+  p.norm_eps = 1e-6f;
+  p.has_norm = c.norm;
+  if (store) {
+    p.cache = c.cache == Type::F16 ? dev.tensor(to_f16(cache0), Type::F16, {width, slots, 1, 1})
+                                   : dev.tensor(cache0, Type::F32, {width, slots, 1, 1});
+    p.store_rows = dev.tensor(rows, Type::I32, {tokens, 1, 1, 1});
+    p.has_store = 1;
+  }
+  dev.run("rope", p, c.mask);
+
+  std::vector<float> want(x.size()), cache = c.cache == Type::F16 ? from_f16(to_f16(cache0)) : cache0;
+  for (int64_t row = 0; row < heads * tokens; row++) {
+    std::vector<float> in(x.begin() + row * d, x.begin() + (row + 1) * d);
+    if (c.norm) {
+      double ss = 0;
+      for (float v : in) ss += double(v) * v;
+      const double scale = 1.0 / std::sqrt(ss / double(d) + 1e-6);
+      for (int64_t i = 0; i < d; i++) in[size_t(i)] = float(in[size_t(i)] * scale * w[size_t(i)]);
+    }
+    const int64_t t = row / heads;
+    rope_reference(in.data(), want.data() + row * d, c.mode, d, c.n_dims, pos[size_t(t)]);
+    for (int64_t i = 0; i < d; i++) cache[size_t(rows[size_t(t)] * width + row % heads * d + i)] = want[size_t(row * d + i)];
+  }
+  expect_near_all(dev.download_f32(p.dst), want, 2e-5f);
+  if (!store) return;
+  if (c.cache == Type::F16) {
+    expect_near_all(from_f16(dev.download_f16(p.cache)), from_f16(to_f16(cache)), 1e-3f);
+  } else {
+    expect_near_all(dev.download_f32(p.cache), cache, 2e-5f);
+  }
+}
+
+TEST(EtRope, NormalizedFirstOddHead) { check_rope_fused({ET_ROPE_NEOX, 40, 24, true, std::nullopt}); }
+TEST(EtRope, NormalizedAndStoredIntoAnF16Cache) {
+  check_rope_fused({ET_ROPE_NEOX, 128, 128, true, Type::F16, kFullMask});
+}
+TEST(EtRope, StoredIntoAnF32Cache) { check_rope_fused({ET_ROPE_NORMAL, 64, 64, false, Type::F32, kSmallMask}); }
+
+// A store needs each head's place in the cache on whole lines (40 F16 values are 80 bytes).
+TEST(EtRope, RefusesAStoreThatSplitsCacheLines) {
+  Dev& dev = Dev::get();
+  const std::vector<float> x(40 * 2, 0.5f), cache(80 * 3, 0.0f);
+  et_rope_params p{};
+  p.src = dev.tensor(x, Type::F32, {40, 2, 1, 1});
+  p.pos = dev.tensor(std::vector<int32_t>{1}, Type::I32, {1, 1, 1, 1});
+  p.dst = dev.output(Type::F32, {40, 2, 1, 1});
+  p.n_dims = 40;
+  p.freq_base = 10000.0f;
+  p.freq_scale = 1.0f;
+  p.attn_factor = 1.0f;
+  p.cache = dev.tensor(to_f16(cache), Type::F16, {80, 3, 1, 1});
+  p.store_rows = dev.tensor(std::vector<int32_t>{2}, Type::I32, {1, 1, 1, 1});
+  p.has_store = 1;
+  expect_rejected("rope", p, "whole 64-byte lines");
+}
 
 // ---- SOFT_MAX ------------------------------------------------------------------------------
 

@@ -139,6 +139,88 @@ TEST(EtMulMatEngine, RejectsColumnsThatDoNotFillTiles) {
   EXPECT_NE(err.find("M must be a multiple of 16"), std::string::npos) << err;
 }
 
+// ---- MUL_MAT fused with its GLU; activations an earlier call of the phase read -------------
+
+double glu_activation_ref(Glu kind, double g) {
+  if (kind == Glu::SWIGLU) return g / (1.0 + std::exp(-g));
+  return 0.5 * g * (1.0 + std::tanh(0.7978845608 * (g + 0.044715 * g * g * g)));  // GEGLU (tanh)
+}
+
+// dst = act(Wg x) * (Wu x), the gate and up weights of one block type.
+void check_mul_mat_glu(Type type, int64_t k, int64_t n, int64_t m, Glu kind, int32_t act, uint64_t mask) {
+  Dev& dev = Dev::get();
+  const std::vector<float> x = random_floats(size_t(k * m), 5);
+  std::vector<std::vector<uint8_t>> wq;
+  std::vector<std::vector<float>> wd;
+  for (uint32_t seed : {6u, 7u}) {
+    wq.push_back(quantize(type, random_floats(size_t(k * n), seed), k));
+    wd.emplace_back(size_t(k * n));
+    for (int64_t r = 0; r < n; r++) dequantize_row(type, wq.back().data() + r * row_size(type, k), wd.back().data() + r * k, k);
+  }
+  et_mul_mat_params p{};
+  p.src0 = dev.tensor(wq[0], type, {k, n, 1, 1});
+  p.up = dev.tensor(wq[1], type, {k, n, 1, 1});
+  p.src1 = dev.tensor(x, Type::F32, {k, m, 1, 1});
+  p.dst = dev.output(Type::F32, {n, m, 1, 1});
+  p.glu = 1 + act;
+  dev.run("mul_mat", p, mask);
+  std::vector<float> want(size_t(n * m));
+  for (int64_t j = 0; j < m; j++) {
+    for (int64_t i = 0; i < n; i++) {
+      double g = 0, u = 0;
+      for (int64_t q = 0; q < k; q++) {
+        g += double(wd[0][size_t(i * k + q)]) * x[size_t(j * k + q)];
+        u += double(wd[1][size_t(i * k + q)]) * x[size_t(j * k + q)];
+      }
+      want[size_t(j * n + i)] = float(glu_activation_ref(kind, g) * u);
+    }
+  }
+  expect_near_all(dev.download_f32(p.dst), want, 1e-4f);
+}
+
+TEST(EtMulMat, Q8_0SwigluOddRows) { check_mul_mat_glu(Type::Q8_0, 96, 41, 3, Glu::SWIGLU, ET_ACT_SILU, kSmallMask); }
+TEST(EtMulMat, Q6_KGegluDecodeOnAll32Shires) {
+  check_mul_mat_glu(Type::Q6_K, 256, 523, 1, Glu::GEGLU, ET_ACT_GELU, kFullMask);
+}
+
+TEST(EtMulMat, RejectsAGluWithAnAddend) {
+  Dev& dev = Dev::get();
+  et_mul_mat_params p{};
+  p.src0 = dev.tensor(random_floats(32 * 4, 1), Type::F32, {32, 4, 1, 1});
+  p.up = p.src0;
+  p.src1 = dev.tensor(random_floats(32, 2), Type::F32, {32, 1, 1, 1});
+  p.dst = dev.output(Type::F32, {4, 1, 1, 1});
+  p.addend = dev.tensor(random_floats(4, 3), Type::F32, {4, 1, 1, 1});
+  p.has_add = 1;
+  p.glu = 1 + ET_ACT_SILU;
+  expect_rejected("mul_mat", p, "no addend");
+}
+
+// A decode row's activations cost each shire one read; with x_shared (an earlier call of the
+// phase read them) none, and the products are the same.
+TEST(EtMulMat, SharedActivationsAreNotReadAgain) {
+  Dev& dev = Dev::get();
+  const int64_t k = 256, n = 4096;
+  et_mul_mat_params p{};
+  p.src0 = dev.tensor(quantize(Type::Q8_0, random_floats(size_t(k * n), 8), k), Type::Q8_0, {k, n, 1, 1});
+  p.src1 = dev.tensor(random_floats(size_t(k), 9), Type::F32, {k, 1, 1, 1});
+  p.dst = dev.output(Type::F32, {n, 1, 1, 1});
+  auto bytes_read = [&](int32_t shared) {
+    p.x_shared = shared;
+    dev.device().profiler_start();
+    dev.run("mul_mat", p, kFullMask);
+    const std::vector<ProfileRecord> recs = dev.device().profiler_stop();
+    for (const ProfileRecord& r : recs)
+      if (r.kind == ProfileRecord::Kind::Launch) return r.bytes_read;
+    return uint64_t(0);
+  };
+  const uint64_t alone = bytes_read(0);
+  const std::vector<float> first = dev.download_f32(p.dst);
+  const uint64_t shared = bytes_read(1);
+  EXPECT_EQ(alone - shared, uint64_t(32 * k * 4)) << "one activation row per shire";
+  EXPECT_EQ(dev.download_f32(p.dst), first);
+}
+
 TEST(EtMulMat, RejectsMismatchedShapesAsAStreamError) {
   Dev& dev = Dev::get();
   et_mul_mat_params p{};

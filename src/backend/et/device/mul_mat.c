@@ -1,4 +1,5 @@
-/* MUL_MAT: dst (N, M, b2, b3) = W (K, N, a2, a3) x X (K, M, b2, b3) [+ addend (MUL_MAT+ADD)].
+/* MUL_MAT: dst (N, M, b2, b3) = W (K, N, a2, a3) x X (K, M, b2, b3) [+ addend (MUL_MAT+ADD)]
+ * [or act(W x) * (U x) (a gate and up projection with their GLU)].
  * MUL_MAT_ID (has_ids): dst (N, U, T) column (i, t) = expert ids(i, t) of W (K, N, E) x X row
  * (i % X.ne[1], t), X (K, 1 | U, T): the same dot products, each output row choosing its plane.
  * Weights F32, F16 or a block type of et_blocks.h (dequantized on the fly), activations F32 (F16
@@ -32,6 +33,12 @@ static void mul_mat_row(const et_rows* job, int64_t row, const int64_t idx[3], i
       float sum = 0.0f;
       for (int64_t i = 0; i < w->ne[0]; i++) sum += et_load(wdata + n * w->nb[1], w->type, i) * et_load(xrow, ET_TYPE_F16, i);
       out[n] = sum;
+    }
+  } else if (p->glu) {  /* the up projection's row beside the gate's, both over the same xrow */
+    const uint8_t* udata = et_rows_data(job, &p->up) + (wdata - et_rows_data(job, w));
+    for (int64_t n = i0; n < i1; n++) {
+      const float gate = et_dot_row(wdata + n * w->nb[1], w->type, (const float*)xrow, w->ne[0]);
+      out[n] = et_activate(p->glu - 1, gate) * et_dot_row(udata + n * w->nb[1], w->type, (const float*)xrow, w->ne[0]);
     }
   } else {
     for (int64_t n = i0; n < i1; n++) out[n] = et_dot_row(wdata + n * w->nb[1], w->type, (const float*)xrow, w->ne[0]);
@@ -70,6 +77,13 @@ ET_KERNEL(mul_mat) {
   et_require(env, x->ne[0] == w->ne[0] && x->nb[0] == et_row_bytes(x->type, 1),
              "mul_mat: activation rows must be K contiguous values");
   et_require(env, et_is_float_type(wt) ? w->nb[0] == et_row_bytes(wt, 1) : 1, "mul_mat: weight rows must be contiguous");
+  if (p->glu) {
+    const et_tensor* u = &p->up;
+    et_require(env, !p->has_add && !p->has_ids && et_is_activation(p->glu - 1) && x->type == ET_TYPE_F32,
+               "mul_mat: a fused GLU takes a known activation, F32 activations, no addend and no ids");
+    for (int i = 0; i < 4; i++) et_require(env, u->ne[i] == w->ne[i] && u->nb[i] == w->nb[i], "mul_mat: up must be laid out as src0");
+    et_require(env, u->type == wt, "mul_mat: up must have src0's type");
+  }
   if (p->has_ids) {
     mul_mat_id_check(env, p);
   } else {
@@ -90,17 +104,19 @@ ET_KERNEL(mul_mat) {
   if (outputs == 0) return;
   /* DRAM traffic estimate: each weight row this hart touches, once; each activation row once per
    * shire, whose harts share its L2 (a row an earlier hart of the shire touched is there: a decode
-   * step's single row is read by every hart with outputs). Each output row of MUL_MAT_ID may bring
-   * another expert's rows, up to every expert's. */
+   * step's single row is read by every hart with outputs), unless an earlier call of this phase
+   * brought it there (x_shared). Each output row of MUL_MAT_ID may bring another expert's rows, up
+   * to every expert's; a fused GLU reads two weight rows per output. */
   const int64_t k = w->ne[0], n = d->ne[0];
   const et_range r = et_split_output_elements(env, d);
   const et_range shire = et_split_lines_at(env->thread_id - env->thread_id % ET_HARTS_PER_SHIRE, env->num_threads,
                                            d->addr, et_nelements(d), 4, 1);
   const int64_t rows = (r.end - 1) / n - r.begin / n + 1; /* rows this hart touches */
-  const int64_t x_rows = rows - (r.begin % n != 0 && r.begin != shire.begin);
+  const int64_t x_rows = p->x_shared ? 0 : rows - (r.begin % n != 0 && r.begin != shire.begin);
   const int64_t planes = p->has_ids ? (rows < w->ne[2] ? rows : w->ne[2]) : 1;
-  const int64_t w_rows = outputs < n * planes ? outputs : n * planes;
-  et_count(env, (uint64_t)(2 * k * outputs + (p->has_add ? outputs : 0)),
+  const int64_t w_rows = (outputs < n * planes ? outputs : n * planes) * (p->glu ? 2 : 1);
+  const int64_t per_output = p->glu ? 4 * k + (int64_t)et_activation_flops(p->glu - 1) + 1 : 2 * k;
+  et_count(env, (uint64_t)(per_output * outputs + (p->has_add ? outputs : 0)),
            (uint64_t)(w_rows * et_row_bytes(wt, k) + x_rows * k * 4 + (p->has_add ? outputs * 4 : 0)),
            (uint64_t)(outputs * 4));
 }

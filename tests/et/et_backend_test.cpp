@@ -325,6 +325,34 @@ TEST(EtBackend, QkNormRopeAndCacheStoreAreOneCall) {
                                                             "rms_norm_mul_rope_f32_set_rows_f16"}));
 }
 
+// A norm of one activation row (decode) folds into the products that read it; of two rows it stays
+// a launch. Either way the result matches the CPU's.
+TEST(EtBackend, NormOfOneRowFoldsIntoItsProducts) {
+  for (const int64_t rows : {1, 2}) {
+    TempDir dir;
+    const std::string path = dir.path + "/perf.log";
+    auto log = std::make_unique<PerfLog>(path);
+    auto et = make_backend(dir.path, true, log.get());
+    static int64_t n_rows;
+    n_rows = rows;
+    const Placed r = place_and_compare(*et, [](Bench& b) {
+      Context& c = b.ctx;
+      Tensor* x = b.random(Type::F32, {64, n_rows});
+      Tensor* h = mul(c, rms_norm(c, x, 1e-6f), b.random(Type::F32, {64}));
+      Tensor* a = mul_mat(c, b.random(Type::Q8_0, {64, 32}), h);
+      return add(c, mul_mat(c, b.random(Type::Q8_0, {64, 32}), h), a);
+    });
+    EXPECT_LT(r.nmse, 5e-4) << rows;  // the CPU quantizes activations to Q8
+    EXPECT_EQ(et->stats().ops, rows == 1 ? 3u : 4u) << rows;
+    et.reset();
+    log.reset();
+    const std::vector<std::string> want =
+        rows == 1 ? std::vector<std::string>{"add_f32", "rms_norm_mul_mul_mat_Q8_0xf32", "rms_norm_mul_mul_mat_Q8_0xf32"}
+                  : std::vector<std::string>{"add_f32", "mul_mat_Q8_0xf32", "mul_mat_Q8_0xf32", "rms_norm_mul_f32"};
+    EXPECT_EQ(logged_kernels(path), want) << rows;
+  }
+}
+
 TEST(EtBackend, PerfLogHasOneLinePerKernelCall) {
   TempDir dir;
   const std::string path = dir.path + "/perf.log";

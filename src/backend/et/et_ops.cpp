@@ -127,13 +127,53 @@ bool fuses_store_into_rope(const std::vector<EtOp>& ops, const Tensor& n, const 
          row_size(n.type, rope->ne[0]) % 64 == 0 && on_line(n) && on_line(*rope);
 }
 
+// ops[i], an RMS_NORM+MUL by one weight row of a single row, read only by vector MUL_MATs of
+// later launches (as their activations): each of those launches normalizes the row itself (a
+// decode step's norm costs a phase, more than every shire reading the weight row). Nothing
+// between may write the norm's input, which is now read later.
+bool fold_norm_into_products(std::vector<EtOp>& ops, size_t i, const std::unordered_map<const Tensor*, int>& uses,
+                             const std::unordered_set<const Tensor*>& read_outside) {
+  const EtOp& norm = ops[i];
+  if (norm.head->op != Op::RMS_NORM || norm.node->op != Op::MUL || !norm.fused) return false;
+  const Tensor *x = norm.head->src[0], *w = norm.fused, *normed = norm.node;
+  const bool one_row = x->ne[1] == 1 && x->ne[2] == 1 && x->ne[3] == 1;
+  if (!one_row || w->ne[1] != 1 || w->ne[2] != 1 || w->ne[3] != 1 || read_outside.count(normed)) return false;
+  const auto use = uses.find(normed);
+  int readers = 0;
+  size_t last = i;
+  for (size_t j = i + 1; j < ops.size(); j++) {
+    const EtOp& op = ops[j];
+    const bool product = op.head->op == Op::MUL_MAT && op.head->src[1] == normed && op.head->src[0] != normed && !op.norm;
+    if (product) {
+      readers += op.node->op == Op::GLU ? 2 : 1;  // a fused GLU's up product reads it too
+      last = j;
+      if (reads_own_output(*op.head, *op.node) || overlaps(*x, *op.node)) return false;
+    }
+  }
+  if (use == uses.end() || readers != use->second || readers == 0) return false;
+  for (size_t j = i + 1; j <= last; j++)
+    for (const Tensor* t : ops[j].writes())
+      if (overlaps(*t, *x)) return false;
+  for (size_t j = i + 1; j <= last; j++) {
+    EtOp& op = ops[j];
+    if (op.head->op != Op::MUL_MAT || op.head->src[1] != normed) continue;
+    op.norm = norm.head;
+    op.norm_weight = w;
+    op.normed = normed;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<const Tensor*> EtOp::reads() const {
   std::vector<const Tensor*> r;
   for (const Tensor* s : head->src)
-    if (s && !(norm && s == head->src[0])) r.push_back(s);  // a folded norm's result is never written
-  if (norm) r.push_back(norm->src[0]);
+    if (s && s != normed) r.push_back(s);  // a folded norm's result is never written
+  if (norm) {
+    r.push_back(norm->src[0]);
+    r.push_back(norm_weight);
+  }
   if (fused) r.push_back(fused);
   if (store) r.push_back(store->src[2]);
   return r;
@@ -231,7 +271,11 @@ std::vector<EtOp> plan_ops(const Graph& part, std::span<Tensor* const> host_read
       continue;
     }
     if (fuses_norm_into_rope(ops, *n, private_result)) {
-      ops.back() = EtOp{n, n, ops.back().fused, ops.back().head};
+      const EtOp norm = ops.back();
+      ops.back() = EtOp{n, n};
+      ops.back().norm = norm.head;
+      ops.back().norm_weight = norm.fused;
+      ops.back().normed = norm.node;
       continue;
     }
     if (fuses_store_into_rope(ops, *n, private_result, address)) {
@@ -253,6 +297,13 @@ std::vector<EtOp> plan_ops(const Graph& part, std::span<Tensor* const> host_read
       }
     }
     ops.push_back(EtOp{n, n, nullptr});
+  }
+  for (size_t i = 0; i < ops.size();) {
+    if (fold_norm_into_products(ops, i, uses, read_outside)) {
+      ops.erase(ops.begin() + std::ptrdiff_t(i));
+    } else {
+      i++;
+    }
   }
   return ops;
 }
@@ -368,7 +419,10 @@ bool share_activations(KernelCall& later, const KernelCall& earlier) {
   et_mul_mat_params a{}, b{};
   std::memcpy(&a, later.params.data(), sizeof a);
   std::memcpy(&b, earlier.params.data(), sizeof b);
-  if (std::memcmp(&a.src1, &b.src1, sizeof a.src1) != 0) return false;
+  // The same row, and the same norm weight row when the calls normalize it.
+  if (std::memcmp(&a.src1, &b.src1, sizeof a.src1) != 0 || a.has_norm != b.has_norm ||
+      (a.has_norm && std::memcmp(&a.norm_weight, &b.norm_weight, sizeof a.norm_weight) != 0))
+    return false;
   a.x_shared = 1;
   std::memcpy(later.params.data(), &a, sizeof a);
   return true;
@@ -389,9 +443,15 @@ KernelCall make_call(const EtOp& op, const AddressOf& address, bool matrix_engin
     case Op::MUL_MAT: case Op::MUL_MAT_ID: {
       et_mul_mat_params p{};
       p.src0 = P.tensor(*h.src[0]);
-      p.src1 = P.tensor(*h.src[1]);
+      p.src1 = P.tensor(op.norm ? *op.norm->src[0] : *h.src[1]);
       p.dst = P.tensor(n);
-      std::string suffix;
+      std::string prefix, suffix;
+      if (op.norm) {
+        p.norm_weight = P.tensor(*op.norm_weight);
+        p.norm_eps = op.norm->param_f32(0);
+        p.has_norm = 1;
+        prefix = "rms_norm_mul_";
+      }
       if (n.op == Op::GLU) {  // fused: op.fused is the up projection's weights
         p.up = P.tensor(*op.fused);
         p.glu = 1 + device_activation(glu_activation(Glu(n.params[0])));
@@ -409,7 +469,7 @@ KernelCall make_call(const EtOp& op, const AddressOf& address, bool matrix_engin
       // Labelled as ggml-et names its kernels: mul_mat_Q8_0xf32, mul_mat_Q4_0_matrix_engine.
       const uint32_t engine = matrix_engine ? engine_mul_mat(p, by_id) : 0;
       set(engine ? engine : uint32_t(ET_KERNEL_ID_mul_mat), engine ? kDeviceKernels[engine] : "mul_mat",
-          std::string(by_id ? "mul_mat_id_" : "mul_mat_") + kernel_type(h.src[0]->type) +
+          prefix + (by_id ? "mul_mat_id_" : "mul_mat_") + kernel_type(h.src[0]->type) +
               (engine ? "_matrix_engine" : "xf32") + suffix,
           words(p));
       // As llama.cpp's ET backend logs MUL_MAT_ID: the experts there are and those each token takes.
@@ -572,7 +632,7 @@ KernelCall make_call(const EtOp& op, const AddressOf& address, bool matrix_engin
         p.has_freq_factors = 1;
       }
       if (op.norm) {
-        p.norm_weight = P.tensor(*op.fused);
+        p.norm_weight = P.tensor(*op.norm_weight);
         p.norm_eps = op.norm->param_f32(0);
         p.has_norm = 1;
       }

@@ -21,13 +21,17 @@ bool supports(const Tensor& node);
 // or an ADD was fused into it, the gate's MUL_MAT when node is a GLU fused with its gate and up
 // products, else node itself), `fused` the fused op's other operand (the up projection's weights
 // for a GLU).
-// A ROPE may also have an RMS_NORM folded in front (`norm`, its weight in `fused`: Qwen3's Q/K
-// norms) and the SET_ROWS that stores its result into a cache behind (`store`).
+// A ROPE, or a MUL_MAT of one activation row (decode), may have an RMS_NORM+MUL folded in front:
+// `norm` the RMS_NORM, `norm_weight` the MUL's weight row, `normed` their result, which the launch
+// computes itself instead of reading (Qwen3's Q/K norms; a layer's attention and FFN norms). A
+// ROPE may also store its result into a cache: `store`, the SET_ROWS it replaces.
 struct EtOp {
   Tensor* node = nullptr;
   Tensor* head = nullptr;
   Tensor* fused = nullptr;
   const Tensor* norm = nullptr;
+  const Tensor* norm_weight = nullptr;
+  const Tensor* normed = nullptr;
   Tensor* store = nullptr;
   bool plain() const { return head == node && !fused && !norm && !store; }
   // The tensors the launch reads and those it writes.
@@ -40,7 +44,8 @@ using AddressOf = std::function<DeviceAddr(const Tensor&)>;
 // The launches of a part, in order. A node is fused into its predecessor only when it is the
 // next computing node and the predecessor's result is read by nothing else (in the part, or
 // outside it: host_reads); a GLU into its gate and up products when they are the two launches
-// before it. `address` (the part's device layout) tells whether a store lies on whole lines.
+// before it; an attention or FFN norm of one row into the products that read it (all of them).
+// `address` (the part's device layout) tells whether a store lies on whole lines.
 std::vector<EtOp> plan_ops(const Graph& part, std::span<Tensor* const> host_reads, const AddressOf& address);
 
 struct KernelCall {

@@ -147,7 +147,7 @@ static inline void et_me_check(const et_env* env, const et_mul_mat_params* p, in
              "mul_mat engine: weights of another type than the kernel's, or rows not contiguous");
   et_require(env, x->type == (half ? ET_TYPE_F16 : ET_TYPE_F32) && x->nb[0] == et_row_bytes(x->type, 1),
              "mul_mat engine: activations must be F32 rows (F16 against F16 weights)");
-  et_require(env, !p->has_ids && !p->glu, "mul_mat engine: no MUL_MAT_ID, no fused GLU");
+  et_require(env, !p->has_ids && !p->glu && !p->has_norm, "mul_mat engine: no MUL_MAT_ID, no fused GLU or norm");
   et_require(env, w->ne[1] % ET_TILE == 0 && w->ne[0] % (et_is_block_type(wtype) ? et_block_elems(wtype) : ET_TILE) == 0,
              "mul_mat engine: M must be a multiple of 16 and K of 16 (of the block size)");
   et_require(env, x->ne[0] == w->ne[0] && d->type == ET_TYPE_F32 && d->ne[0] == w->ne[1] && d->ne[1] == x->ne[1] &&

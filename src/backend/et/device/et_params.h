@@ -43,17 +43,22 @@ typedef struct et_tensor {
  * (i % src1.ne[1], t); no addend.
  * With glu = 1 + an et_activation (a gate and up projection fused with their GLU): src0 the gate's
  * weights, up the up projection's (src0's type and shape), dst = act(src0 x) * (up x); no addend,
- * no ids. With x_shared, an earlier call of the same uberkernel phase read the same activations:
- * they sit in every shire's L2 and the kernel does not count them as DRAM traffic again. */
+ * no ids. With has_norm (one F32 activation row, RMS_NORM+MUL folded in): src1 is the norm's
+ * input, each row taken as src1 / sqrt(mean(src1^2) + norm_eps) * norm_weight (F32, one row of K).
+ * With x_shared, an earlier call of the same uberkernel phase read the same activations (and norm
+ * weight): they sit in every shire's L2 and the kernel does not count them as DRAM traffic again. */
 typedef struct et_mul_mat_params {
   et_tensor src0, src1, dst;
   et_tensor addend;
   et_tensor ids;
   et_tensor up;
+  et_tensor norm_weight;
   int32_t has_add;
   int32_t has_ids;
   int32_t glu;
   int32_t x_shared;
+  int32_t has_norm;
+  float norm_eps;
 } et_mul_mat_params;
 
 /* dst = src / sqrt(mean(src^2) + eps) per row, times weight (broadcast by rows) when has_weight. */

@@ -53,10 +53,10 @@ static inline void et_dequant_row(const void* row, int32_t type, int64_t i0, int
   }
 }
 
-/* Dot product of a row of k elements of any accepted type with k floats; per group of a block
- * type, scale * sum(q x) - offset * sum(x). */
-static inline float et_dot_row(const void* row, int32_t type, const float* x, int64_t k) {
-  float sum = 0.0f;
+/* sum + the dot product of a row of k elements of any accepted type with k floats, accumulated
+ * in order (per group of a block type, scale * sum(q x) - offset * sum(x)): a row taken in pieces
+ * gives the one-piece result bit for bit. */
+static inline float et_dot_row_from(float sum, const void* row, int32_t type, const float* x, int64_t k) {
   if (type == ET_TYPE_F32) {
     const float* w = (const float*)row;
     for (int64_t i = 0; i < k; i++) sum += w[i] * x[i];
@@ -83,6 +83,10 @@ static inline float et_dot_row(const void* row, int32_t type, const float* x, in
     }
   }
   return sum;
+}
+
+static inline float et_dot_row(const void* row, int32_t type, const float* x, int64_t k) {
+  return et_dot_row_from(0.0f, row, type, x, k);
 }
 
 /* Row r of a tensor (rows counted over dims 1..3 in row-major order) -> indices (i1, i2, i3). */
@@ -226,13 +230,8 @@ static inline float* et_rows_out(const et_rows* job, int64_t row) {
   return (float*)et_rows_data(job, job->dst) + row * job->dst->ne[0];
 }
 
-/* Runs fn over this hart's pieces of dst, cut between rows where rows fill whole lines
- * (any_line 0: row statistics are computed once), or on any line (any_line 1: outputs are
- * independent, so even a single row spreads over every hart). Returns the elements written. */
-static inline int64_t et_run_rows(const et_env* env, const void* params, int n_tensors, const et_tensor* dst,
-                                  int any_line, et_row_fn fn, float aux) {
-  const et_range r = any_line ? et_split_output_elements(env, dst) : et_split_output(env, dst);
-  if (r.begin == r.end) return 0;
+/* The job of a parameter block: its tensors (the leading n_tensors descriptors) mapped. */
+static inline et_rows et_rows_job(const et_env* env, const void* params, int n_tensors, const et_tensor* dst, float aux) {
   et_require(env, n_tensors <= ET_MAX_TENSORS, "a parameter block with more tensors than ET_MAX_TENSORS");
   et_rows job;
   job.env = env;
@@ -241,6 +240,17 @@ static inline int64_t et_run_rows(const et_env* env, const void* params, int n_t
   job.aux = aux;
   const et_tensor* t = (const et_tensor*)params;
   for (int i = 0; i < n_tensors; i++) job.data[i] = t[i].ne[0] > 0 ? et_tensor_data(env, &t[i]) : 0;
+  return job;
+}
+
+/* Runs fn over this hart's pieces of dst, cut between rows where rows fill whole lines
+ * (any_line 0: row statistics are computed once), or on any line (any_line 1: outputs are
+ * independent, so even a single row spreads over every hart). Returns the elements written. */
+static inline int64_t et_run_rows(const et_env* env, const void* params, int n_tensors, const et_tensor* dst,
+                                  int any_line, et_row_fn fn, float aux) {
+  const et_range r = any_line ? et_split_output_elements(env, dst) : et_split_output(env, dst);
+  if (r.begin == r.end) return 0;
+  const et_rows job = et_rows_job(env, params, n_tensors, dst, aux);
   const int64_t row_len = dst->ne[0];
   for (int64_t flat = r.begin; flat < r.end;) {
     const int64_t row = flat / row_len;

@@ -350,6 +350,31 @@ void check_paged_attn(Type cache, int64_t dk, int64_t dv, int64_t heads, int64_t
 TEST(EtPagedAttn, DecodeF16Cache) { check_paged_attn(Type::F16, 64, 64, 16, 1, kSmallMask); }
 TEST(EtPagedAttn, F32CacheOddSizesOnAll32Shires) { check_paged_attn(Type::F32, 40, 24, 6, 3, kFullMask); }
 TEST(EtPagedAttn, ManyTokensF16Cache) { check_paged_attn(Type::F16, 64, 48, 4, 20, kSmallMask); }
+// Few rows on lines: each GQA group on one shire, each head's row split over 8 minions; shires
+// with no group.
+TEST(EtPagedAttn, GroupedHeadsOnAll32Shires) { check_paged_attn(Type::F16, 128, 128, 16, 3, kFullMask); }
+
+// Grouped, the heads sharing a KV head read its K and V rows once: the bytes the kernel reports
+// are each KV head's listed rows, once.
+TEST(EtPagedAttn, GroupedHeadsReadEachKvRowOnce) {
+  Dev& dev = Dev::get();
+  const int64_t d = 64, heads = 8, heads_kv = 2, slots = 40, count = 30;
+  std::vector<int32_t> index{2, int32_t(count)};
+  for (int64_t j = 0; j < count; j++) index.push_back(int32_t(j));
+  et_paged_attn_params p{};
+  p.q = dev.tensor(random_floats(size_t(d * heads), 35), Type::F32, {d, heads, 1, 1});
+  p.k = dev.tensor(to_f16(random_floats(size_t(d * heads_kv * slots), 36)), Type::F16, {d, heads_kv, slots, 1});
+  p.v = dev.tensor(to_f16(random_floats(size_t(d * heads_kv * slots), 37)), Type::F16, {d, heads_kv, slots, 1});
+  p.index = dev.tensor(index, Type::I32, {int64_t(index.size()), 1, 1, 1});
+  p.dst = dev.output(Type::F32, {d, heads, 1, 1});
+  p.scale = 0.125f;
+  dev.device().profiler_start();
+  dev.run("paged_attn", p, kFullMask);
+  uint64_t bytes = 0;
+  for (const ProfileRecord& r : dev.device().profiler_stop())
+    if (r.kind == ProfileRecord::Kind::Launch) bytes = r.bytes_read;
+  EXPECT_EQ(bytes, uint64_t(heads_kv * count * (2 * d + 2 * d)));
+}
 
 }  // namespace
 }  // namespace hart::et::test

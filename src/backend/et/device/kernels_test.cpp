@@ -221,6 +221,44 @@ TEST(EtMulMat, SharedActivationsAreNotReadAgain) {
   EXPECT_EQ(dev.download_f32(p.dst), first);
 }
 
+// A folded RMS_NORM+MUL (has_norm) gives what the RMS_NORM kernel and then the product give, bit
+// for bit: K over several norm pieces with a tail, the plain product and the fused GLU.
+void check_mul_mat_norm(Type type, int64_t k, int64_t n, bool glu) {
+  Dev& dev = Dev::get();
+  const std::vector<float> x = random_floats(size_t(k), 10, -3.0f, 3.0f), g = random_floats(size_t(k), 11);
+  const auto weights = [&](uint32_t seed) {
+    const std::vector<float> w = random_floats(size_t(k * n), seed);
+    if (type == Type::F32) return dev.tensor(w, type, {k, n, 1, 1});
+    return dev.tensor(quantize(type, w, k), type, {k, n, 1, 1});
+  };
+  et_rms_norm_params norm{};
+  norm.src = dev.tensor(x, Type::F32, {k, 1, 1, 1});
+  norm.weight = dev.tensor(g, Type::F32, {k, 1, 1, 1});
+  norm.dst = dev.output(Type::F32, {k, 1, 1, 1});
+  norm.eps = 1e-6f;
+  norm.has_weight = 1;
+  dev.run("rms_norm", norm, kSmallMask);
+  et_mul_mat_params p{};
+  p.src0 = weights(12);
+  p.up = weights(13);
+  p.glu = glu ? 1 + ET_ACT_SILU : 0;
+  p.src1 = norm.dst;
+  p.dst = dev.output(Type::F32, {n, 1, 1, 1});
+  dev.run("mul_mat", p, kFullMask);
+  const std::vector<float> want = dev.download_f32(p.dst);
+  p.src1 = norm.src;
+  p.norm_weight = norm.weight;
+  p.norm_eps = norm.eps;
+  p.has_norm = 1;
+  p.dst = dev.output(Type::F32, {n, 1, 1, 1});
+  dev.run("mul_mat", p, kFullMask);
+  EXPECT_EQ(dev.download_f32(p.dst), want);
+}
+
+TEST(EtMulMat, FoldedNormQ8_0) { check_mul_mat_norm(Type::Q8_0, 608, 37, false); }
+TEST(EtMulMat, FoldedNormQ4_KSwiglu) { check_mul_mat_norm(Type::Q4_K, 768, 523, true); }
+TEST(EtMulMat, FoldedNormF32OddK) { check_mul_mat_norm(Type::F32, 300, 41, false); }
+
 TEST(EtMulMat, RejectsMismatchedShapesAsAStreamError) {
   Dev& dev = Dev::get();
   et_mul_mat_params p{};

@@ -1,5 +1,5 @@
 /* MUL_MAT: dst (N, M, b2, b3) = W (K, N, a2, a3) x X (K, M, b2, b3) [+ addend (MUL_MAT+ADD)]
- * [or act(W x) * (U x) (a gate and up projection with their GLU)].
+ * [or act(W x) * (U x) (a gate and up projection with their GLU)], X [RMS-normalized first].
  * MUL_MAT_ID (has_ids): dst (N, U, T) column (i, t) = expert ids(i, t) of W (K, N, E) x X row
  * (i % X.ne[1], t), X (K, 1 | U, T): the same dot products, each output row choosing its plane.
  * Weights F32, F16 or a block type of et_blocks.h (dequantized on the fly), activations F32 (F16
@@ -21,9 +21,43 @@ static const uint8_t* mul_mat_plane(const et_rows* job, const et_mul_mat_params*
   return et_rows_data(job, w) + e * w->nb[2];
 }
 
+/* An F32 activation row, normalized first when an RMS_NORM+MUL is folded in (has_norm). */
+typedef struct normed_row {
+  const float* x;
+  const float* weight; /* 0: x as it is */
+  float scale;
+} normed_row;
+
+/* x / sqrt(mean(x^2) + eps) * weight as the RMS_NORM kernel computes it, bit for bit, a piece at a
+ * time (ET_NORM_PIECE: a multiple of every block size). */
+#define ET_NORM_PIECE 256
+
+static normed_row normed(const et_rows* job, const et_mul_mat_params* p, const uint8_t* xrow) {
+  normed_row r = {(const float*)xrow, 0, 1.0f};
+  if (!p->has_norm) return r;
+  const int64_t k = p->src1.ne[0];
+  float sum = 0.0f;
+  for (int64_t i = 0; i < k; i++) sum += r.x[i] * r.x[i];
+  r.scale = et_rsqrt(sum * et_recip((float)(int32_t)k) + p->norm_eps);
+  r.weight = (const float*)et_rows_data(job, &p->norm_weight);
+  return r;
+}
+
+static float dot(const uint8_t* wrow, int32_t type, const normed_row* x, int64_t k) {
+  if (!x->weight) return et_dot_row(wrow, type, x->x, k);
+  float piece[ET_NORM_PIECE], sum = 0.0f;
+  for (int64_t c = 0; c < k; c += ET_NORM_PIECE) {
+    const int64_t len = k - c < ET_NORM_PIECE ? k - c : ET_NORM_PIECE;
+    for (int64_t i = 0; i < len; i++) piece[i] = x->x[c + i] * x->scale * x->weight[c + i];
+    sum = et_dot_row_from(sum, wrow + et_row_bytes(type, c), type, piece, len);
+  }
+  return sum;
+}
+
 static void mul_mat_row(const et_rows* job, int64_t row, const int64_t idx[3], int64_t i0, int64_t i1) {
   const et_mul_mat_params* p = (const et_mul_mat_params*)job->params;
   const et_tensor* w = &p->src0;
+  const int64_t k = w->ne[0];
   const uint8_t* wdata = mul_mat_plane(job, p, idx);
   /* MUL_MAT_ID's X row (i % ne1, t) is this index, taken modulo X's extents. */
   const uint8_t* xrow = et_rows_src(job, &p->src1, idx);
@@ -31,17 +65,19 @@ static void mul_mat_row(const et_rows* job, int64_t row, const int64_t idx[3], i
   if (p->src1.type == ET_TYPE_F16) {  /* float weights (checked) */
     for (int64_t n = i0; n < i1; n++) {
       float sum = 0.0f;
-      for (int64_t i = 0; i < w->ne[0]; i++) sum += et_load(wdata + n * w->nb[1], w->type, i) * et_load(xrow, ET_TYPE_F16, i);
+      for (int64_t i = 0; i < k; i++) sum += et_load(wdata + n * w->nb[1], w->type, i) * et_load(xrow, ET_TYPE_F16, i);
       out[n] = sum;
     }
   } else if (p->glu) {  /* the up projection's row beside the gate's, both over the same xrow */
+    const normed_row x = normed(job, p, xrow);
     const uint8_t* udata = et_rows_data(job, &p->up) + (wdata - et_rows_data(job, w));
     for (int64_t n = i0; n < i1; n++) {
-      const float gate = et_dot_row(wdata + n * w->nb[1], w->type, (const float*)xrow, w->ne[0]);
-      out[n] = et_activate(p->glu - 1, gate) * et_dot_row(udata + n * w->nb[1], w->type, (const float*)xrow, w->ne[0]);
+      const float gate = dot(wdata + n * w->nb[1], w->type, &x, k);
+      out[n] = et_activate(p->glu - 1, gate) * dot(udata + n * w->nb[1], w->type, &x, k);
     }
   } else {
-    for (int64_t n = i0; n < i1; n++) out[n] = et_dot_row(wdata + n * w->nb[1], w->type, (const float*)xrow, w->ne[0]);
+    const normed_row x = normed(job, p, xrow);
+    for (int64_t n = i0; n < i1; n++) out[n] = dot(wdata + n * w->nb[1], w->type, &x, k);
   }
   if (!p->has_add) return;
   const et_tensor* a = &p->addend;
@@ -84,6 +120,11 @@ ET_KERNEL(mul_mat) {
     for (int i = 0; i < 4; i++) et_require(env, u->ne[i] == w->ne[i] && u->nb[i] == w->nb[i], "mul_mat: up must be laid out as src0");
     et_require(env, u->type == wt, "mul_mat: up must have src0's type");
   }
+  if (p->has_norm) {
+    const et_tensor* nw = &p->norm_weight;
+    et_require(env, x->type == ET_TYPE_F32 && !p->has_ids && nw->type == ET_TYPE_F32 && nw->ne[0] == w->ne[0] && nw->nb[0] == 4,
+               "mul_mat: a folded norm takes F32 activations, no ids and an F32 weight row of K");
+  }
   if (p->has_ids) {
     mul_mat_id_check(env, p);
   } else {
@@ -114,9 +155,11 @@ ET_KERNEL(mul_mat) {
   const int64_t rows = (r.end - 1) / n - r.begin / n + 1; /* rows this hart touches */
   const int64_t x_rows = p->x_shared ? 0 : rows - (r.begin % n != 0 && r.begin != shire.begin);
   const int64_t planes = p->has_ids ? (rows < w->ne[2] ? rows : w->ne[2]) : 1;
-  const int64_t w_rows = (outputs < n * planes ? outputs : n * planes) * (p->glu ? 2 : 1);
-  const int64_t per_output = p->glu ? 4 * k + (int64_t)et_activation_flops(p->glu - 1) + 1 : 2 * k;
-  et_count(env, (uint64_t)(per_output * outputs + (p->has_add ? outputs : 0)),
-           (uint64_t)(w_rows * et_row_bytes(wt, k) + x_rows * k * 4 + (p->has_add ? outputs * 4 : 0)),
+  const int64_t products = p->glu ? 2 : 1, norm = p->has_norm ? 1 : 0;
+  const int64_t w_rows = (outputs < n * planes ? outputs : n * planes) * products;
+  /* A folded norm: a row's sum of squares, and each product's 2 multiplies per element. */
+  const int64_t per_output = products * (2 + 2 * norm) * k + (p->glu ? (int64_t)et_activation_flops(p->glu - 1) + 1 : 0);
+  et_count(env, (uint64_t)(per_output * outputs + norm * rows * 2 * k + (p->has_add ? outputs : 0)),
+           (uint64_t)(w_rows * et_row_bytes(wt, k) + x_rows * k * 4 * (1 + norm) + (p->has_add ? outputs * 4 : 0)),
            (uint64_t)(outputs * 4));
 }

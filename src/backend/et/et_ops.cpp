@@ -140,26 +140,22 @@ bool fold_norm_into_products(std::vector<EtOp>& ops, size_t i, const std::unorde
   if (!one_row || w->ne[1] != 1 || w->ne[2] != 1 || w->ne[3] != 1 || read_outside.count(normed)) return false;
   const auto use = uses.find(normed);
   int readers = 0;
-  size_t last = i;
+  std::vector<size_t> products;
   for (size_t j = i + 1; j < ops.size(); j++) {
     const EtOp& op = ops[j];
-    const bool product = op.head->op == Op::MUL_MAT && op.head->src[1] == normed && op.head->src[0] != normed && !op.norm;
-    if (product) {
-      readers += op.node->op == Op::GLU ? 2 : 1;  // a fused GLU's up product reads it too
-      last = j;
-      if (reads_own_output(*op.head, *op.node) || overlaps(*x, *op.node)) return false;
-    }
+    if (op.head->op != Op::MUL_MAT || op.head->src[1] != normed || op.head->src[0] == normed || op.norm) continue;
+    readers += op.node->op == Op::GLU ? 2 : 1;  // a fused GLU's up product reads it too
+    products.push_back(j);
+    if (reads_own_output(*op.head, *op.node) || overlaps(*x, *op.node)) return false;
   }
   if (use == uses.end() || readers != use->second || readers == 0) return false;
-  for (size_t j = i + 1; j <= last; j++)
+  for (size_t j = i + 1; j <= products.back(); j++)
     for (const Tensor* t : ops[j].writes())
       if (overlaps(*t, *x)) return false;
-  for (size_t j = i + 1; j <= last; j++) {
-    EtOp& op = ops[j];
-    if (op.head->op != Op::MUL_MAT || op.head->src[1] != normed) continue;
-    op.norm = norm.head;
-    op.norm_weight = w;
-    op.normed = normed;
+  for (size_t j : products) {
+    ops[j].norm = norm.head;
+    ops[j].norm_weight = w;
+    ops[j].normed = normed;
   }
   return true;
 }
@@ -389,6 +385,15 @@ bool engine_flash_attn(const et_flash_attn_params& p) {
          p.dst.addr % 64 == 0;
 }
 
+// A folded RMS_NORM+MUL's fields of a parameter block (mul_mat's and rope's name them alike).
+template <class Block>
+void set_norm(Block& p, const EtOp& op, const Params& P) {
+  if (!op.norm) return;
+  p.norm_weight = P.tensor(*op.norm_weight);
+  p.norm_eps = op.norm->param_f32(0);
+  p.has_norm = 1;
+}
+
 std::string fmt_float(float f) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f", double(f));
@@ -445,13 +450,9 @@ KernelCall make_call(const EtOp& op, const AddressOf& address, bool matrix_engin
       p.src0 = P.tensor(*h.src[0]);
       p.src1 = P.tensor(op.norm ? *op.norm->src[0] : *h.src[1]);
       p.dst = P.tensor(n);
-      std::string prefix, suffix;
-      if (op.norm) {
-        p.norm_weight = P.tensor(*op.norm_weight);
-        p.norm_eps = op.norm->param_f32(0);
-        p.has_norm = 1;
-        prefix = "rms_norm_mul_";
-      }
+      set_norm(p, op, P);
+      const std::string prefix = op.norm ? "rms_norm_mul_" : "";
+      std::string suffix;
       if (n.op == Op::GLU) {  // fused: op.fused is the up projection's weights
         p.up = P.tensor(*op.fused);
         p.glu = 1 + device_activation(glu_activation(Glu(n.params[0])));
@@ -631,11 +632,7 @@ KernelCall make_call(const EtOp& op, const AddressOf& address, bool matrix_engin
         p.freq_factors = P.tensor(*h.src[2]);
         p.has_freq_factors = 1;
       }
-      if (op.norm) {
-        p.norm_weight = P.tensor(*op.norm_weight);
-        p.norm_eps = op.norm->param_f32(0);
-        p.has_norm = 1;
-      }
+      set_norm(p, op, P);
       if (op.store) {
         p.cache = P.tensor(*op.store);
         p.store_rows = P.tensor(*op.store->src[2]);

@@ -89,6 +89,16 @@ static inline float et_dot_row(const void* row, int32_t type, const float* x, in
   return et_dot_row_from(0.0f, row, type, x, k);
 }
 
+/* RMS_NORM's scale of a row of n F32 values, stride bytes apart: 1 / sqrt(mean(x^2) + eps), the
+ * squares summed in order. inv_n = et_recip(n) (a kernel may compute it once). Every kernel that
+ * normalizes a row (rms_norm, and the norms folded into rope and mul_mat) takes it from here, so
+ * the folded norms give RMS_NORM's values bit for bit. */
+static inline float et_rms_scale(const uint8_t* x, int64_t stride, int64_t n, float inv_n, float eps) {
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n; i++) sum += *(const float*)(x + i * stride) * *(const float*)(x + i * stride);
+  return et_rsqrt(sum * inv_n + eps);
+}
+
 /* Row r of a tensor (rows counted over dims 1..3 in row-major order) -> indices (i1, i2, i3). */
 static inline void et_row_index(const et_tensor* t, int64_t row, int64_t idx[3]) {
   idx[0] = row % t->ne[1];

@@ -28,17 +28,15 @@ typedef struct normed_row {
   float scale;
 } normed_row;
 
-/* x / sqrt(mean(x^2) + eps) * weight as the RMS_NORM kernel computes it, bit for bit, a piece at a
- * time (ET_NORM_PIECE: a multiple of every block size). */
+/* x * et_rms_scale * weight as the RMS_NORM kernel computes it, bit for bit, a piece at a time
+ * (ET_NORM_PIECE: a multiple of every block size). */
 #define ET_NORM_PIECE 256
 
 static normed_row normed(const et_rows* job, const et_mul_mat_params* p, const uint8_t* xrow) {
   normed_row r = {(const float*)xrow, 0, 1.0f};
   if (!p->has_norm) return r;
   const int64_t k = p->src1.ne[0];
-  float sum = 0.0f;
-  for (int64_t i = 0; i < k; i++) sum += r.x[i] * r.x[i];
-  r.scale = et_rsqrt(sum * et_recip((float)(int32_t)k) + p->norm_eps);
+  r.scale = et_rms_scale(xrow, 4, k, et_recip((float)(int32_t)k), p->norm_eps);
   r.weight = (const float*)et_rows_data(job, &p->norm_weight);
   return r;
 }

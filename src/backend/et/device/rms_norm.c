@@ -7,9 +7,7 @@ static void rms_norm_row(const et_rows* job, int64_t row, const int64_t idx[3], 
   const et_rms_norm_params* p = (const et_rms_norm_params*)job->params;
   const int64_t n = p->src.ne[0];
   const float* x = (const float*)et_rows_src(job, &p->src, idx);
-  float sum = 0.0f;
-  for (int64_t i = 0; i < n; i++) sum += x[i] * x[i];
-  const float scale = et_rsqrt(sum * job->aux + p->eps);
+  const float scale = et_rms_scale((const uint8_t*)x, 4, n, job->aux, p->eps);
   float* out = et_rows_out(job, row);
   if (p->has_weight) {
     const float* w = (const float*)et_rows_src(job, &p->weight, idx);

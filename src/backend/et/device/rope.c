@@ -35,9 +35,7 @@ static void rope_row(const et_rows* job, int64_t row, const int64_t idx[3], int6
   if (p->has_norm) {  /* the whole row: x / sqrt(mean(x^2) + eps) * weight, then rotated from here */
     const int64_t n = p->src.ne[0];
     const float* w = (const float*)et_rows_data(job, &p->norm_weight);
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n; i++) sum += *(const float*)(x + i * nb0) * *(const float*)(x + i * nb0);
-    const float scale = et_rsqrt(sum * et_recip((float)(int32_t)n) + p->norm_eps);
+    const float scale = et_rms_scale(x, nb0, n, et_recip((float)(int32_t)n), p->norm_eps);
     for (int64_t i = 0; i < n; i++) normed[i] = *(const float*)(x + i * nb0) * scale * w[i];
     x = (const uint8_t*)normed;
     nb0 = 4;

@@ -81,21 +81,37 @@ inline void strip_tail(const S& s, int64_t left, const std::byte* panel, size_t 
   }
 }
 
-// The loops every panel GEMM shares: over panels, over strips of the 32 rows (vsetvl at e32 LMUL
-// 4: one strip at VLEN >= 256, two at 128), over groups of S::kMaxT X rows. S::strip<T>(panel, r,
-// vl, j, y) computes rows [r, r + vl) of the panel for X rows j .. j + T - 1 into y (lane i of X
-// row j + t at y[t * y_stride + i]).
+// X rows up to which S's strips may cover a whole panel at e32 LMUL 8 (S::kWideT; 0 without): at
+// VLEN 128 one instruction then serves the 32 rows where two 16-row strips take one each, for as
+// many X rows as leave registers for their LMUL 8 sums (at VLEN >= 256 e32 LMUL 4 holds a panel).
+template <class S>
+constexpr int wide_rows() {
+  if constexpr (requires { S::kWideT; })
+    return S::kWideT;
+  else
+    return 0;
+}
+
+// The loops every panel GEMM shares: over panels, over groups of S::kMaxT X rows and strips of
+// the 32 rows (vsetvl at e32 LMUL 4: one strip at VLEN >= 256, two at 128), then the X rows left
+// (all of them in decode), whose strips are e32 LMUL 8 ones where S takes that many rows wide
+// (wide_rows: the whole panel at VLEN 128). S::strip<T>(panel, r, vl, j, y) computes rows
+// [r, r + vl) of the panel for X rows j .. j + T - 1 into y (lane i of X row j + t at
+// y[t * y_stride + i]).
 template <class S>
 void run_panels(const S& s, int64_t n_panels, const void* panels, size_t panel_stride, int64_t nx, float* y,
                 size_t y_stride) {
+  const int64_t left = nx % S::kMaxT, full = nx - left;
   for (int64_t p = 0; p < n_panels; p++) {
     const std::byte* panel = static_cast<const std::byte*>(panels) + size_t(p) * panel_stride;
-    for (size_t r = 0, vl; r < kPanelRows; r += vl) {
+    float* yp = y + size_t(p) * kPanelRows;
+    for (size_t r = 0, vl; full > 0 && r < kPanelRows; r += vl) {
       vl = __riscv_vsetvl_e32m4(kPanelRows - r);
-      float* yr = y + size_t(p) * kPanelRows + r;
-      int64_t j = 0;
-      for (; j + S::kMaxT <= nx; j += S::kMaxT) s.template strip<S::kMaxT>(panel, r, vl, j, yr + size_t(j) * y_stride);
-      strip_tail<S, S::kMaxT - 1>(s, nx - j, panel, r, vl, j, yr + size_t(j) * y_stride);
+      for (int64_t j = 0; j < full; j += S::kMaxT) s.template strip<S::kMaxT>(panel, r, vl, j, yp + r + size_t(j) * y_stride);
+    }
+    for (size_t r = 0, vl; left > 0 && r < kPanelRows; r += vl) {
+      vl = left <= wide_rows<S>() ? __riscv_vsetvl_e32m8(kPanelRows - r) : __riscv_vsetvl_e32m4(kPanelRows - r);
+      strip_tail<S, S::kMaxT - 1>(s, left, panel, r, vl, full, yp + r + size_t(full) * y_stride);
     }
   }
 }

@@ -63,42 +63,53 @@ inline vint16m2_t six_bit_scale(const uint8_t* sb, int low, int low_shift, int h
 }
 
 inline vint8m1_t as_levels(vuint8m1_t v) { return __riscv_vreinterpret_v_u8m1_i8m1(v); }
+inline vint8m2_t as_levels(vuint8m2_t v) { return __riscv_vreinterpret_v_u8m2_i8m2(v); }
 inline vint8m4_t as_levels(vuint8m4_t v) { return __riscv_vreinterpret_v_u8m4_i8m4(v); }
 
-// kCols byte columns of a strip (kCols = 1, or 4 where a vector register holds exactly one panel
-// column: strip_by_columns, VLEN 256) in one register (LMUL 1) or one LMUL 4 group, column c in
-// register c. The ops on them are the overloaded intrinsics, so one body serves both.
-template <int kCols>
-using Cols = std::conditional_t<kCols == 1, vuint8m1_t, vuint8m4_t>;
+// kRegs vector registers of bytes (LMUL 1, 2 or 4). The ops on them are the overloaded
+// intrinsics, so one body serves every LMUL.
+template <int kRegs>
+using Bytes = std::conditional_t<kRegs == 1, vuint8m1_t, std::conditional_t<kRegs == 2, vuint8m2_t, vuint8m4_t>>;
 
-// n bytes from p (n <= VLMAX at LMUL 1 for kCols = 1).
-template <int kCols>
-inline Cols<kCols> load_bytes(const void* p, size_t n) {
-  if constexpr (kCols == 1)
-    return __riscv_vle8_v_u8m1(static_cast<const uint8_t*>(p), n);
+// n bytes from p (n <= VLMAX at LMUL kRegs).
+template <int kRegs>
+inline Bytes<kRegs> load_bytes(const void* p, size_t n) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  if constexpr (kRegs == 1)
+    return __riscv_vle8_v_u8m1(b, n);
+  else if constexpr (kRegs == 2)
+    return __riscv_vle8_v_u8m2(b, n);
   else
-    return __riscv_vle8_v_u8m4(static_cast<const uint8_t*>(p), n);
+    return __riscv_vle8_v_u8m4(b, n);
 }
 
-// kCols consecutive byte columns of the strip's rows, the first at p.
-template <int kCols>
-inline Cols<kCols> load_columns(const uint8_t* p, size_t vl) {
-  return load_bytes<kCols>(p, kCols * vl);
+// kCols byte columns of a strip in one group, column c in registers c * G .. c * G + G - 1: G
+// registers hold one column's bytes of the strip's rows (G = 1; G = 2 for a whole 32-row panel at
+// VLEN 128, Block32Strips), and kCols = 1, or 4 / G where the group of LMUL 4 holds exactly that
+// many whole columns (strip_by_columns: VLEN 256, and 128 with G = 2).
+template <int kCols, int G = 1>
+using Cols = Bytes<kCols * G>;
+
+// kCols consecutive byte columns of the strip's rows (vl of them), the first at p.
+template <int kCols, int G = 1>
+inline Cols<kCols, G> load_columns(const uint8_t* p, size_t vl) {
+  return load_bytes<kCols * G>(p, kCols * vl);
 }
 
-// Levels as a signed LMUL 4 group (register 0 alone for kCols = 1).
+// Levels as a signed LMUL 4 group (its first register(s) alone below LMUL 4).
 inline vint8m4_t as_group(vint8m1_t v) { return __riscv_vlmul_ext_v_i8m1_i8m4(v); }
+inline vint8m4_t as_group(vint8m2_t v) { return __riscv_vlmul_ext_v_i8m2_i8m4(v); }
 inline vint8m4_t as_group(vint8m4_t v) { return v; }
 inline vint8m4_t as_group(vuint8m1_t v) { return as_group(as_levels(v)); }
+inline vint8m4_t as_group(vuint8m2_t v) { return as_group(as_levels(v)); }
 inline vint8m4_t as_group(vuint8m4_t v) { return as_levels(v); }
 
-// The kIq4Levels entries the low (high) nibbles of kCols columns v index (IQ4_XS, IQ4_NL). The
+// The kIq4Levels entries the low (high) nibbles of the n bytes v index (IQ4_XS, IQ4_NL). The
 // 16-entry table fits the first register of the gather's group at every VLEN >= 128, and indices
 // < 16 read only it; its load is the same in every call, so the compiler keeps one per kernel.
-template <int kCols>
-inline vint8m4_t iq4_levels(Cols<kCols> v, bool high, size_t vl) {
-  const size_t n = kCols * vl;
-  const Cols<kCols> table = load_bytes<kCols>(kIq4Levels, 16);
+template <int kRegs>
+inline vint8m4_t iq4_levels(Bytes<kRegs> v, bool high, size_t n) {
+  const Bytes<kRegs> table = load_bytes<kRegs>(kIq4Levels, 16);
   return as_group(__riscv_vrgather(table, high ? __riscv_vsrl(v, 4, n) : __riscv_vand(v, 0xF, n), n));
 }
 
@@ -193,7 +204,7 @@ struct Iq4XsLevels {
     } else {
       static_assert(kCols == 4);
       const Cols<4> bytes = load_columns<4>(q + 4 * m * kPanelRows, vl);
-      vint8m4_t lo = iq4_levels<4>(bytes, false, vl), hi = iq4_levels<4>(bytes, true, vl);
+      vint8m4_t lo = iq4_levels<4>(bytes, false, 4 * vl), hi = iq4_levels<4>(bytes, true, 4 * vl);
       asm("" : "+vr"(lo), "+vr"(hi));  // formed before their uses, as in NibbleStrips::unpack
       return __riscv_vcreate_v_i8m1x8(__riscv_vget_v_i8m4_i8m1(lo, 0), __riscv_vget_v_i8m4_i8m1(hi, 0),
                                       __riscv_vget_v_i8m4_i8m1(lo, 1), __riscv_vget_v_i8m4_i8m1(hi, 1),

@@ -65,11 +65,17 @@ inline vint16m2_t scale_or_min(const uint8_t* bytes, int s, size_t vl) {
 }
 
 // s.strip_columns<T, 4> when a vector register holds exactly one panel column (vl == vlenb ==
-// kPanelRows, VLEN 256: 4 columns per e8 LMUL 4 instruction), else s.strip_columns<T, 1>.
+// kPanelRows, VLEN 256: 4 columns per e8 LMUL 4 instruction), else s.strip_columns<T, 1>; a strip
+// wider than a register (VLEN 128, the whole panel for S's X rows up to wide_rows<S>()) takes
+// s.strip_columns<T, 2, 2>: 2 registers per column, 2 columns per e8 LMUL 4 instruction.
 template <int T, class S>
 inline void strip_by_columns(const S& s, const std::byte* panel, size_t r, size_t vl, int64_t j, float* y) {
   static_assert(T >= 1 && T <= 2);
-  if (vl == kPanelRows && __riscv_vsetvlmax_e8m1() == kPanelRows)
+  const size_t vlenb = __riscv_vsetvlmax_e8m1();
+  if constexpr (T <= wide_rows<S>()) {
+    if (vl > vlenb) return s.template strip_columns<T, 2, 2>(panel, r, vl, j, y);  // vl == kPanelRows == 2 * vlenb
+  }
+  if (vl == kPanelRows && vlenb == kPanelRows)
     s.template strip_columns<T, 4>(panel, r, vl, j, y);
   else
     s.template strip_columns<T, 1>(panel, r, vl, j, y);

@@ -1,5 +1,9 @@
 #include "testing/random_leaves.h"
 
+#include <algorithm>
+#include <cstring>
+
+#include "common/error.h"
 #include "quant/random_blocks.h"
 
 namespace hart::testing {
@@ -40,6 +44,22 @@ void RandomLeaves::allocate(const Graph& g) {
     if (!t->view_src && !t->data) t->data = bytes(t->nbytes());
   for (Tensor* t : g.nodes)
     if (t->view_src) t->data = static_cast<char*>(t->view_src->data) + t->view_offs;
+}
+
+void copy_leaf_values(const Graph& from, const Graph& to) {
+  const auto copy = [](const std::vector<Tensor*>& from, const std::vector<Tensor*>& to) {
+    if (from.size() != to.size()) throw Error("copy_leaf_values: the two builds have different graphs");
+    for (size_t i = 0; i < from.size(); i++) {
+      const Tensor* f = from[i];
+      Tensor* t = to[i];
+      const bool same = f->type == t->type && std::equal(std::begin(f->ne), std::end(f->ne), std::begin(t->ne)) &&
+                        bool(f->data) == bool(t->data) && bool(f->view_src) == bool(t->view_src);
+      if (!same) throw Error("copy_leaf_values: the two builds differ at tensor " + std::to_string(i));
+      if (f->data && !f->view_src) std::memcpy(t->data, f->data, f->nbytes());
+    }
+  };
+  copy(from.leafs, to.leafs);
+  copy(from.nodes, to.nodes);
 }
 
 }  // namespace hart::testing

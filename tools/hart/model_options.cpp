@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "backend/cpu/kernels.h"
 #include "backend/registry.h"
 #include "common/error.h"
 #include "gguf/gguf.h"
@@ -46,19 +47,34 @@ SessionParams ModelOptions::session_params() const {
   return sp;
 }
 
-BackendSet ModelOptions::backends(int n_threads) const {
+namespace {
+
+// --cpu-mask's value, 0 when not given.
+uint64_t parse_cpu_mask(const std::string& text) {
+  if (text.empty()) return 0;
   uint64_t mask = 0;
-  if (!cpu_mask.empty()) {
-    size_t used = 0;
-    try {
-      mask = std::stoull(cpu_mask, &used, 16);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != cpu_mask.size() || mask == 0)
-      throw Error("--cpu-mask '" + cpu_mask + "' is not a non-zero hex mask (e.g. 0x3)");
+  size_t used = 0;
+  try {
+    mask = std::stoull(text, &used, 16);
+  } catch (const std::exception&) {
+    used = 0;
   }
-  return BackendSet(split_backend_names(devices), n_threads > 0 ? n_threads : threads, perf_log, mask);
+  if (used != text.size() || mask == 0) throw Error("--cpu-mask '" + text + "' is not a non-zero hex mask (e.g. 0x3)");
+  return mask;
+}
+
+// Throws the one-line error of the first option that names something this build or CPU lacks.
+void check_names(const ModelOptions& opt) {
+  parse_cpu_mask(opt.cpu_mask);
+  for (const std::string& name : split_backend_names(opt.devices)) find_backend(name);
+  cpu::kernels();  // the set HART_ISA names, when set
+}
+
+}  // namespace
+
+BackendSet ModelOptions::backends(int n_threads) const {
+  return BackendSet(split_backend_names(devices), n_threads > 0 ? n_threads : threads, perf_log,
+                    parse_cpu_mask(cpu_mask));
 }
 
 void SamplingOptions::add_to(CLI::App& app) {
@@ -74,6 +90,7 @@ void SamplingOptions::add_to(CLI::App& app) {
 }
 
 LoadedModel load_model(const ModelOptions& opt) {
+  check_names(opt);
   LoadedModel lm;
   std::unique_ptr<gguf::File> file;
   if (opt.model.rfind("synthetic:", 0) == 0) {

@@ -48,7 +48,9 @@ struct LoadedModel {
 // --list-devices: prints the devices and returns true (the command then exits).
 bool print_devices_if_asked(const ModelOptions& opt);
 
-// Opens MODEL (a GGUF path or synthetic:NAME:TYPE) with a progress line on stderr.
+// Opens MODEL (a GGUF path or synthetic:NAME:TYPE) with a progress line on stderr. First checks
+// what the options name besides the model (--cpu-mask, --device, the HART_ISA kernel set): a
+// mistake there ends the command before a large file is read or a synthetic model built.
 LoadedModel load_model(const ModelOptions& opt);
 
 // "12.3 MiB read per token", and for a mixture of experts "(experts: 4.5 of 36.0 MiB, 8 of 64

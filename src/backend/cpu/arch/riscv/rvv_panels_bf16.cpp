@@ -10,9 +10,15 @@ namespace hart::cpu::riscv {
 namespace {
 
 struct Bf16Weights {
-  static vfloat32m4_t widen(const uint16_t* column, size_t vl) {
-    const vuint32m4_t u = __riscv_vzext_vf2_u32m4(__riscv_vle16_v_u16m2(column, vl), vl);
-    return __riscv_vreinterpret_v_u32m4_f32m4(__riscv_vsll_vx_u32m4(u, 16, vl));
+  template <int kRegs>
+  static auto widen(const uint16_t* columns, size_t n) {
+    const auto bits = [n](auto v) { return __riscv_vsll(__riscv_vzext_vf2(v, n), 16, n); };
+    if constexpr (kRegs == 1)
+      return __riscv_vreinterpret_v_u32m2_f32m2(bits(__riscv_vle16_v_u16m1(columns, n)));
+    else if constexpr (kRegs == 2)
+      return __riscv_vreinterpret_v_u32m4_f32m4(bits(__riscv_vle16_v_u16m2(columns, n)));
+    else
+      return __riscv_vreinterpret_v_u32m8_f32m8(bits(__riscv_vle16_v_u16m4(columns, n)));
   }
   static float act(const std::byte* x, int64_t k) {
     const uint32_t bits = uint32_t(reinterpret_cast<const uint16_t*>(x)[k]) << 16;  // BF16 rows: 2-byte aligned

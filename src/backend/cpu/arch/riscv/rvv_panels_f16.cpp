@@ -8,8 +8,15 @@ namespace hart::cpu::riscv {
 namespace {
 
 struct F16Weights {
-  static vfloat32m4_t widen(const uint16_t* column, size_t vl) {
-    return __riscv_vfwcvt_f_f_v_f32m4(__riscv_vle16_v_f16m2(reinterpret_cast<const _Float16*>(column), vl), vl);
+  template <int kRegs>
+  static auto widen(const uint16_t* columns, size_t n) {
+    const auto* h = reinterpret_cast<const _Float16*>(columns);
+    if constexpr (kRegs == 1)
+      return __riscv_vfwcvt_f(__riscv_vle16_v_f16m1(h, n), n);
+    else if constexpr (kRegs == 2)
+      return __riscv_vfwcvt_f(__riscv_vle16_v_f16m2(h, n), n);
+    else
+      return __riscv_vfwcvt_f(__riscv_vle16_v_f16m4(h, n), n);
   }
   static float act(const std::byte* x, int64_t k) { return reinterpret_cast<const float*>(x)[k]; }
 };

@@ -18,11 +18,12 @@ Role parse_role(const std::string& role) {
   throw Error("chat message has unknown role '" + role + "' (expected system, user or assistant)");
 }
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+// C's isspace() in the "C" locale.
+bool is_c_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
 
 std::string_view trimmed(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  while (!s.empty() && is_c_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_c_space(s.back())) s.remove_suffix(1);
   return s;
 }
 

@@ -10,10 +10,8 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-bool is_space(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r'; }
-
 std::string_view rtrim(std::string_view s) {
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  while (!s.empty() && is_json_space(s.back())) s.remove_suffix(1);
   return s;
 }
 
@@ -80,7 +78,7 @@ Header match_header(const Cursor& c, size_t at, std::initializer_list<std::strin
 }  // namespace
 
 size_t Cursor::skip_ws(size_t i) const {
-  while (i < text.size() && is_space(text[i])) i++;
+  while (i < text.size() && is_json_space(text[i])) i++;
   return i;
 }
 
@@ -103,7 +101,7 @@ void Cursor::content_to(size_t end) {
 }
 
 void Cursor::reasoning(std::string_view r) {
-  while (!r.empty() && is_space(r.front())) r.remove_prefix(1);
+  while (!r.empty() && is_json_space(r.front())) r.remove_prefix(1);
   out.reasoning += rtrim(r);
 }
 

@@ -7,8 +7,6 @@
 namespace hart {
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
 // A single pass with an explicit stack of open containers, so deep nesting cannot overflow the
 // call stack. `expect` is what the grammar allows next.
 class Scanner {
@@ -18,7 +16,7 @@ class Scanner {
   JsonScan run() {
     enum Expect { VALUE, KEY_OR_CLOSE, KEY, COLON, COMMA_OR_CLOSE, VALUE_OR_CLOSE } expect = VALUE;
     while (true) {
-      while (i_ < s_.size() && is_space(s_[i_])) i_++;
+      while (i_ < s_.size() && is_json_space(s_[i_])) i_++;
       if (i_ == s_.size()) return {JsonScan::PARTIAL, i_};
       const char c = s_[i_];
       switch (expect) {

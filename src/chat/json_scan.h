@@ -9,6 +9,9 @@
 
 namespace hart {
 
+// JSON's whitespace (RFC 8259): space, tab, line feed, carriage return.
+inline bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
 struct JsonScan {
   enum State { COMPLETE, PARTIAL, INVALID } state;
   size_t end;  // COMPLETE: one past the value's last byte; otherwise where scanning stopped

@@ -13,10 +13,6 @@ using nlohmann::json;
 
 namespace {
 
-[[noreturn]] void bad(const std::string& param, const std::string& message) {
-  throw ApiError(400, "invalid_request_error", message, param);
-}
-
 constexpr size_t kMaxInputs = 256;
 
 std::string base64(const void* data, size_t n) {
@@ -37,7 +33,7 @@ std::vector<int32_t> token_ids(const json& arr, const Tokenizer& tok) {
   std::vector<int32_t> ids;
   for (const json& x : arr) {
     const int64_t id = x.get<int64_t>();
-    if (id < 0 || id >= tok.n_vocab()) bad("input", "token id " + std::to_string(id) + " is outside the vocabulary");
+    if (id < 0 || id >= tok.n_vocab()) invalid_request("input", "token id " + std::to_string(id) + " is outside the vocabulary");
     ids.push_back(int32_t(id));
   }
   return ids;
@@ -90,15 +86,15 @@ void normalize(std::vector<float>& v, int norm) {
 }
 
 EmbeddingsRequest parse_embeddings_request(const json& body, const Tokenizer& tok, int n_ctx) {
-  if (!body.is_object()) bad("", "the request body must be a JSON object");
+  if (!body.is_object()) invalid_request("", "the request body must be a JSON object");
   EmbeddingsRequest r;
   const auto in = body.find("input");
-  if (in == body.end() || in->is_null()) bad("input", "'input' is required");
+  if (in == body.end() || in->is_null()) invalid_request("input", "'input' is required");
   auto text = [&](const json& s) {
     try {
       return tok.encode(s.get<std::string>(), true, true);
     } catch (const Error& e) {
-      bad("input", e.what());
+      invalid_request("input", e.what());
     }
   };
   if (in->is_string()) {
@@ -109,19 +105,19 @@ EmbeddingsRequest parse_embeddings_request(const json& body, const Tokenizer& to
     for (const json& x : *in) {
       if (x.is_string()) r.inputs.push_back(text(x));
       else if (x.is_array() && !x.empty() && all_ints(x)) r.inputs.push_back(token_ids(x, tok));
-      else bad("input", "'input' must be a string, an array of strings, or token ids (an array, or an array of arrays)");
+      else invalid_request("input", "'input' must be a string, an array of strings, or token ids (an array, or an array of arrays)");
     }
   } else {
-    bad("input", "'input' must be a string, an array of strings, or token ids (an array, or an array of arrays)");
+    invalid_request("input", "'input' must be a string, an array of strings, or token ids (an array, or an array of arrays)");
   }
-  if (r.inputs.size() > kMaxInputs) bad("input", "at most " + std::to_string(kMaxInputs) + " inputs per request");
+  if (r.inputs.size() > kMaxInputs) invalid_request("input", "at most " + std::to_string(kMaxInputs) + " inputs per request");
   for (const auto& ids : r.inputs) {
-    if (ids.empty()) bad("input", "an input has no tokens");
+    if (ids.empty()) invalid_request("input", "an input has no tokens");
     if (int(ids.size()) > n_ctx)
-      bad("input", "an input has " + std::to_string(ids.size()) + " tokens; the context holds " + std::to_string(n_ctx));
+      invalid_request("input", "an input has " + std::to_string(ids.size()) + " tokens; the context holds " + std::to_string(n_ctx));
   }
   if (const auto f = body.find("encoding_format"); f != body.end() && !f->is_null()) {
-    if (!f->is_string() || (*f != "float" && *f != "base64")) bad("encoding_format", "'encoding_format' must be \"float\" or \"base64\"");
+    if (!f->is_string() || (*f != "float" && *f != "base64")) invalid_request("encoding_format", "'encoding_format' must be \"float\" or \"base64\"");
     r.base64 = *f == "base64";
   }
   if (const auto n = body.find("embd_normalize"); n != body.end() && !n->is_null()) {
@@ -129,11 +125,11 @@ EmbeddingsRequest parse_embeddings_request(const json& body, const Tokenizer& to
     const bool in_range = n->is_number_unsigned() ? n->get<uint64_t>() <= 64
                           : n->is_number_integer() && n->get<int64_t>() >= -1 && n->get<int64_t>() <= 64;
     if (!in_range)
-      bad("embd_normalize", "'embd_normalize' must be an integer from -1 to 64");
+      invalid_request("embd_normalize", "'embd_normalize' must be an integer from -1 to 64");
     r.normalize = int(n->get<int64_t>());
   }
   if (const auto d = body.find("dimensions"); d != body.end() && !d->is_null())
-    bad("dimensions", "'dimensions' is not supported: the model's embeddings have a fixed size");
+    invalid_request("dimensions", "'dimensions' is not supported: the model's embeddings have a fixed size");
   return r;
 }
 

@@ -19,15 +19,15 @@ using Body = nlohmann::ordered_json;  // request bodies, in the client's key ord
 
 constexpr int kMaxChoices = 16;  // n: each choice is a sequence of its own in the KV pool
 
+void invalid_request(const std::string& param, const std::string& message) {
+  throw ApiError(400, "invalid_request_error", message, param);
+}
+
 json error_body(const std::string& message, const std::string& type, const std::string& param) {
   return {{"error", {{"message", message}, {"type", type}, {"param", param.empty() ? json() : json(param)}, {"code", json()}}}};
 }
 
 namespace {
-
-[[noreturn]] void invalid(const std::string& param, const std::string& message) {
-  throw ApiError(400, "invalid_request_error", message, param);
-}
 
 // The value of body[key] as T when present and not null; names the field when it has the wrong type.
 template <class T>
@@ -38,13 +38,13 @@ bool get(const Body& body, const char* key, T& out) {
                   : std::is_same_v<T, std::string> ? it->is_string()
                   : std::is_integral_v<T>          ? it->is_number_integer()
                                                    : it->is_number();
-  if (!ok) invalid(key, std::string("'") + key + "' has the wrong type: " + it->dump());
+  if (!ok) invalid_request(key, std::string("'") + key + "' has the wrong type: " + it->dump());
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
     // get<T> would wrap a value T cannot hold (n = 2^32 + 1 reading as 1).
     const bool fits = it->is_number_unsigned() ? it->template get<uint64_t>() <= uint64_t(std::numeric_limits<T>::max())
                                                : it->template get<int64_t>() >= int64_t(std::numeric_limits<T>::min()) &&
                                                      it->template get<int64_t>() <= int64_t(std::numeric_limits<T>::max());
-    if (!fits) invalid(key, std::string("'") + key + "' is out of range: " + it->dump());
+    if (!fits) invalid_request(key, std::string("'") + key + "' is out of range: " + it->dump());
   }
   out = it->get<T>();
   return true;
@@ -53,7 +53,7 @@ bool get(const Body& body, const char* key, T& out) {
 template <class T>
 void get_in(const Body& body, const char* key, T& out, T lo, T hi) {
   if (get(body, key, out) && !(out >= lo && out <= hi))
-    invalid(key, std::string("'") + key + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+    invalid_request(key, std::string("'") + key + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi));
 }
 
 // The text's tokens; a text the vocabulary cannot encode (a byte without a token) is the
@@ -62,14 +62,14 @@ std::vector<int32_t> encode(const PromptContext& pc, const std::string& text, co
   try {
     return pc.tok.encode(text, true, true);
   } catch (const Error& e) {
-    invalid(param, e.what());
+    invalid_request(param, e.what());
   }
 }
 
 // The chat request's prompt text, and its tool fields.
 std::string render_chat(const Body& body, const ChatFormatter& chat, ToolRequest& tools) {
   auto it = body.find("messages");
-  if (it == body.end() || !it->is_array() || it->empty()) invalid("messages", "'messages' must be a non-empty array");
+  if (it == body.end() || !it->is_array() || it->empty()) invalid_request("messages", "'messages' must be a non-empty array");
   ChatRequest r;
   r.messages = *it;
   tools = parse_tool_request(body);
@@ -79,13 +79,13 @@ std::string render_chat(const Body& body, const ChatFormatter& chat, ToolRequest
   // chat_template_kwargs add to that and win.
   r.kwargs = Body{{"preserve_reasoning", true}};
   if (auto k = body.find("chat_template_kwargs"); k != body.end() && !k->is_null()) {
-    if (!k->is_object()) invalid("chat_template_kwargs", "'chat_template_kwargs' must be an object");
+    if (!k->is_object()) invalid_request("chat_template_kwargs", "'chat_template_kwargs' must be an object");
     for (const auto& [key, v] : k->items()) r.kwargs[key] = v;
   }
   try {
     return chat.apply(r);
   } catch (const Error& e) {
-    invalid("messages", std::string("the chat template cannot render these messages: ") + e.what());
+    invalid_request("messages", std::string("the chat template cannot render these messages: ") + e.what());
   }
 }
 
@@ -97,7 +97,7 @@ std::vector<int32_t> chat_prompt(const Body& body, const PromptContext& pc, ApiR
   api.gen.shown_tokens = marker_tokens(pc.tok, output_markers(api.reply));
   if (!tools.forced.empty()) {
     if (api.gen.grammar)
-      invalid("tool_choice", "a forced tool call (tool_choice \"required\" or a named function) cannot be combined with "
+      invalid_request("tool_choice", "a forced tool call (tool_choice \"required\" or a named function) cannot be combined with "
                              "'response_format', 'json_schema' or 'grammar'");
     api.gen.grammar = forced_call_grammar(api.reply, tools.tools, tools.forced);
   }
@@ -106,30 +106,30 @@ std::vector<int32_t> chat_prompt(const Body& body, const PromptContext& pc, ApiR
 
 std::vector<int32_t> completion_prompt(const Body& body, const PromptContext& pc) {
   auto it = body.find("prompt");
-  if (it == body.end()) invalid("prompt", "'prompt' is required");
+  if (it == body.end()) invalid_request("prompt", "'prompt' is required");
   if (it->is_string()) return encode(pc, it->get<std::string>(), "prompt");
   if (it->is_array() && !it->empty() && std::all_of(it->begin(), it->end(), [](const Body& x) { return x.is_number_integer(); })) {
     std::vector<int32_t> ids;
     for (const Body& x : *it) {
       const int64_t id = x.get<int64_t>();
-      if (id < 0 || id >= pc.tok.n_vocab()) invalid("prompt", "token id " + std::to_string(id) + " is outside the vocabulary");
+      if (id < 0 || id >= pc.tok.n_vocab()) invalid_request("prompt", "token id " + std::to_string(id) + " is outside the vocabulary");
       ids.push_back(int32_t(id));
     }
     return ids;
   }
-  invalid("prompt", "'prompt' must be a string or an array of token ids");
+  invalid_request("prompt", "'prompt' must be a string or an array of token ids");
 }
 
 }  // namespace
 
 std::string chat_prompt_text(const Body& body, const ChatFormatter& chat) {
-  if (!body.is_object()) invalid("", "the request body must be a JSON object");
+  if (!body.is_object()) invalid_request("", "the request body must be a JSON object");
   ToolRequest tools;
   return render_chat(body, chat, tools);
 }
 
 ApiRequest parse_request(const Body& body, Endpoint endpoint, const PromptContext& pc) {
-  if (!body.is_object()) invalid("", "the request body must be a JSON object");
+  if (!body.is_object()) invalid_request("", "the request body must be a JSON object");
   ApiRequest r{endpoint, {}};
   GenParams& g = r.gen;
   SamplerParams& sp = g.sampling;
@@ -150,7 +150,7 @@ ApiRequest parse_request(const Body& body, Endpoint endpoint, const PromptContex
   get_in(body, "n", g.n, 1, kMaxChoices);
   get(body, "stream", r.stream);
   if (auto it = body.find("stream_options"); it != body.end() && !it->is_null()) {
-    if (!it->is_object()) invalid("stream_options", "'stream_options' must be an object");
+    if (!it->is_object()) invalid_request("stream_options", "'stream_options' must be an object");
     get(*it, "include_usage", r.include_usage);
   }
 
@@ -164,7 +164,7 @@ ApiRequest parse_request(const Body& body, Endpoint endpoint, const PromptContex
     bool want = false;
     get(body, "logprobs", want);
     get_in(body, "top_logprobs", r.top_logprobs, 0, 20);
-    if (r.top_logprobs > 0 && !want) invalid("top_logprobs", "'top_logprobs' needs 'logprobs': true");
+    if (r.top_logprobs > 0 && !want) invalid_request("top_logprobs", "'top_logprobs' needs 'logprobs': true");
     sp.logprobs = want;
   } else if (auto it = body.find("logprobs"); it != body.end() && !it->is_null()) {
     get_in(body, "logprobs", r.top_logprobs, 0, 5);
@@ -176,22 +176,22 @@ ApiRequest parse_request(const Body& body, Endpoint endpoint, const PromptContex
     if (it->is_string()) g.stops.push_back(it->get<std::string>());
     else if (it->is_array() && it->size() <= 4 && std::all_of(it->begin(), it->end(), [](const Body& x) { return x.is_string(); }))
       for (const Body& x : *it) g.stops.push_back(x.get<std::string>());
-    else invalid("stop", "'stop' must be a string or an array of up to 4 strings");
+    else invalid_request("stop", "'stop' must be a string or an array of up to 4 strings");
   }
 
   g.grammar = requested_grammar(body);
   g.prompt = endpoint == Endpoint::CHAT ? chat_prompt(body, pc, r) : completion_prompt(body, pc);
   const int n_prompt = int(g.prompt.size());
-  if (n_prompt == 0) invalid("prompt", "the prompt has no tokens");
+  if (n_prompt == 0) invalid_request("prompt", "the prompt has no tokens");
   if (n_prompt >= pc.n_ctx)
-    invalid(endpoint == Endpoint::CHAT ? "messages" : "prompt",
+    invalid_request(endpoint == Endpoint::CHAT ? "messages" : "prompt",
             "the prompt has " + std::to_string(n_prompt) + " tokens; the context holds " + std::to_string(pc.n_ctx) +
                 " (prompt and completion together)");
   int64_t max_tokens = pc.n_ctx - n_prompt;
   const bool given = get(body, "max_completion_tokens", max_tokens) || get(body, "max_tokens", max_tokens);
-  if (given && max_tokens < 1) invalid("max_tokens", "'max_tokens' must be at least 1");
+  if (given && max_tokens < 1) invalid_request("max_tokens", "'max_tokens' must be at least 1");
   if (given && max_tokens > pc.n_ctx - n_prompt)  // not n_prompt + max_tokens: that overflows
-    invalid("max_tokens", "'max_tokens' is " + std::to_string(max_tokens) + " but the prompt's " + std::to_string(n_prompt) +
+    invalid_request("max_tokens", "'max_tokens' is " + std::to_string(max_tokens) + " but the prompt's " + std::to_string(n_prompt) +
                               " tokens leave room for " + std::to_string(pc.n_ctx - n_prompt) + " in a context of " +
                               std::to_string(pc.n_ctx));
   g.max_tokens = int(max_tokens);

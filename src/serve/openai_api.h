@@ -23,6 +23,9 @@ class ApiError : public Error {
   std::string type, param;
 };
 
+// Refuses a request for a bad field: 400 "invalid_request_error" naming `param`.
+[[noreturn]] void invalid_request(const std::string& param, const std::string& message);
+
 nlohmann::json error_body(const std::string& message, const std::string& type, const std::string& param = {});
 
 enum class Endpoint { CHAT, COMPLETION };

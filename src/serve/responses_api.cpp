@@ -12,25 +12,21 @@ using Body = nlohmann::ordered_json;
 
 namespace {
 
-[[noreturn]] void bad(const std::string& param, const std::string& message) {
-  throw ApiError(400, "invalid_request_error", message, param);
-}
-
 const std::string& text_of(const Body& obj, const char* key, const std::string& where) {
   const auto it = obj.find(key);
-  if (it == obj.end() || !it->is_string()) bad("input", where + "." + key + " must be a string");
+  if (it == obj.end() || !it->is_string()) invalid_request("input", where + "." + key + " must be a string");
   return it->get_ref<const std::string&>();
 }
 
 // A message item's content: a string, or input_text / output_text parts.
 std::string message_text(const Body& content, const std::string& where) {
   if (content.is_string()) return content.get<std::string>();
-  if (!content.is_array()) bad("input", where + ".content must be a string or an array of text parts");
+  if (!content.is_array()) invalid_request("input", where + ".content must be a string or an array of text parts");
   std::string text;
   for (const Body& part : content) {
-    if (!part.is_object()) bad("input", where + ".content has a part that is not an object");
+    if (!part.is_object()) invalid_request("input", where + ".content has a part that is not an object");
     const std::string& type = text_of(part, "type", where + ".content[]");
-    if (type != "input_text" && type != "output_text") bad("input", where + ".content: parts of type '" + type + "' are not supported");
+    if (type != "input_text" && type != "output_text") invalid_request("input", where + ".content: parts of type '" + type + "' are not supported");
     text += text_of(part, "text", where + ".content[]");
   }
   return text;
@@ -39,29 +35,29 @@ std::string message_text(const Body& content, const std::string& where) {
 Body chat_messages(const Body& body) {
   Body messages = Body::array();
   if (const auto ins = body.find("instructions"); ins != body.end() && !ins->is_null()) {
-    if (!ins->is_string()) bad("instructions", "'instructions' must be a string");
+    if (!ins->is_string()) invalid_request("instructions", "'instructions' must be a string");
     messages.push_back({{"role", "system"}, {"content", *ins}});
   }
   const auto input = body.find("input");
-  if (input == body.end() || input->is_null()) bad("input", "'input' is required");
+  if (input == body.end() || input->is_null()) invalid_request("input", "'input' is required");
   if (input->is_string()) {
     messages.push_back({{"role", "user"}, {"content", *input}});
     return messages;
   }
-  if (!input->is_array() || input->empty()) bad("input", "'input' must be a string or a non-empty array of items");
+  if (!input->is_array() || input->empty()) invalid_request("input", "'input' must be a string or a non-empty array of items");
   for (size_t i = 0; i < input->size(); i++) {
     const Body& item = (*input)[i];
     const std::string where = "input[" + std::to_string(i) + "]";
-    if (!item.is_object()) bad("input", where + " must be an object");
+    if (!item.is_object()) invalid_request("input", where + " must be an object");
     const auto t = item.find("type");
-    if (t != item.end() && !t->is_string()) bad("input", where + ".type must be a string");
+    if (t != item.end() && !t->is_string()) invalid_request("input", where + ".type must be a string");
     const std::string type = t == item.end() ? "message" : t->get<std::string>();
     if (type == "message") {
       const std::string& role = text_of(item, "role", where);
       if (role != "user" && role != "system" && role != "developer" && role != "assistant")
-        bad("input", where + ".role must be user, system, developer or assistant");
+        invalid_request("input", where + ".role must be user, system, developer or assistant");
       const auto c = item.find("content");
-      if (c == item.end()) bad("input", where + ".content is required");
+      if (c == item.end()) invalid_request("input", where + ".content is required");
       messages.push_back({{"role", role}, {"content", message_text(*c, where)}});
     } else if (type == "function_call") {
       Body call = {{"id", text_of(item, "call_id", where)}, {"type", "function"},
@@ -74,18 +70,18 @@ Body chat_messages(const Body& body) {
     } else if (type == "function_call_output") {
       messages.push_back({{"role", "tool"}, {"tool_call_id", text_of(item, "call_id", where)}, {"content", text_of(item, "output", where)}});
     } else {
-      bad("input", where + ": items of type '" + type + "' are not supported");
+      invalid_request("input", where + ": items of type '" + type + "' are not supported");
     }
   }
   return messages;
 }
 
 Body chat_tools(const Body& tools) {
-  if (!tools.is_array()) bad("tools", "'tools' must be an array");
+  if (!tools.is_array()) invalid_request("tools", "'tools' must be an array");
   Body out = Body::array();
   for (const Body& t : tools) {
     if (!t.is_object() || !t.contains("type") || t["type"] != "function")
-      bad("tools", "only function tools are supported (no built-in tools such as web search)");
+      invalid_request("tools", "only function tools are supported (no built-in tools such as web search)");
     Body f = Body::object();
     for (const char* key : {"name", "description", "parameters", "strict"})
       if (t.contains(key)) f[key] = t[key];
@@ -103,13 +99,13 @@ std::string new_id(const char* prefix) {
 }  // namespace
 
 Body responses_to_chat(const Body& body) {
-  if (!body.is_object()) bad("", "the request body must be a JSON object");
+  if (!body.is_object()) invalid_request("", "the request body must be a JSON object");
   if (const auto p = body.find("previous_response_id"); p != body.end() && !p->is_null())
-    bad("previous_response_id", "this server stores no responses: send the whole conversation as 'input'");
+    invalid_request("previous_response_id", "this server stores no responses: send the whole conversation as 'input'");
   if (const auto t = body.find("text"); t != body.end() && !t->is_null()) {
     const auto f = t->is_object() ? t->find("format") : t->end();
     if (!t->is_object() || (f != t->end() && (!f->is_object() || !f->contains("type") || (*f)["type"] != "text")))
-      bad("text", "only the plain text format is supported (structured output needs constrained decoding)");
+      invalid_request("text", "only the plain text format is supported (structured output needs constrained decoding)");
   }
   Body chat = {{"messages", chat_messages(body)}};
   if (const auto t = body.find("tools"); t != body.end() && !t->is_null()) chat["tools"] = chat_tools(*t);

@@ -12,14 +12,10 @@ using Body = nlohmann::ordered_json;
 
 namespace {
 
-[[noreturn]] void bad(const std::string& param, const std::string& message) {
-  throw ApiError(400, "invalid_request_error", message, param);
-}
-
 // obj[key] when it is a string; `where` names it in the message.
 const std::string& string_at(const Body& obj, const char* key, const std::string& where, const std::string& param) {
   const auto it = obj.find(key);
-  if (it == obj.end() || !it->is_string()) bad(param, where + "." + key + " must be a string");
+  if (it == obj.end() || !it->is_string()) invalid_request(param, where + "." + key + " must be a string");
   return it->get_ref<const std::string&>();
 }
 
@@ -32,24 +28,24 @@ bool valid_name(const std::string& n) {
 }
 
 std::set<std::string> check_tools(const Body& tools) {
-  if (!tools.is_array()) bad("tools", "'tools' must be an array");
+  if (!tools.is_array()) invalid_request("tools", "'tools' must be an array");
   std::set<std::string> names;
   for (size_t i = 0; i < tools.size(); i++) {
     const std::string where = "tools[" + std::to_string(i) + "]";
     const Body& t = tools[i];
-    if (!t.is_object()) bad("tools", where + " must be an object");
-    if (string_at(t, "type", where, "tools") != "function") bad("tools", where + ".type must be \"function\"");
+    if (!t.is_object()) invalid_request("tools", where + " must be an object");
+    if (string_at(t, "type", where, "tools") != "function") invalid_request("tools", where + ".type must be \"function\"");
     const auto f = t.find("function");
-    if (f == t.end() || !f->is_object()) bad("tools", where + ".function must be an object");
+    if (f == t.end() || !f->is_object()) invalid_request("tools", where + ".function must be an object");
     const std::string& name = string_at(*f, "name", where + ".function", "tools");
-    if (!valid_name(name)) bad("tools", where + ".function.name must be 1 to 64 letters, digits, '_' or '-'");
-    if (!names.insert(name).second) bad("tools", "two tools are named '" + name + "'");
+    if (!valid_name(name)) invalid_request("tools", where + ".function.name must be 1 to 64 letters, digits, '_' or '-'");
+    if (!names.insert(name).second) invalid_request("tools", "two tools are named '" + name + "'");
     if (const auto d = f->find("description"); d != f->end() && !d->is_null() && !d->is_string())
-      bad("tools", where + ".function.description must be a string");
+      invalid_request("tools", where + ".function.description must be a string");
     if (const auto p = f->find("parameters"); p != f->end() && !p->is_null() && !p->is_object())
-      bad("tools", where + ".function.parameters must be a JSON schema object");
+      invalid_request("tools", where + ".function.parameters must be a JSON schema object");
     if (const auto s = f->find("strict"); s != f->end() && !s->is_null() && !s->is_boolean())
-      bad("tools", where + ".function.strict must be a boolean");
+      invalid_request("tools", where + ".function.strict must be a boolean");
   }
   return names;
 }
@@ -63,7 +59,7 @@ ToolRequest parse_tool_request(const Body& body) {
   const bool has_tools = t != body.end() && !t->is_null();
   if (has_tools) names = check_tools(*t);
   if (const auto p = body.find("parallel_tool_calls"); p != body.end() && !p->is_null()) {
-    if (!p->is_boolean()) bad("parallel_tool_calls", "'parallel_tool_calls' must be a boolean");
+    if (!p->is_boolean()) invalid_request("parallel_tool_calls", "'parallel_tool_calls' must be a boolean");
     r.parallel = p->get<bool>();
   }
   std::string choice = "auto";
@@ -71,22 +67,22 @@ ToolRequest parse_tool_request(const Body& body) {
     if (c->is_string()) {
       choice = c->get<std::string>();
       if (choice != "auto" && choice != "none" && choice != "required")
-        bad("tool_choice", "'tool_choice' must be \"auto\", \"none\", \"required\" or a named function");
+        invalid_request("tool_choice", "'tool_choice' must be \"auto\", \"none\", \"required\" or a named function");
     } else if (c->is_object()) {
-      if (string_at(*c, "type", "tool_choice", "tool_choice") != "function") bad("tool_choice", "tool_choice.type must be \"function\"");
+      if (string_at(*c, "type", "tool_choice", "tool_choice") != "function") invalid_request("tool_choice", "tool_choice.type must be \"function\"");
       const auto f = c->find("function");
-      if (f == c->end() || !f->is_object()) bad("tool_choice", "tool_choice.function must be an object");
+      if (f == c->end() || !f->is_object()) invalid_request("tool_choice", "tool_choice.function must be an object");
       const std::string& name = string_at(*f, "name", "tool_choice.function", "tool_choice");
-      if (!names.count(name)) bad("tool_choice", "tool_choice names '" + name + "', which is not among the tools");
+      if (!names.count(name)) invalid_request("tool_choice", "tool_choice names '" + name + "', which is not among the tools");
       choice = "named";
       r.forced = {name};
     } else {
-      bad("tool_choice", "'tool_choice' must be a string or an object");
+      invalid_request("tool_choice", "'tool_choice' must be a string or an object");
     }
   }
-  if (choice != "auto" && choice != "none" && !has_tools) bad("tool_choice", "'tool_choice' needs 'tools'");
+  if (choice != "auto" && choice != "none" && !has_tools) invalid_request("tool_choice", "'tool_choice' needs 'tools'");
   if (choice == "required") {
-    if (t->empty()) bad("tool_choice", "tool_choice \"required\" needs at least one tool");
+    if (t->empty()) invalid_request("tool_choice", "tool_choice \"required\" needs at least one tool");
     r.forced.assign(names.begin(), names.end());
   }
   if (has_tools && choice != "none" && !t->empty()) {
@@ -101,28 +97,28 @@ void check_tool_messages(const Body& messages) {
   for (size_t i = 0; i < messages.size(); i++) {
     const Body& m = messages[i];
     const std::string where = "messages[" + std::to_string(i) + "]";
-    if (!m.is_object()) bad("messages", where + " must be an object");
+    if (!m.is_object()) invalid_request("messages", where + " must be an object");
     const auto role = m.find("role");
-    if (role == m.end() || !role->is_string()) bad("messages", where + ".role must be a string");
+    if (role == m.end() || !role->is_string()) invalid_request("messages", where + ".role must be a string");
     if (*role == "assistant") {
       const auto calls = m.find("tool_calls");
       if (calls == m.end() || calls->is_null()) continue;
-      if (!calls->is_array()) bad("messages", where + ".tool_calls must be an array");
+      if (!calls->is_array()) invalid_request("messages", where + ".tool_calls must be an array");
       for (size_t k = 0; k < calls->size(); k++) {
         const Body& c = (*calls)[k];
         const std::string cw = where + ".tool_calls[" + std::to_string(k) + "]";
-        if (!c.is_object()) bad("messages", cw + " must be an object");
+        if (!c.is_object()) invalid_request("messages", cw + " must be an object");
         call_ids.insert(string_at(c, "id", cw, "messages"));
-        if (string_at(c, "type", cw, "messages") != "function") bad("messages", cw + ".type must be \"function\"");
+        if (string_at(c, "type", cw, "messages") != "function") invalid_request("messages", cw + ".type must be \"function\"");
         const auto f = c.find("function");
-        if (f == c.end() || !f->is_object()) bad("messages", cw + ".function must be an object");
+        if (f == c.end() || !f->is_object()) invalid_request("messages", cw + ".function must be an object");
         string_at(*f, "name", cw + ".function", "messages");
         const std::string& args = string_at(*f, "arguments", cw + ".function", "messages");
-        if (!Body::accept(args)) bad("messages", cw + ".function.arguments is not JSON");
+        if (!Body::accept(args)) invalid_request("messages", cw + ".function.arguments is not JSON");
       }
     } else if (*role == "tool") {
       const std::string& id = string_at(m, "tool_call_id", where, "messages");
-      if (!call_ids.count(id)) bad("messages", where + " answers tool call '" + id + "', which no earlier assistant message made");
+      if (!call_ids.count(id)) invalid_request("messages", where + " answers tool call '" + id + "', which no earlier assistant message made");
     }
   }
 }

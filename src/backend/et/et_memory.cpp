@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "gguf/gguf.h"
 
 namespace hart::et {
 
@@ -69,7 +70,13 @@ DeviceAddr EtMemory::resident(const Tensor& owner) {
     r.bytes = bytes;
     dev_.memcpy_h2d(r.addr, owner.data, bytes);
     resident_bytes_ += bytes;
-    if (kind_of(owner) == Kind::Weight) weight_uploads_++;
+    if (kind_of(owner) == Kind::Weight) {
+      weight_uploads_++;
+      // The device holds the weight now: a weight of a file gives its host pages back, read from
+      // the file again only if something reads them (an upload after eviction, an op the CPU
+      // takes), so a model run on the device is resident about once on the host, not twice.
+      gguf::File::release_pages(owner.data, bytes);
+    }
     r.lru = lru_.insert(lru_.end(), &owner);
     it = resident_.emplace(&owner, r).first;
   }

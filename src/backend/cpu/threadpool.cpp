@@ -101,10 +101,13 @@ void ThreadPool::run(Job fn) {
   }
   job_ = &fn;
   running_.store(n_ - 1, std::memory_order_relaxed);
-  const uint32_t done = done_.load();
   start_.publish(start_.load() + 1);
   fn(0, n_);
-  if (running_.load(std::memory_order_acquire) != 0) done_.wait_change(done, kStartSpinUs);
+  // Until every worker is out of fn. A bump of done_ is not enough: the worker that ended the
+  // previous run may bump it only now, after this run started (its running_ reached 0 first), and
+  // returning on that bump left a worker inside fn after run() returned (a CPU graph then hung).
+  for (uint32_t done = done_.load(); running_.load(std::memory_order_acquire) != 0; done = done_.load())
+    done_.wait_change(done, kStartSpinUs);
 }
 
 void ThreadPool::worker(int ith) {
@@ -114,7 +117,7 @@ void ThreadPool::worker(int ith) {
     seen = start_.load();
     if (stop_.load(std::memory_order_relaxed)) return;
     (*job_)(ith, n_);
-    if (running_.fetch_sub(1, std::memory_order_acq_rel) == 1) done_.publish(done_.load() + 1);
+    if (running_.fetch_sub(1, std::memory_order_acq_rel) == 1) done_.add(1);
   }
 }
 

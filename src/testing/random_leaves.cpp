@@ -47,11 +47,11 @@ void RandomLeaves::allocate(const Graph& g) {
 }
 
 void copy_leaf_values(const Graph& from, const Graph& to) {
-  const auto copy = [](const std::vector<Tensor*>& from, const std::vector<Tensor*>& to) {
-    if (from.size() != to.size()) throw Error("copy_leaf_values: the two builds have different graphs");
-    for (size_t i = 0; i < from.size(); i++) {
-      const Tensor* f = from[i];
-      Tensor* t = to[i];
+  const auto copy = [](const std::vector<Tensor*>& src, const std::vector<Tensor*>& dst) {
+    if (src.size() != dst.size()) throw Error("copy_leaf_values: the two builds have different graphs");
+    for (size_t i = 0; i < src.size(); i++) {
+      const Tensor* f = src[i];
+      Tensor* t = dst[i];
       const bool same = f->type == t->type && std::equal(std::begin(f->ne), std::end(f->ne), std::begin(t->ne)) &&
                         bool(f->data) == bool(t->data) && bool(f->view_src) == bool(t->view_src);
       if (!same) throw Error("copy_leaf_values: the two builds differ at tensor " + std::to_string(i));

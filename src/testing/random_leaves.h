@@ -38,8 +38,8 @@ class RandomLeaves {
 
 // One case built twice (the second time with fill = false) gets the first build's leaf values:
 // copies the memory of every leaf and node of `from` that had its own before allocate() into the
-// same tensor of `to`. Generating and quantizing the values once instead of twice is a fifth of `hart ops
-// --mode test`. Throws hart::Error when the two graphs' nodes differ in shape or type.
+// same tensor of `to` (making the values once instead of twice is a fifth of `hart ops --mode
+// test`). Throws hart::Error when the two graphs' tensors differ in shape or type.
 void copy_leaf_values(const Graph& from, const Graph& to);
 
 }  // namespace hart::testing

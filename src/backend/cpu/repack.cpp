@@ -140,30 +140,24 @@ int q6_level(const block_q6_K& b, int e) {
   return low | (b.qh[32 * h + l] >> (2 * k) & 3) << 4;
 }
 
-}  // namespace
-
-void pack_panel_q6_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
-  constexpr int kGroups = QK_K / 16, kLevelBytes = 12;
-  const size_t R = size_t(rows);
-  auto* column = static_cast<uint8_t*>(panel);
-  for (int64_t b = 0; b < n / QK_K; b++, column += sizeof(block_q6_K) * R) {
-    for (size_t r = 0; r < R; r++) {
-      const auto& blk = reinterpret_cast<const block_q6_K*>(static_cast<const char*>(w) + r * w_stride)[b];
-      std::memcpy(column + 2 * r, &blk.d, 2);
-      uint8_t* scales = column + 2 * R;
-      uint8_t* levels = scales + kGroups * R;
-      for (int g = 0; g < kGroups; g++) {
-        scales[size_t(g) * R + r] = uint8_t(blk.scales[g]);
-        // ^ 32: the 6-bit two's complement of level - 32.
-        for (int t = 0; t < 3; t++)
-          for (int c = 0; c < 4; c++) {
-            const int top = q6_level(blk, 16 * g + 4 * t + c) ^ 32, spread = q6_level(blk, 16 * g + 12 + c) ^ 32;
-            levels[size_t(kLevelBytes * g + 4 * t + c) * R + r] = uint8_t(top << 2 | (spread >> (2 * t) & 3));
-          }
+// The Q6_K panels' block: d, the 16 group scales, then per 16-weight group g 12 level bytes:
+// byte 12g + 4t + c (t < 3, c < 4) = v(16g + 4t + c) << 2 | bits 2t, 2t + 1 of v(16g + 12 + c),
+// with v = the level ^ kFlip (RVV flips bit 5: the 6-bit two's complement of level - 32; x86
+// keeps the level, 0..63).
+template <uint8_t kFlip>
+void recut_q6_K(const block_q6_K& b, uint8_t* out) {
+  std::memcpy(out, &b.d, 2);
+  std::memcpy(out + 2, b.scales, sizeof b.scales);
+  uint8_t* levels = out + 2 + sizeof b.scales;
+  for (int g = 0; g < QK_K / 16; g++)
+    for (int t = 0; t < 3; t++)
+      for (int c = 0; c < 4; c++) {
+        const int top = q6_level(b, 16 * g + 4 * t + c) ^ kFlip, spread = q6_level(b, 16 * g + 12 + c) ^ kFlip;
+        levels[12 * g + 4 * t + c] = uint8_t(top << 2 | (spread >> (2 * t) & 3));
       }
-    }
-  }
 }
+
+}  // namespace
 
 namespace {
 
@@ -229,6 +223,9 @@ void pack_panel_q2_K(int64_t n, int rows, const void* w, size_t w_stride, void* 
 void pack_panel_q3_K(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
   pack_interleaved<block_q3_K, QK_K, 1, 4, 0, recut_tail_first<block_q3_K, 2>>(n, rows, w, w_stride, panel);
 }
+void pack_panel_q6_K(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  pack_interleaved<block_q6_K, QK_K, 1, 4, 0, recut_q6_K<0>>(n, rows, w, w_stride, panel);
+}
 void pack_panel_iq4_xs(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
   pack_interleaved<block_iq4_xs, QK_K, 2, 4>(n, rows, w, w_stride, panel);
 }
@@ -236,6 +233,9 @@ void pack_panel_iq4_nl(int64_t n, int rows, const void* w, size_t w_stride, void
   pack_interleaved<block_iq4_nl, QK4_NL, 1, 4>(n, rows, w, w_stride, panel);
 }
 
+void pack_panel_q6_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
+  pack_interleaved<block_q6_K, QK_K, 1, 1, 0, recut_q6_K<32>>(n, rows, w, w_stride, panel);
+}
 void pack_panel_q2_K_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel) {
   pack_interleaved<block_q2_K, QK_K, 2, 1, 0, recut_q2_K>(n, rows, w, w_stride, panel);
 }

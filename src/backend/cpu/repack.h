@@ -56,11 +56,12 @@
 // R-bit row mask per element e (e = 0 .. 255, R / 8 bytes each): bit r set where row r's fifth
 // bit of element e is set.
 //
-// Q6_K "_bytes" (RVV): per super-block column fp16 d[R] (moved to the front), the 16 int8 group
-// scales as 16 x R bytes [g * R + r], then 12 x R level bytes per 16-weight group g (byte j at
-// [j * R + r] as above), re-cut so that every level byte is one vsra away from a signed level:
-// with v_i = level_i ^ 32 (the 6-bit two's complement of level - 32), byte 12g + 4t + c (t < 3,
-// c < 4) = v_{16g+4t+c} << 2 | bits 2t, 2t + 1 of v_{16g+12+c}. The same 192 level bytes' bits.
+// Q6_K (x86) and Q6_K "_bytes" (RVV): the block re-cut as fp16 d, the 16 int8 group scales, then
+// 12 level bytes per 16-weight group g, byte 12g + 4t + c (t < 3, c < 4) = v_{16g+4t+c} << 2 | bits
+// 2t, 2t + 1 of v_{16g+12+c} (the same 192 bytes' bits, a group's levels together and in order);
+// x86 takes v = the 6-bit level (0..63) and 4-byte chunks: d[R], the scales as 4 chunks, then 3
+// chunks per group; RVV takes v = level ^ 32 (the 6-bit two's complement of level - 32, so that
+// every level byte is one vsra away from a signed level) and single bytes [j * R + r].
 //
 // Q2_K, Q3_K, IQ4_XS "_bytes" (RVV): per super-block column the fp16 fields moved to the front
 // (Q2_K: d[R], dmin[R]; Q3_K, IQ4_XS: d[R]), then every remaining byte j of the rows at [j * R + r]:
@@ -102,6 +103,7 @@ void pack_panel_q8_0_u8(int64_t n, int rows, const void* w, size_t w_stride, voi
 void pack_panel_q4_K(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q2_K(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q3_K(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
+void pack_panel_q6_K(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_iq4_xs(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_iq4_nl(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 void pack_panel_q4_0_bytes(int64_t n, int rows, const void* w, size_t w_stride, void* panel);

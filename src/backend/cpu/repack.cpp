@@ -157,10 +157,6 @@ void recut_q6_K(const block_q6_K& b, uint8_t* out) {
       }
 }
 
-}  // namespace
-
-namespace {
-
 // Q2_K / Q3_K: in 128-weight half h, weight 32k + l keeps its 2 low bits in bits 2k, 2k + 1 of
 // qs[32h + l] (src/quant/k_quant_util.h).
 int k_crumb(const uint8_t* qs, int e) { return qs[32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32)) & 3; }

@@ -130,6 +130,30 @@ TEST_P(Ops, CpyConvertsTypesAndLayouts) {
               1e-3);
 }
 
+// The element path copies runs that are contiguous on both sides: a transposed single column
+// (one run: Qwen 3.5's causal convolution input at decode), and strided views whose runs differ
+// (rows of 6 into rows of 4: runs of gcd 2), same type and converted.
+TEST_P(Ops, CopyRunsOfStridedViews) {
+  Tensor* col = b.random(Type::F32, {37, 1, 2});
+  Tensor* y = cont(b.ctx, transpose(b.ctx, col));  // [1, 37, 2]
+  b.run({y}, threads());
+  const Dense c = read(*col);
+  expect_near(read(*y), tabulate(y, [&](int64_t, int64_t i1, int64_t i2, int64_t) { return c.at(i1, 0, i2); }), 0.0);
+
+  for (Type to : {Type::F32, Type::F16}) {
+    Tensor* base = b.random(Type::F32, {8, 4, 3});
+    Tensor* src = view(b.ctx, base, {6, 4, 3}, {base->nb[1], base->nb[2]}, sizeof(float));  // rows of 6 of 8
+    Tensor* wide = b.random(to, {5, 18});
+    Tensor* dst = view(b.ctx, wide, {4, 18}, {wide->nb[1]}, 0);  // rows of 4 of 5
+    b.run({cpy(b.ctx, src, dst)}, threads());
+    const Dense s = read(*src);
+    expect_near(read(*dst), tabulate(dst, [&](int64_t i0, int64_t i1, int64_t, int64_t) {
+                  const int64_t i = i1 * 4 + i0;  // flattened order
+                  return s.at(i % 6, i / 6 % 4, i / 24);
+                }), to == Type::F32 ? 0.0 : 1e-3);
+  }
+}
+
 TEST_P(Ops, ContOfPermutedView) {
   Tensor* a = b.random(Type::F32, {7, 3, 5, 2});
   Tensor* p = permute(b.ctx, a, 2, 0, 3, 1);  // [3, 2, 7, 5]

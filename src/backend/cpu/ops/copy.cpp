@@ -1,6 +1,7 @@
 // CPY (src -> dst with type conversion) and CONT (src -> a contiguous copy). Both write the
 // node's own memory: CPY's node is a view of dst, CONT's node is the new tensor. And CONCAT.
 #include <cstring>
+#include <numeric>
 
 #include "backend/cpu/ops/ops.h"
 #include "common/fp16.h"
@@ -75,14 +76,35 @@ char* element(const Tensor& t, int64_t i) {
   return row_ptr(t, i1, i2, i / t.ne[2]) + i0 * t.nb[0];
 }
 
+// How many leading elements (flattened order, dim 0 fastest) of t lie back to back in memory;
+// dimensions of size 1 are never stepped over, so their strides do not matter (a transposed
+// single column is one run).
+int64_t contiguous_run(const Tensor& t) {
+  const size_t size = type_info(t.type).type_size;
+  int64_t run = 1;
+  for (int i = 0; i < kMaxDims; i++) {
+    if (t.ne[i] == 1) continue;
+    if (t.nb[i] != size * size_t(run)) break;
+    run *= t.ne[i];
+  }
+  return run;
+}
+
+// Runs of g elements, g dividing both sides' contiguous runs (both are products of leading
+// sizes, so their gcd is a whole number of each side's rows): one memcpy or conversion loop per
+// run instead of an address computation per element.
 void copy_elements(const Tensor& src, const Tensor& dst, const OpContext& ctx) {
-  const size_t size = type_info(src.type).type_size;
-  const auto [begin, end] = ctx.range(src.nelements());
-  for (int64_t i = begin; i < end; i++) {
-    const char* s = element(src, i);
-    char* d = element(dst, i);
-    if (src.type == dst.type) std::memcpy(d, s, size);
-    else store(dst.type, d, load(src.type, s));
+  const size_t size_s = type_info(src.type).type_size, size_d = type_info(dst.type).type_size;
+  const int64_t g = std::gcd(contiguous_run(src), contiguous_run(dst));
+  const auto [begin, end] = ctx.range(src.nelements() / g);
+  for (int64_t c = begin; c < end; c++) {
+    const char* s = element(src, c * g);
+    char* d = element(dst, c * g);
+    if (src.type == dst.type) {
+      std::memcpy(d, s, size_t(g) * size_s);
+      continue;
+    }
+    for (int64_t i = 0; i < g; i++) store(dst.type, d + size_t(i) * size_d, load(src.type, s + size_t(i) * size_s));
   }
 }
 

@@ -346,8 +346,10 @@ TEST(Repack, MulMatMatchesRowMajorPath) {
         yt->data = y[as_weight].data();
         CpuBackend backend(threads);
         backend.compute(build_graph({yt}));
-        backend.compute(build_graph({yt}));  // packed once: the second graph reuses it
-        if (as_weight) packed_bytes = backend.repacked_bytes();
+        if (as_weight) {
+          backend.compute(build_graph({yt}));  // packed once: the second graph reuses it
+          packed_bytes = backend.repacked_bytes();
+        }
       }
       // F16 sums float products in another order, Q2_K / Q4_K / Q5_K their scales and mins terms (which
       // may cancel), and the x86 Q3_K / IQ4_XS panels scale a super-block's integer sum as one

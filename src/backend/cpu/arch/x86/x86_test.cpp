@@ -241,21 +241,26 @@ TEST_P(X86Set, QuantizedPanelGemmsMatchVecDot) {
           for (int64_t p = 0; p < n_panels; ++p)
             pk.pack(n, pk.rows, w.data() + size_t(p * pk.rows) * w_row, w_row,
                     panels.data() + size_t(p * pk.rows) * w_row);
+          // Each (W row, X row)'s vec_dot and its scale sum |w x|, once for every nx below.
+          std::vector<float> want(size_t(rows * kRowsX));
+          std::vector<double> tol(want.size());
+          for (int64_t i = 0; i < rows; ++i) {
+            const uint8_t* wi = w.data() + size_t(i) * w_row;
+            const std::vector<float> wd = dequantized(c.weight, std::vector<uint8_t>(wi, wi + w_row), n);
+            for (int64_t j = 0; j < kRowsX; ++j) {
+              vec_dot(c.weight, n, &want[size_t(j * rows + i)], wi, x.data() + size_t(j) * x_row);
+              tol[size_t(j * rows + i)] = 2e-6 * abs_dot(wd, xd[size_t(j)]) * std::sqrt(double(blocks)) + 1e-30;
+            }
+          }
           for (int64_t nx : {1, 2, 3, 4, 5, 7, 11, 16, 35}) {  // 16 and 35: AMX's tiles of 16 and a tail
             const size_t y_stride = size_t(rows) + 3;
             std::vector<float> y(y_stride * size_t(nx), -7.0f);
             pk.gemm(n, n_panels, nx, panels.data(), size_t(pk.rows) * w_row, x.data(), x_row, y.data(), y_stride);
             for (int64_t j = 0; j < nx; ++j)
-              for (int64_t i = 0; i < rows; ++i) {
-                const uint8_t* wi = w.data() + size_t(i) * w_row;
-                float want = 0;
-                vec_dot(c.weight, n, &want, wi, x.data() + size_t(j) * x_row);
-                const std::vector<uint8_t> wrow(wi, wi + w_row);
-                const double mag = abs_dot(dequantized(c.weight, wrow, n), xd[size_t(j)]);
-                ASSERT_NEAR(y[size_t(j) * y_stride + size_t(i)], want, 2e-6 * mag * std::sqrt(double(blocks)) + 1e-30)
+              for (int64_t i = 0; i < rows; ++i)
+                ASSERT_NEAR(y[size_t(j) * y_stride + size_t(i)], want[size_t(j * rows + i)], tol[size_t(j * rows + i)])
                     << type_name(c.weight) << " n=" << n << " panels=" << n_panels << " nx=" << nx << " row " << i
                     << " x row " << j << (raw ? " random bits" : " quantized");
-              }
             for (int64_t j = 0; j < nx; ++j)
               for (size_t i = size_t(rows); i < y_stride; ++i) ASSERT_EQ(y[size_t(j) * y_stride + i], -7.0f);
           }

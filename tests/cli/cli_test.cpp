@@ -214,6 +214,29 @@ TEST(Cli, BenchRecordsWhatItMeasured) {
   }
 }
 
+// -d (llama-bench's --n-depth): every test again after that many context tokens, named as
+// llama-bench names it; the weights-only roofline is not a bound there, so it is left out. A
+// depth the context cannot hold is refused before anything runs.
+TEST(Cli, BenchRunsEachTestAtEachDepth) {
+  HART_REQUIRE_TESTDATA(model, "models/stories260K.gguf");
+  Result r = hart("bench -m " + model + " -p 8 -n 4 -t 1 -r 1 -d 0,24 --bandwidth 10 --json");
+  ASSERT_EQ(r.status, 0);
+  const nlohmann::json rows = nlohmann::json::parse(r.out);
+  ASSERT_EQ(rows.size(), 4u);
+  const char* names[] = {"pp8", "tg4", "pp8 @ d24", "tg4 @ d24"};
+  for (size_t i = 0; i < 4; i++) {
+    EXPECT_EQ(rows[i]["test"], names[i]);
+    EXPECT_EQ(rows[i]["n_depth"], i < 2 ? 0 : 24);
+    EXPECT_GT(rows[i]["tokens_per_s"].get<double>(), 0);
+  }
+  EXPECT_TRUE(rows[1]["roofline_fraction"].is_number());
+  EXPECT_TRUE(rows[3]["roofline_fraction"].is_null());
+
+  Result too_deep = hart_stderr("bench -m " + model + " -p 8 -n 4 -t 1 -r 1 -c 64 -d 60 --bandwidth 10");
+  EXPECT_NE(too_deep.status, 0);
+  EXPECT_NE(too_deep.out.find("does not fit the context of 64 tokens"), std::string::npos) << too_deep.out;
+}
+
 // Repacked weights give the memory of their stored rows back to the file: a model is resident
 // about once (a 137 MiB SmolLM2-135M Q8_0 peaked at 2.1x its size before, 1.4x now).
 TEST(Cli, WeightsAreResidentOnce) {

@@ -6,6 +6,9 @@
 // --bandwidth). "size" is all weights, as in llama-bench; a token reads less of a mixture of
 // experts (its chosen experts only). --json records what was measured: the build (revision,
 // compiler, flags), the CPU, kernel set, threads and pinning, and the model file's sha256.
+// -d (llama-bench's --n-depth) runs each test after that many context tokens (prefilled, not
+// timed), as "tg32 @ d1024": what attention over a long context costs. The roofline counts
+// weights only, so it is reported for depth 0 alone.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -121,7 +124,7 @@ int cmd_bench(int argc, char** argv) {
   CLI::App app{"Measure prompt processing (pp) and generation (tg) speed", "hart bench"};
   ModelOptions mo;
   int n_prompt = 512, n_gen = 128, reps = 5, warmup = 1;
-  std::vector<int> threads_list;
+  std::vector<int> threads_list, depths{0};
   double bandwidth = 0;
   bool json = false;
   std::string save_synthetic;
@@ -131,6 +134,10 @@ int cmd_bench(int argc, char** argv) {
   app.add_option("-n,--n-gen", n_gen, "generated tokens of the tg test (0: skip)")->capture_default_str();
   app.add_option("-t,--threads", threads_list, "thread counts to test, e.g. -t 1,2 (default: all cores)")
       ->delimiter(',');
+  app.add_option("-d,--n-depth", depths, "context tokens before each test, e.g. -d 0,1024 (prefilled, not timed)")
+      ->delimiter(',')
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("-r,--repetitions", reps, "measured repetitions of each test")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--warmup", warmup, "unmeasured runs before each test (the first run is reported alone, as cold)")->capture_default_str()->check(CLI::NonNegativeNumber);
   app.add_option("--bandwidth", bandwidth, "memory read bandwidth in GB/s for the roofline (default: measured)");
@@ -147,7 +154,11 @@ int cmd_bench(int argc, char** argv) {
     return 0;
   }
   if (threads_list.empty()) threads_list.push_back(int(std::max(1u, std::thread::hardware_concurrency())));
-  if (mo.ctx_size == 0) mo.ctx_size = std::max(n_prompt, n_gen) + 1;
+  const int max_depth = *std::max_element(depths.begin(), depths.end());
+  if (mo.ctx_size == 0) mo.ctx_size = max_depth + std::max(n_prompt, n_gen) + 1;
+  if (max_depth + std::max(n_prompt, n_gen) >= mo.ctx_size)
+    throw Error("-d " + std::to_string(max_depth) + " plus the longest test does not fit the context of " +
+                std::to_string(mo.ctx_size) + " tokens (-c)");
 
   // The bandwidth test's 512 MiB buffer is gone before the model loads, and the peak reset.
   std::map<int, double> bw;
@@ -167,7 +178,7 @@ int cmd_bench(int argc, char** argv) {
   if (!json) {
     std::printf("hart %s (%s), %s, kernels %s%s%s\n", build.revision, build.compiler, cpu_name.c_str(),
                 cpu::kernels().name.c_str(), mo.cpu_mask.empty() ? "" : ", threads pinned to ", mo.cpu_mask.c_str());
-    std::printf("| %-28s | %9s | %7s | %6s | %16s | %8s | %8s |\n", "model", "size MiB", "threads", "test",
+    std::printf("| %-28s | %9s | %7s | %13s | %16s | %8s | %8s |\n", "model", "size MiB", "threads", "test",
                 "t/s (min..max)", "cold t/s", "roofline");
   }
   const auto peak = [&]() -> nlohmann::json { return rss_of_model ? nlohmann::json(peak_rss_mib()) : nlohmann::json(); };
@@ -176,11 +187,12 @@ int cmd_bench(int argc, char** argv) {
     Session session(m, mo.session_params(), mo.backends(threads));
     const double roofline_tps = bw[threads] * 1e9 / double(wbytes);
 
-    auto run_test = [&](const char* kind, int n) {
+    auto run_test = [&](const char* kind, int n, int depth) {
       std::vector<double> tps;
       double cold = 0;
       for (int r = 0; r < warmup + reps; r++) {
         session.truncate(0);
+        if (depth > 0) session.decode(random_tokens(depth, m.hp.n_vocab, uint32_t(1000 + r)));
         const std::vector<int32_t> toks = random_tokens(n, m.hp.n_vocab, uint32_t(r));
         const auto t0 = Clock::now();
         if (kind[0] == 'p') {
@@ -193,15 +205,16 @@ int cmd_bench(int argc, char** argv) {
         if (r >= warmup) tps.push_back(rate);
       }
       const Stats s = stats_of(tps);
-      const std::string test = std::string(kind) + std::to_string(n);
-      const double frac = kind[0] == 't' ? s.median / roofline_tps : 0;
-      results.push_back({{"model", mo.model}, {"model_sha256", sha256}, {"test", test}, {"threads", threads},
+      const std::string test =
+          std::string(kind) + std::to_string(n) + (depth > 0 ? " @ d" + std::to_string(depth) : std::string());
+      const double frac = kind[0] == 't' && depth == 0 ? s.median / roofline_tps : 0;
+      results.push_back({{"model", mo.model}, {"model_sha256", sha256}, {"test", test}, {"n_depth", depth}, {"threads", threads},
                          {"cpu_mask", mo.cpu_mask}, {"tokens_per_s", s.median}, {"min", s.min}, {"max", s.max},
                          {"cold_tokens_per_s", cold}, {"repetitions", reps}, {"warmup", warmup},
                          {"weight_bytes", m.weight_bytes}, {"bytes_per_token", wbytes},
                          {"expert_bytes_per_token", reads.experts}, {"expert_bytes", reads.experts_stored},
                          {"bandwidth_gbs", bw[threads]}, {"roofline_tokens_per_s", roofline_tps},
-                         {"roofline_fraction", frac}, {"peak_rss_mib", peak()},
+                         {"roofline_fraction", frac > 0 ? nlohmann::json(frac) : nlohmann::json()}, {"peak_rss_mib", peak()},
                          {"repacked_bytes", cpu::repacked_bytes()}, {"kernels", cpu::kernels().name},
                          {"cpu", cpu_name}, {"build_revision", build.revision}, {"compiler", build.compiler},
                          {"build_flags", build.flags}});
@@ -210,14 +223,16 @@ int cmd_bench(int argc, char** argv) {
         std::snprintf(tpsbuf, sizeof tpsbuf, "%.2f (%.1f..%.1f)", s.median, s.min, s.max);
         std::snprintf(coldbuf, sizeof coldbuf, "%.2f", cold);
         if (frac > 0) std::snprintf(roof, sizeof roof, "%.0f%%", frac * 100);
-        std::printf("| %-28s | %9.1f | %7d | %6s | %16s | %8s | %8s |\n",
+        std::printf("| %-28s | %9.1f | %7d | %13s | %16s | %8s | %8s |\n",
                     mo.model.substr(mo.model.find_last_of('/') + 1).c_str(), double(m.weight_bytes) / (1 << 20),
                     threads, test.c_str(), tpsbuf, coldbuf, roof);
         std::fflush(stdout);
       }
     };
-    if (n_prompt > 0) run_test("pp", n_prompt);
-    if (n_gen > 0) run_test("tg", n_gen);
+    for (int depth : depths) {
+      if (n_prompt > 0) run_test("pp", n_prompt, depth);
+      if (n_gen > 0) run_test("tg", n_gen, depth);
+    }
     // Repacked weights are copies the CPU backend made in its own layout (in the peak RSS too).
     if (!json)
       std::printf("  (threads %d: read bandwidth %.1f GB/s, tg roofline %.1f t/s at %s, peak RSS %s, "

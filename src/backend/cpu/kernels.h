@@ -90,6 +90,9 @@ struct Kernels {
   void (*scale)(int64_t n, const float* x, float s, float* y) = nullptr;
   // y += a * x
   void (*axpy)(int64_t n, float a, const float* x, float* y) = nullptr;
+  // y += a[0] x[0] + ... + a[m-1] x[m-1], rows x[j] of n floats, added in that order (m axpy
+  // calls' result): attention's softmax-weighted sum of a block of V rows, y kept in registers.
+  void (*axpy_rows)(int64_t n, int64_t m, const float* a, const float* const* x, float* y) = nullptr;
   // One row of RWKV-7's WKV state update: s = s * w + v * k + sa * b (element-wise over the n
   // key channels), returning dot(s, r) for the new s.
   float (*wkv7_row)(int64_t n, float* s, const float* w, const float* k, const float* b, const float* r, float v,

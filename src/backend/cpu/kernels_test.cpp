@@ -74,6 +74,18 @@ TEST_P(KernelSet, RowPrimitives) {
     k().axpy(n, -1.25f, a.data(), y.data());
     ref().axpy(n, -1.25f, a.data(), r.data());
     expect_close(y, r, 1e-6f, "axpy");
+    for (int64_t m : {1, 3, 32}) {  // a block of V rows: one, a few, a whole attention block
+      std::vector<std::vector<float>> rows;
+      std::vector<const float*> x;
+      for (int64_t j = 0; j < m; j++) rows.push_back(random_row(n, rng));
+      for (const auto& row : rows) x.push_back(row.data());
+      const std::vector<float> w = random_row(m, rng);
+      y = b;
+      r = b;
+      k().axpy_rows(n, m, w.data(), x.data(), y.data());
+      ref().axpy_rows(n, m, w.data(), x.data(), r.data());
+      expect_close(y, r, 1e-5f, "axpy_rows");
+    }
     k().rms_norm(n, a.data(), y.data(), 1e-6f);
     ref().rms_norm(n, a.data(), r.data(), 1e-6f);
     expect_close(y, r, 1e-5f, "rms_norm");
@@ -287,7 +299,7 @@ TEST(KernelSelection, RefIsAlwaysAvailableAndComplete) {
   EXPECT_EQ(sets.front()->name, "ref");
   const Kernels& r = ref_kernels();
   EXPECT_TRUE(r.dot_f32 && r.rms_norm && r.softmax && r.silu && r.gelu && r.swiglu && r.geglu && r.add &&
-              r.sub && r.mul && r.div && r.clamp && r.top_k && r.scale && r.axpy && r.rope && r.exp && r.tanh && r.sigmoid && r.norm &&
+              r.sub && r.mul && r.div && r.clamp && r.top_k && r.scale && r.axpy && r.axpy_rows && r.rope && r.exp && r.tanh && r.sigmoid && r.norm &&
               r.wkv7_row && r.delta_row);
   for (Type t : {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0}) {
     EXPECT_TRUE(r.dot[size_t(t)].vec_dot) << type_name(t);

@@ -167,6 +167,10 @@ void ref_axpy(int64_t n, float a, const float* x, float* y) {
   for (int64_t i = 0; i < n; i++) y[i] += a * x[i];
 }
 
+void ref_axpy_rows(int64_t n, int64_t m, const float* a, const float* const* x, float* y) {
+  for (int64_t j = 0; j < m; j++) ref_axpy(n, a[j], x[j], y);
+}
+
 template <uint32_t... T>
 void fill_type_tables(Kernels& k, std::integer_sequence<uint32_t, T...>) {
   auto fill_one = [&](uint32_t t, VecDotFn dot, GemmFn gemm, ToF32Fn to, FromF32Fn from) {
@@ -208,6 +212,7 @@ Kernels make_ref() {
   k.top_k = ref_top_k;
   k.scale = ref_scale;
   k.axpy = ref_axpy;
+  k.axpy_rows = ref_axpy_rows;
   k.rope = ref_rope;
   return k;
 }

@@ -59,11 +59,22 @@ void compute_unit(const Tensor& node, OnlineSoftmax& sm, int64_t tok, int64_t b,
 
   for (int64_t h = 0; h < nh; h++) sm.start(h, frow(q, {h0 + h, tok, b}));
   const char* mrow = mask ? row_ptr(*mask, tok, 0, b % mask->ne[3]) : nullptr;
+  // Blocks of the K/V rows the mask leaves in.
+  const char* krows[OnlineSoftmax::kBlock];
+  const char* vrows[OnlineSoftmax::kBlock];
+  float bias[OnlineSoftmax::kBlock];
+  int64_t n = 0;
   for (int64_t j = 0; j < n_kv; j++) {
-    const float bias = mrow ? f32_or_f16_at(*mask, mrow, j) : 0.0f;
-    if (bias == -INFINITY) continue;
-    sm.add(0, nh, row_ptr(kt, kv_head, j, b), sm.v_row(row_ptr(v, kv_head, j, b)), scale, bias);
+    bias[n] = mrow ? f32_or_f16_at(*mask, mrow, j) : 0.0f;
+    if (bias[n] == -INFINITY) continue;
+    krows[n] = row_ptr(kt, kv_head, j, b);
+    vrows[n] = row_ptr(v, kv_head, j, b);
+    if (++n == OnlineSoftmax::kBlock) {
+      sm.add(0, nh, n, krows, vrows, scale, bias);
+      n = 0;
+    }
   }
+  if (n > 0) sm.add(0, nh, n, krows, vrows, scale, bias);
   for (int64_t h = 0; h < nh; h++) sm.finish(h, reinterpret_cast<float*>(row_ptr(node, h0 + h, tok, b)));
 }
 

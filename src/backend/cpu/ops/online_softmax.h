@@ -1,9 +1,12 @@
 // The online softmax shared by FLASH_ATTN_EXT (attention.cpp) and PAGED_ATTN
-// (paged_attention.cpp): softmax(q·kᵀ · scale + bias) · v over K/V rows that arrive one at a
+// (paged_attention.cpp): softmax(q·kᵀ · scale + bias) · v over K/V rows that arrive a block at a
 // time, without a score matrix. Each query row keeps a running max m, a running sum l and an
 // unnormalised F32 accumulator that is rescaled whenever m grows. A work unit owns `rows` query
 // rows (its tokens x the query heads of one KV head) and hands each K/V row to all of them (GQA).
-// Every inner loop goes through the kernel table (vec_dot, from_f32, to_f32, exp, scale, axpy).
+// Blocks of up to kBlock K/V rows: one exponential call and at most one rescale per row and
+// block, instead of per K/V row (at 1,024 tokens of context these per-row calls took more time
+// than the weights' GEMV of a SmolLM2-135M decode step). Every inner loop goes through the
+// kernel table (vec_dot, from_f32, to_f32, exp, scale, axpy_rows).
 #pragma once
 
 #include <algorithm>
@@ -27,12 +30,14 @@ class OnlineSoftmax {
            (v_type == Type::F32 || k.to_f32[size_t(v_type)]);
   }
 
-  // Scratch per unit: converted q rows, accumulators, m and l per row, one V row as floats, two
-  // exponents per row.
+  static constexpr int64_t kBlock = 32;  // K/V rows one add() takes at most
+
+  // Scratch per unit: converted q rows, accumulators, m and l per row, a block of V rows as
+  // floats, a block's exponents per row and each row's shrink exponent.
   size_t scratch_bytes() const {
     return align_up(size_t(rows_) * q_row_) + align_up(size_t(rows_ * dv_) * sizeof(float)) +
-           2 * align_up(size_t(rows_) * sizeof(float)) + align_up(size_t(dv_) * sizeof(float)) +
-           align_up(size_t(2 * rows_) * sizeof(float));
+           2 * align_up(size_t(rows_) * sizeof(float)) + align_up(size_t(kBlock * dv_) * sizeof(float)) +
+           align_up(size_t(rows_ * (kBlock + 1)) * sizeof(float));
   }
   void set_scratch(std::byte* base) {
     q_ = base;
@@ -44,7 +49,7 @@ class OnlineSoftmax {
     l_ = reinterpret_cast<float*>(base);
     base += align_up(size_t(rows_) * sizeof(float));
     v_ = reinterpret_cast<float*>(base);
-    base += align_up(size_t(dv_) * sizeof(float));
+    base += align_up(size_t(kBlock * dv_) * sizeof(float));
     e_ = reinterpret_cast<float*>(base);
   }
 
@@ -58,40 +63,49 @@ class OnlineSoftmax {
     l_[r] = 0.0f;
   }
 
-  // A V row as floats (in place for F32, else converted into the scratch row).
-  const float* v_row(const char* raw) {
-    if (v_type_ == Type::F32) return reinterpret_cast<const float*>(raw);
-    k_.to_f32[size_t(v_type_)](raw, v_, dv_);
-    return v_;
-  }
-
-  // Rows [r0, r1) see one more K/V pair: score = q·k · scale + bias. The exponentials of all
-  // rows go through one kernel call: the weight e^(score - m') and the shrink e^(m - m') of what
-  // was accumulated, with m' = max(m, score) (one of the two is e^0 = 1 exactly; a row's first
-  // pair has m = -inf, so the shrink of its empty accumulator is 0).
-  void add(int64_t r0, int64_t r1, const char* krow, const float* vrow, float scale, float bias) {
-    const int64_t n = r1 - r0;
-    float* e = e_;  // [0, n): weight exponents, [n, 2n): shrink exponents
-    for (int64_t i = 0; i < n; i++) {
-      const int64_t r = r0 + i;
-      float score;
-      dot_(d_, &score, krow, q_ + size_t(r) * q_row_);
-      score = score * scale + bias;
-      const float m = std::max(m_[r], score);
-      e[i] = score - m;
-      e[n + i] = m_[r] - m;
+  // Rows [r0, r1) see a block of n <= kBlock K/V pairs (raw rows k[j], v[j]); row r sees only
+  // the first seen[(r - r0) / rows_per_seen] of them (seen nullptr: all n; a tile's tokens, each
+  // a run of rows_per_seen query heads, end their causal lists at different pairs), with
+  // score(r, j) = q_r·k_j · scale + bias[j] (bias nullptr: 0). The exponentials of all rows go
+  // through one kernel call: the weights e^(score - m') and each row's shrink e^(m - m') of what
+  // was accumulated, with m' the row's max over m and the block's scores.
+  void add(int64_t r0, int64_t r1, int64_t n, const char* const* k, const char* const* v, float scale,
+           const float* bias, const int64_t* seen = nullptr, int64_t rows_per_seen = 1) {
+    const int64_t rows = r1 - r0;
+    float* e = e_;                  // [i * n + j]: row r0 + i's exponent of pair j
+    float* shrink = e_ + rows * n;  // [i]: row r0 + i's shrink exponent
+    for (int64_t i = 0; i < rows; i++) {
+      const int64_t r = r0 + i, n_seen = seen ? seen[i / rows_per_seen] : n;
+      float* ei = e + i * n;
+      float m = m_[r];
+      for (int64_t j = 0; j < n_seen; j++) {
+        dot_(d_, &ei[j], k[j], q_ + size_t(r) * q_row_);
+        ei[j] = ei[j] * scale + (bias ? bias[j] : 0.0f);
+        m = std::max(m, ei[j]);
+      }
+      std::fill(ei + n_seen, ei + n, -INFINITY);  // unseen pairs weigh e^-inf = 0
+      if (m == -INFINITY) {  // nothing seen yet: no weight, nothing to shrink
+        std::fill(ei, ei + n, -INFINITY);
+        shrink[i] = 0.0f;
+        continue;
+      }
+      for (int64_t j = 0; j < n_seen; j++) ei[j] -= m;
+      shrink[i] = m_[r] - m;
       m_[r] = m;
     }
-    k_.exp(2 * n, e, e);
-    for (int64_t i = 0; i < n; i++) {
+    k_.exp(rows * n + rows, e, e);  // the weights, then the shrinks
+    for (int64_t i = 0; i < rows; i++) {
       const int64_t r = r0 + i;
-      if (e[n + i] != 1.0f) {  // new maximum: rescale what was accumulated so far
-        l_[r] *= e[n + i];
-        k_.scale(dv_, acc(r), e[n + i], acc(r));
+      if (shrink[i] != 1.0f) {  // new maximum: rescale what was accumulated so far
+        l_[r] *= shrink[i];
+        k_.scale(dv_, acc(r), shrink[i], acc(r));
       }
-      l_[r] += e[i];
-      k_.axpy(dv_, e[i], vrow, acc(r));
+      for (int64_t j = 0; j < n; j++) l_[r] += e[i * n + j];
     }
+    // acc_r += sum_j e_rj v_j: the block's V rows as floats once, then one call per row.
+    const float* vf[kBlock];
+    for (int64_t j = 0; j < n; j++) vf[j] = v_row(v[j], j);
+    for (int64_t i = 0; i < rows; i++) k_.axpy_rows(dv_, n, e + i * n, vf, acc(r0 + i));
   }
 
   // out (dv floats) = row r's softmax-weighted sum of V. A row that saw no K/V (or only
@@ -104,13 +118,22 @@ class OnlineSoftmax {
   float sum(int64_t r) const { return l_[r]; }
 
  private:
+  // A V row as floats: in place for F32, else converted into scratch row j.
+  const float* v_row(const char* raw, int64_t j) {
+    if (v_type_ == Type::F32) return reinterpret_cast<const float*>(raw);
+    float* row = v_ + j * dv_;
+    k_.to_f32[size_t(v_type_)](raw, row, dv_);
+    return row;
+  }
+
   const Kernels& k_;
   VecDotFn dot_;
   Type act_, v_type_;  // act_: q converted to K's activation type for the dot product
   int64_t rows_, d_, dv_;
   size_t q_row_;
   std::byte* q_ = nullptr;
-  float *acc_ = nullptr, *m_ = nullptr, *l_ = nullptr, *v_ = nullptr, *e_ = nullptr;
+  float *acc_ = nullptr, *m_ = nullptr, *l_ = nullptr, *e_ = nullptr;
+  float* v_ = nullptr;  // kBlock rows of dv floats
 };
 
 }  // namespace hart::cpu

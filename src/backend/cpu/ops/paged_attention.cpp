@@ -117,27 +117,26 @@ void compute_unit(const Tensor& node, const OpContext& ctx, const Shape& s, Onli
 
   const int64_t off = index[2 * u.t0];  // shared by the tile; counts are 0 when it is out of range
   const int64_t j0 = count * u.part / u.parts, j1 = count * (u.part + 1) / u.parts;
-  for (int64_t j = j0; j < j1; j++) {
-    const int64_t slot = index[off + j];
-    if (slot < 0 || slot >= s.n_slots) {
-      ctx.errors.fail("PAGED_ATTN: slot " + std::to_string(slot) + " is outside the pool of " +
-                      std::to_string(s.n_slots));
-      continue;
-    }
-    const char* krow = row_ptr(kt, u.kv_head, slot, 0);
-    const float* vrow = sm.v_row(row_ptr(v, u.kv_head, slot, 0));
-    // Each run of consecutive tokens that see slot j (causal: a token skips later slots than
-    // its own) in one call: all their query rows are consecutive.
-    for (int64_t t = u.t0; t < u.t1;) {
-      if (j >= list_of(s, index, t).count) {
-        t++;
+  const char* krows[OnlineSoftmax::kBlock];
+  const char* vrows[OnlineSoftmax::kBlock];
+  int64_t seen[kTile];  // per token of the tile: how many of the block's slots it sees
+  for (int64_t b0 = j0; b0 < j1; b0 += OnlineSoftmax::kBlock) {
+    const int64_t n = std::min(OnlineSoftmax::kBlock, j1 - b0);
+    int64_t valid = 0;  // slots outside the pool are reported and left out
+    for (int64_t j = b0; j < b0 + n; j++) {
+      const int64_t slot = index[off + j];
+      if (slot < 0 || slot >= s.n_slots) {
+        ctx.errors.fail("PAGED_ATTN: slot " + std::to_string(slot) + " is outside the pool of " +
+                        std::to_string(s.n_slots));
         continue;
       }
-      int64_t e = t + 1;
-      while (e < u.t1 && j < list_of(s, index, e).count) e++;
-      sm.add((t - u.t0) * s.group, (e - u.t0) * s.group, krow, vrow, scale, 0.0f);
-      t = e;
+      krows[valid] = row_ptr(kt, u.kv_head, slot, 0);
+      vrows[valid++] = row_ptr(v, u.kv_head, slot, 0);
     }
+    if (valid < n) continue;  // the op fails; its output is not read
+    // Causal: a token sees the list up to its own count, so within a block a prefix of it.
+    for (int64_t t = u.t0; t < u.t1; t++) seen[t - u.t0] = std::clamp<int64_t>(list_of(s, index, t).count - b0, 0, n);
+    sm.add(0, (u.t1 - u.t0) * s.group, n, krows, vrows, scale, nullptr, seen, s.group);
   }
 
   for (int64_t t = u.t0; t < u.t1; t++) {

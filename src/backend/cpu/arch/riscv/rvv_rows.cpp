@@ -142,6 +142,16 @@ void axpy(int64_t n, float a, const float* x, float* y) {
   }
 }
 
+// y += sum_j a[j] x[j]: a register group of y takes every row before the next group.
+void axpy_rows(int64_t n, int64_t m, const float* a, const float* const* x, float* y) {
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e32m8(size_t(n) - i);
+    vfloat32m8_t acc = __riscv_vle32_v_f32m8(y + i, vl);
+    for (int64_t j = 0; j < m; j++) acc = __riscv_vfmacc_vf_f32m8(acc, a[j], __riscv_vle32_v_f32m8(x[j] + i, vl), vl);
+    __riscv_vse32_v_f32m8(y + i, acc, vl);
+  }
+}
+
 // silu(x) = x / (1 + e^-x)
 vfloat32m2_t silu_v(vfloat32m2_t x, size_t vl) {
   const vfloat32m2_t e = exp_f32m2(__riscv_vfneg_v_f32m2(x, vl), vl);
@@ -232,6 +242,7 @@ void fill_rvv_rows(Kernels& k) {
   k.top_k = top_k;
   k.scale = scale;
   k.axpy = axpy;
+  k.axpy_rows = axpy_rows;
 }
 
 }  // namespace hart::cpu::riscv

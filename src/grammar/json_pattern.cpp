@@ -67,7 +67,7 @@ class PatternParser {
     while (true) {
       const bool from_start = peek() == '^';
       if (from_start) pos_++;
-      const std::string body = sequence(true);
+      const std::string body = sequence(true).gbnf;
       const bool to_end = peek() == '$';
       if (to_end) pos_++;
       out += (out.empty() ? "" : " | ") + (from_start ? "" : any + " ") + "(" + body + ")" + (to_end ? "" : " " + any);
@@ -85,28 +85,37 @@ class PatternParser {
   bool at_end() const { return pos_ >= end_; }
   char peek() const { return at_end() ? '\0' : p_[pos_]; }
 
-  std::string alternation() {
-    std::string out = sequence(false);
+  // A part of the pattern as GBNF, and whether it can match the empty string.
+  struct Piece {
+    std::string gbnf;
+    bool nullable;
+  };
+
+  Piece alternation() {
+    Piece out = sequence(false);
     while (peek() == '|') {
       pos_++;
-      out += " | " + sequence(false);
+      const Piece next = sequence(false);
+      out = {out.gbnf + " | " + next.gbnf, out.nullable || next.nullable};
     }
     return out;
   }
 
   // Atoms up to '|', ')' or the end; at the top, also up to a '$' that ends an alternative.
-  std::string sequence(bool top) {
-    std::string out;
+  Piece sequence(bool top) {
+    Piece out{"", true};
     while (!at_end() && peek() != '|' && peek() != ')') {
       if (top && peek() == '$' && (pos_ + 1 == end_ || p_[pos_ + 1] == '|')) break;
-      std::string a = atom();
-      a = quantified(a);
-      out += (out.empty() ? "" : " ") + a;
+      const Piece a = quantified(atom());
+      out = {out.gbnf + (out.gbnf.empty() ? "" : " ") + a.gbnf, out.nullable && a.nullable};
     }
-    return out.empty() ? "\"\"" : out;
+    if (out.gbnf.empty()) out.gbnf = "\"\"";
+    return out;
   }
 
-  std::string quantified(const std::string& a) {
+  // An unbounded repetition of a part that can match nothing ("(a|x?)*") would be a
+  // left-recursive GBNF rule, which the grammar parser refuses: such a pattern is refused here.
+  Piece quantified(const Piece& a) {
     std::string q;
     const char c = peek();
     if (c == '*' || c == '+' || c == '?') {
@@ -124,10 +133,13 @@ class PatternParser {
     }
     if (peek() == '?') pos_++;  // lazy: the same strings
     if (peek() == '*' || peek() == '+' || peek() == '?' || peek() == '{') fail("a quantifier after a quantifier");
-    return "(" + a + ")" + q;
+    const bool unbounded = q == "*" || q == "+" || (q.size() > 2 && q[q.size() - 2] == ',');  // or {n,}
+    if (a.nullable && unbounded) fail("'" + q + "' over a part that can match nothing");
+    const bool at_least_one = q == "+" || (q[0] == '{' && q[1] != '0');
+    return {"(" + a.gbnf + ")" + q, a.nullable || !at_least_one};
   }
 
-  std::string atom() {
+  Piece atom() {
     const char c = p_[pos_];
     switch (c) {
       case '(': {
@@ -136,20 +148,20 @@ class PatternParser {
           if (pos_ + 1 >= end_ || p_[pos_ + 1] != ':') fail("a lookaround or named group '(?'");
           pos_ += 2;
         }
-        std::string inner = alternation();
+        const Piece inner = alternation();
         if (peek() != ')') fail("an unclosed '('");
         pos_++;
-        return "(" + inner + ")";
+        return {"(" + inner.gbnf + ")", inner.nullable};
       }
-      case '[': return char_class();
-      case '.': pos_++; return std::string(kPlainChar) + "]";
-      case '\\': return escape();
+      case '[': return {char_class(), false};
+      case '.': pos_++; return {std::string(kPlainChar) + "]", false};
+      case '\\': return {escape(), false};
       case '^':
       case '$': fail(std::string("'") + c + "' inside the pattern");
       case '*':
       case '+':
       case '?': fail(std::string("'") + c + "' with nothing to repeat");
-      default: return json_char(code_point());
+      default: return {json_char(code_point()), false};
     }
   }
 

@@ -83,13 +83,13 @@ class OnlineSoftmax {
         ei[j] = ei[j] * scale + (bias ? bias[j] : 0.0f);
         m = std::max(m, ei[j]);
       }
-      std::fill(ei + n_seen, ei + n, -INFINITY);  // unseen pairs weigh e^-inf = 0
       if (m == -INFINITY) {  // nothing seen yet: no weight, nothing to shrink
         std::fill(ei, ei + n, -INFINITY);
         shrink[i] = 0.0f;
         continue;
       }
       for (int64_t j = 0; j < n_seen; j++) ei[j] -= m;
+      std::fill(ei + n_seen, ei + n, -INFINITY);  // unseen pairs weigh e^-inf = 0
       shrink[i] = m_[r] - m;
       m_[r] = m;
     }

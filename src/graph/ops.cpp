@@ -282,8 +282,9 @@ Tensor* rwkv_wkv7(Context& c, Tensor* r, Tensor* w, Tensor* k, Tensor* v, Tensor
   }
   check_type(state, Type::F32, op, "state");
   const int64_t n_s = state->ne[1];
-  if (!(state->is_contiguous() && state->ne[0] == S * S * H && state->ne[2] == 1 && n_s >= 1 && T % n_s == 0))
-    fail(op, "state " + describe(state) + " must be [S*S*H, n_seqs] with T a multiple of n_seqs");
+  if (!(state->is_contiguous() && state->ne[0] == S * S * H && state->ne[2] == 1 && n_s >= 1 && T >= n_s &&
+        T % n_s == 0))
+    fail(op, "state " + describe(state) + " must be [S*S*H, n_seqs] with T a positive multiple of n_seqs");
   const int64_t ne[kMaxDims] = {S * H, T + S * n_s, 1, 1};
   Tensor* t = detail::new_node(c, op, Type::F32, ne, {r, w, k, v});
   t->src[4] = a;
@@ -309,8 +310,9 @@ Tensor* gated_delta_net(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* g, 
   }
   check_type(state, Type::F32, op, "state");
   const int64_t n_s = state->ne[1];
-  if (!(state->is_contiguous() && state->ne[0] == S * S * H && state->ne[2] == 1 && n_s >= 1 && T % n_s == 0))
-    fail(op, "state " + describe(state) + " must be [S*S*H, n_seqs] with T a multiple of n_seqs");
+  if (!(state->is_contiguous() && state->ne[0] == S * S * H && state->ne[2] == 1 && n_s >= 1 && T >= n_s &&
+        T % n_s == 0))
+    fail(op, "state " + describe(state) + " must be [S*S*H, n_seqs] with T a positive multiple of n_seqs");
   const int64_t ne[kMaxDims] = {S * H, T + S * n_s, 1, 1};
   Tensor* t = detail::new_node(c, op, Type::F32, ne, {q, k, v, g});
   t->src[4] = beta;

@@ -93,13 +93,15 @@ struct Kernels {
   // y += a[0] x[0] + ... + a[m-1] x[m-1], rows x[j] of n floats, added in that order (m axpy
   // calls' result): attention's softmax-weighted sum of a block of V rows, y kept in registers.
   void (*axpy_rows)(int64_t n, int64_t m, const float* a, const float* const* x, float* y) = nullptr;
-  // One row of RWKV-7's WKV state update: s = s * w + v * k + sa * b (element-wise over the n
-  // key channels), returning dot(s, r) for the new s.
-  float (*wkv7_row)(int64_t n, float* s, const float* w, const float* k, const float* b, const float* r, float v,
-                    float sa) = nullptr;
-  // One row of the gated delta rule's state update: s = s * decay + d * k (element-wise over the
-  // n key channels), returning dot(s, q) for the new s.
-  float (*delta_row)(int64_t n, float* s, float decay, const float* k, float d, const float* q) = nullptr;
+  // One row of RWKV-7's WKV state update: s' = s * w + v * k + sa * b (element-wise over the n
+  // key channels) into s_out, returning dot(s', r). s_out may be s: the recurrence reads the
+  // state before a sequence's first token from the op's input and updates its output in place.
+  float (*wkv7_row)(int64_t n, const float* s, float* s_out, const float* w, const float* k, const float* b,
+                    const float* r, float v, float sa) = nullptr;
+  // One row of the gated delta rule's state update: s' = s * decay + d * k (element-wise over the
+  // n key channels) into s_out, returning dot(s', q). s_out may be s, as for wkv7_row.
+  float (*delta_row)(int64_t n, const float* s, float* s_out, float decay, const float* k, float d,
+                     const float* q) = nullptr;
   // RoPE on one row: pair i < half, (x[2i], x[2i+1]) or with `neox` (x[i], x[i + half]), becomes
   // (x0 cos[i] - x1 sin[i], x0 sin[i] + x1 cos[i]); nothing past the pairs is written. y may be x.
   void (*rope)(int64_t half, bool neox, const float* cos, const float* sin, const float* x, float* y) = nullptr;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "backend/cpu/sets_under_test.h"
@@ -92,22 +93,34 @@ TEST_P(KernelSet, RowPrimitives) {
     k().norm(n, a.data(), y.data(), 1e-5f);
     ref().norm(n, a.data(), r.data(), 1e-5f);
     expect_close(y, r, 1e-5f, "norm");
-    {  // one WKV-7 state row: the update in place and the dot with r
-      const std::vector<float> w = random_row(n, rng, 0.0f, 1.0f), kk = random_row(n, rng), bb = random_row(n, rng),
-                               rr = random_row(n, rng);
-      std::vector<float> s1 = random_row(n, rng), s2 = s1;
-      const float y1 = k().wkv7_row(n, s1.data(), w.data(), kk.data(), bb.data(), rr.data(), 0.7f, -1.3f);
-      const float y2 = ref().wkv7_row(n, s2.data(), w.data(), kk.data(), bb.data(), rr.data(), 0.7f, -1.3f);
-      expect_close(s1, s2, 1e-6f, "wkv7_row state");
-      ASSERT_NEAR(y1, y2, 1e-5f * float(n) * 4.0f) << "wkv7_row n=" << n;
-    }
-    {  // one gated-delta-rule state row: the update in place and the dot with q
-      const std::vector<float> kk = random_row(n, rng), qq = random_row(n, rng);
-      std::vector<float> s1 = random_row(n, rng), s2 = s1;
-      const float y1 = k().delta_row(n, s1.data(), 0.83f, kk.data(), -0.6f, qq.data());
-      const float y2 = ref().delta_row(n, s2.data(), 0.83f, kk.data(), -0.6f, qq.data());
-      expect_close(s1, s2, 1e-6f, "delta_row state");
-      ASSERT_NEAR(y1, y2, 1e-5f * float(n) * 4.0f) << "delta_row n=" << n;
+    // The recurrent state rows, updated into another row (a sequence's first token) and then in place:
+    // both must give the reference's state and dot, and the other row must stay as it was.
+    for (bool in_place : {false, true}) {
+      const std::vector<float> s0 = random_row(n, rng);
+      std::vector<float> s1 = s0, s2 = s0, out1 = random_row(n, rng), out2 = out1;
+      float* dst1 = in_place ? s1.data() : out1.data();
+      float* dst2 = in_place ? s2.data() : out2.data();
+      const std::string how = in_place ? " in place" : " into another row";
+      {  // RWKV-7: the update and the dot with r
+        const std::vector<float> w = random_row(n, rng, 0.0f, 1.0f), kk = random_row(n, rng),
+                                 bb = random_row(n, rng), rr = random_row(n, rng);
+        const float y1 = k().wkv7_row(n, s1.data(), dst1, w.data(), kk.data(), bb.data(), rr.data(), 0.7f, -1.3f);
+        const float y2 = ref().wkv7_row(n, s2.data(), dst2, w.data(), kk.data(), bb.data(), rr.data(), 0.7f, -1.3f);
+        expect_close(s1, s2, 1e-6f, ("wkv7_row state" + how).c_str());
+        expect_close(out1, out2, 1e-6f, ("wkv7_row output row" + how).c_str());
+        ASSERT_NEAR(y1, y2, 1e-5f * float(n) * 4.0f) << "wkv7_row n=" << n << how;
+      }
+      {  // the gated delta rule: the update and the dot with q
+        const std::vector<float> kk = random_row(n, rng), qq = random_row(n, rng);
+        const float y1 = k().delta_row(n, s1.data(), dst1, 0.83f, kk.data(), -0.6f, qq.data());
+        const float y2 = ref().delta_row(n, s2.data(), dst2, 0.83f, kk.data(), -0.6f, qq.data());
+        expect_close(s1, s2, 1e-6f, ("delta_row state" + how).c_str());
+        expect_close(out1, out2, 1e-6f, ("delta_row output row" + how).c_str());
+        ASSERT_NEAR(y1, y2, 1e-5f * float(n) * 4.0f) << "delta_row n=" << n << how;
+      }
+      if (!in_place) {
+        ASSERT_EQ(s1, s0) << "the input row is read only, n=" << n;
+      }
     }
     y = a;
     r = a;

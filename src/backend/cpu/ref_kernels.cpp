@@ -87,21 +87,21 @@ void ref_norm(int64_t n, const float* x, float* y, float eps) {
   for (int64_t i = 0; i < n; i++) y[i] *= inv;
 }
 
-float ref_wkv7_row(int64_t n, float* s, const float* w, const float* k, const float* b, const float* r, float v,
-                   float sa) {
+float ref_wkv7_row(int64_t n, const float* s, float* s_out, const float* w, const float* k, const float* b,
+                   const float* r, float v, float sa) {
   float y = 0.0f;
   for (int64_t j = 0; j < n; j++) {
-    s[j] = s[j] * w[j] + v * k[j] + sa * b[j];
-    y += s[j] * r[j];
+    s_out[j] = s[j] * w[j] + v * k[j] + sa * b[j];
+    y += s_out[j] * r[j];
   }
   return y;
 }
 
-float ref_delta_row(int64_t n, float* s, float decay, const float* k, float d, const float* q) {
+float ref_delta_row(int64_t n, const float* s, float* s_out, float decay, const float* k, float d, const float* q) {
   float y = 0.0f;
   for (int64_t j = 0; j < n; j++) {
-    s[j] = s[j] * decay + d * k[j];
-    y += s[j] * q[j];
+    s_out[j] = s[j] * decay + d * k[j];
+    y += s_out[j] * q[j];
   }
   return y;
 }

@@ -4,7 +4,6 @@
 // over (sequence, head) pairs, each running through its tokens in order. GATED_DELTA_NET: the
 // gated delta rule of Qwen 3.5's linear-attention layers, split the same way.
 #include <cmath>
-#include <cstring>
 
 #include "backend/cpu/ops/ops.h"
 
@@ -44,13 +43,12 @@ void compute_wkv7(const Tensor& node, const OpContext& ctx) {
   for (int64_t item = begin; item < end; item++) {
     const int64_t seq = item / H, h = item % H;
     float* st = state_out + seq * head * H + h * head;
-    std::memcpy(st, frow(state_in, {seq, 0, 0}) + h * head, size_t(head) * sizeof(float));
-    for (int64_t t = seq * per_seq; t < (seq + 1) * per_seq; t++) {
+    const float* before = frow(state_in, {seq, 0, 0}) + h * head;  // the state before token t
+    for (int64_t t = seq * per_seq; t < (seq + 1) * per_seq; t++, before = st) {
       const int64_t off = t * S * H + h * S;  // token t, head h
       for (int64_t i = 0; i < S; i++) {
-        float* row = st + i * S;
-        const float sa = ctx.k.dot_f32(S, a + off, row);
-        y[off + i] = ctx.k.wkv7_row(S, row, w + off, k + off, b + off, r + off, v[off + i], sa);
+        const float sa = ctx.k.dot_f32(S, a + off, before + i * S);
+        y[off + i] = ctx.k.wkv7_row(S, before + i * S, st + i * S, w + off, k + off, b + off, r + off, v[off + i], sa);
       }
     }
   }
@@ -70,18 +68,17 @@ void compute_gated_delta_net(const Tensor& node, const OpContext& ctx) {
   for (int64_t item = begin; item < end; item++) {
     const int64_t seq = item / H, h = item % H;
     float* st = state_out + seq * head * H + h * head;  // row i: value channel i over the key channels
-    std::memcpy(st, frow(state_in, {seq, 0, 0}) + h * head, size_t(head) * sizeof(float));
-    for (int64_t t = seq * per_seq; t < (seq + 1) * per_seq; t++) {
+    const float* before = frow(state_in, {seq, 0, 0}) + h * head;  // the state before token t
+    for (int64_t t = seq * per_seq; t < (seq + 1) * per_seq; t++, before = st) {
       const float* qt = frow(q, {h % H_k, t, 0});
       const float* kt = frow(k, {h % H_k, t, 0});
       const float* vt = frow(v, {h, t, 0});
       const float decay = std::exp(g[t * H + h]), b = beta[t * H + h];
       float* yt = y + t * S * H + h * S;
       for (int64_t i = 0; i < S; i++) {
-        float* row = st + i * S;
         // (S k)_i after the decay, then the row's update by the delta beta (v_i - (S k)_i).
-        const float d = b * (vt[i] - decay * ctx.k.dot_f32(S, row, kt));
-        yt[i] = ctx.k.delta_row(S, row, decay, kt, d, qt) * out_scale;
+        const float d = b * (vt[i] - decay * ctx.k.dot_f32(S, before + i * S, kt));
+        yt[i] = ctx.k.delta_row(S, before + i * S, st + i * S, decay, kt, d, qt) * out_scale;
       }
     }
   }

@@ -54,28 +54,29 @@ void norm(int64_t n, const float* x, float* y, float eps) {
   scale(n, y, 1.0f / std::sqrt(sum_lanes(sq) / float(n) + eps), y);
 }
 
-// s = s * w + v * k + sa * b, returning dot(s, r).
-float wkv7_row(int64_t n, float* s, const float* w, const float* k, const float* b, const float* r, float v, float sa) {
+// s_out = s * w + v * k + sa * b, returning dot(s_out, r).
+float wkv7_row(int64_t n, const float* s, float* s_out, const float* w, const float* k, const float* b, const float* r,
+               float v, float sa) {
   vfloat32m4_t acc = zero_lanes();
   for (size_t i = 0, vl; i < size_t(n); i += vl) {
     vl = __riscv_vsetvl_e32m4(size_t(n) - i);
     vfloat32m4_t ns = __riscv_vfmul_vf_f32m4(__riscv_vle32_v_f32m4(b + i, vl), sa, vl);
     ns = __riscv_vfmacc_vf_f32m4(ns, v, __riscv_vle32_v_f32m4(k + i, vl), vl);
     ns = __riscv_vfmacc_vv_f32m4(ns, __riscv_vle32_v_f32m4(s + i, vl), __riscv_vle32_v_f32m4(w + i, vl), vl);
-    __riscv_vse32_v_f32m4(s + i, ns, vl);
+    __riscv_vse32_v_f32m4(s_out + i, ns, vl);
     acc = __riscv_vfmacc_vv_f32m4_tu(acc, ns, __riscv_vle32_v_f32m4(r + i, vl), vl);
   }
   return sum_lanes(acc);
 }
 
-// s = s * decay + d * k, returning dot(s, q).
-float delta_row(int64_t n, float* s, float decay, const float* k, float d, const float* q) {
+// s_out = s * decay + d * k, returning dot(s_out, q).
+float delta_row(int64_t n, const float* s, float* s_out, float decay, const float* k, float d, const float* q) {
   vfloat32m4_t acc = zero_lanes();
   for (size_t i = 0, vl; i < size_t(n); i += vl) {
     vl = __riscv_vsetvl_e32m4(size_t(n) - i);
     vfloat32m4_t ns = __riscv_vfmul_vf_f32m4(__riscv_vle32_v_f32m4(k + i, vl), d, vl);
     ns = __riscv_vfmacc_vf_f32m4(ns, decay, __riscv_vle32_v_f32m4(s + i, vl), vl);
-    __riscv_vse32_v_f32m4(s + i, ns, vl);
+    __riscv_vse32_v_f32m4(s_out + i, ns, vl);
     acc = __riscv_vfmacc_vv_f32m4_tu(acc, ns, __riscv_vle32_v_f32m4(q + i, vl), vl);
   }
   return sum_lanes(acc);

@@ -30,6 +30,11 @@ void* counted(size_t n, size_t align) {
 
 }  // namespace
 
+// These replace the global operators, so malloc/free is the matched pair here; GCC's inliner
+// (at -O1) still pairs the free with the builtin operator new and warns.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 void* operator new(size_t n) { return counted(n, 0); }
 void* operator new(size_t n, std::align_val_t a) { return counted(n, size_t(a)); }
 void operator delete(void* p) noexcept { std::free(p); }

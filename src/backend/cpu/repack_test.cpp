@@ -312,45 +312,47 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(PanelSet);
 INSTANTIATE_TEST_SUITE_P(Sets, PanelSet, ::testing::ValuesIn(sets_with_panels()),
                          [](const auto& info) { return info.param->name; });
 
-// Y = W X computed twice on the selected set: W a weight (packed when the layout allows) and the
-// same bytes as a plain tensor (row-major). Rows of W: a multiple of every panel height, one that
-// is a multiple of 8 only (8-row sets pack it all, 16- and 32-row ones their whole panels and the
-// last rows as stored), an odd count past two panels (a vocabulary such as 49155), and fewer rows
-// than any panel (never packed).
+// Y = W X on the selected set: W a weight (packed when the layout allows) against the same bytes
+// as a plain tensor (row-major). Rows of W: a multiple of every panel height, one that is a
+// multiple of 8 only (8-row sets pack it all, 16- and 32-row ones their whole panels and the last
+// rows as stored), an odd count past two panels (a vocabulary such as 49155), and fewer rows than
+// any panel (never packed). The row-major product is computed once, for the most tokens; each
+// token count's packed product is checked against its first rows.
 TEST(Repack, MulMatMatchesRowMajorPath) {
   const Kernels& k = kernels();
   std::mt19937 rng(11);
+  // Token counts: decode, a remainder of every tile height, past one X tile of 64; 1 and 2 threads.
+  constexpr std::pair<int64_t, int> kTokens[] = {{1, 1}, {5, 2}, {17, 1}, {70, 2}};
+  constexpr int64_t kMaxTokens = 70;
+  // Y (n, m) = W X on a fresh backend: W's bytes as a weight (packed) or as a plain tensor.
+  // `again` computes a second graph, which must reuse the packed copy.
+  auto mul = [](Type type, int64_t k_len, int64_t n, int64_t m, int threads, std::vector<uint8_t>& w,
+                std::vector<float>& x, bool as_weight, bool again, size_t* packed_bytes) {
+    Context ctx;
+    const int64_t wne[] = {k_len, n, 1, 1}, xne[] = {k_len, m, 1, 1};
+    Tensor* wt = ctx.new_leaf(type, wne, w.data());
+    if (as_weight) wt->flags |= kFlagWeight;
+    Tensor* yt = mul_mat(ctx, wt, ctx.new_leaf(Type::F32, xne, x.data()));
+    std::vector<float> y(size_t(n * m), 0.0f);
+    yt->data = y.data();
+    CpuBackend backend(threads);
+    backend.compute(build_graph({yt}));
+    if (again) backend.compute(build_graph({yt}));
+    *packed_bytes = backend.repacked_bytes();
+    return y;
+  };
   for (Type type : {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::Q2_K, Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K,
                     Type::IQ4_XS, Type::IQ4_NL, Type::F16, Type::BF16}) {
-  for (int64_t n : {64, 40, 75, 5}) {
-    // Token counts: decode, a remainder of every tile height, several tiles; 1 and 2 threads.
-    for (const auto& [m, threads] : {std::pair<int64_t, int>{1, 1}, {5, 2}, {17, 1}, {70, 2}}) {
+    for (int64_t n : {64, 40, 75, 5}) {
       // Several blocks: 7 of 32 elements, 3 super-blocks of 256 (first, middle, last; more only
       // lengthen the QEMU passes, where this test was the longest at VLEN 256).
       const int64_t k_len = (block_elems(type) >= 256 ? 3 : 7) * block_elems(type);
       std::vector<uint8_t> w = random_rows(type, k_len, n, rng);
-      std::vector<float> x(static_cast<size_t>(k_len * m));
+      std::vector<float> x(static_cast<size_t>(k_len * kMaxTokens));
       std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
       for (float& v : x) v = dist(rng);
-
-      std::vector<float> y[2];
       size_t packed_bytes = 0;
-      for (int as_weight = 0; as_weight < 2; as_weight++) {
-        Context ctx;
-        const int64_t wne[] = {k_len, n, 1, 1}, xne[] = {k_len, m, 1, 1};
-        Tensor* wt = ctx.new_leaf(type, wne, w.data());
-        if (as_weight) wt->flags |= kFlagWeight;
-        Tensor* xt = ctx.new_leaf(Type::F32, xne, x.data());
-        Tensor* yt = mul_mat(ctx, wt, xt);
-        y[as_weight].assign(size_t(n * m), 0.0f);
-        yt->data = y[as_weight].data();
-        CpuBackend backend(threads);
-        backend.compute(build_graph({yt}));
-        if (as_weight) {
-          backend.compute(build_graph({yt}));  // packed once: the second graph reuses it
-          packed_bytes = backend.repacked_bytes();
-        }
-      }
+      const std::vector<float> want = mul(type, k_len, n, kMaxTokens, 2, w, x, false, false, &packed_bytes);
       // F16 sums float products in another order, Q2_K / Q4_K / Q5_K their scales and mins terms (which
       // may cancel), and the x86 Q3_K / IQ4_XS panels scale a super-block's integer sum as one
       // float where the row dots scale it as 8 lane sums (terms that may cancel too): bound by
@@ -360,12 +362,15 @@ TEST(Repack, MulMatMatchesRowMajorPath) {
       const double float_sum_tol = float_order ? 2e-6 * double(k_len) : 0;
       const PanelKernel& pk = k.panel[size_t(type)];
       const int64_t packed_rows = repack_enabled() && pk.rows > 0 ? n / pk.rows * pk.rows : 0;
-      EXPECT_EQ(packed_bytes, w.size() / size_t(n) * size_t(packed_rows)) << k.name << " " << type_name(type) << " n=" << n;
-      for (int64_t j = 0; j < m; j++)
-        for (int64_t i = 0; i < n; i++)
-          expect_close(y[1][size_t(j * n + i)], y[0][size_t(j * n + i)], type_name(type).data(), i, j, float_sum_tol);
+      for (const auto& [m, threads] : kTokens) {
+        const std::vector<float> got = mul(type, k_len, n, m, threads, w, x, true, m == 1, &packed_bytes);
+        EXPECT_EQ(packed_bytes, w.size() / size_t(n) * size_t(packed_rows))
+            << k.name << " " << type_name(type) << " n=" << n << " m=" << m;
+        for (int64_t j = 0; j < m; j++)
+          for (int64_t i = 0; i < n; i++)
+            expect_close(got[size_t(j * n + i)], want[size_t(j * n + i)], type_name(type).data(), i, j, float_sum_tol);
+      }
     }
-  }
   }
 }
 

@@ -128,14 +128,17 @@ TEST(RvvPanels, GemmMatchesReferenceAndRowMajorDots) {
   types.insert(types.end(), std::begin(kBlock32Types), std::end(kBlock32Types));
   types.insert(types.end(), std::begin(kSuperBlockTypes), std::end(kSuperBlockTypes));
   for (Type t : types) {
-    for (const Kernels* set : sets_with(t)) {
-      const PanelKernel& pk = set->panel[size_t(t)];
-      const DotKernel& d = set->dot[size_t(t)];
-      for (int64_t k : lengths(t)) {
-        for (int64_t n_panels : {1, 3}) {
-          const int64_t n = n_panels * pk.rows;
+    for (int64_t k : lengths(t)) {
+      for (int64_t n_panels : {1, 3}) {
+        // One weight for every set (all RISC-V panels have 32 rows, SetsHaveTheirLayouts):
+        // quantizing random weights is much of this test's time under QEMU.
+        const int64_t n = n_panels * 32;
+        const Weights w = random_weights(t, k, n, rng);
+        for (const Kernels* set : sets_with(t)) {
+          const PanelKernel& pk = set->panel[size_t(t)];
+          const DotKernel& d = set->dot[size_t(t)];
+          ASSERT_EQ(pk.rows, 32) << set->name << " " << type_name(t);
           const size_t w_row = row_size(t, k), x_row = row_size(d.act_type, k);
-          const Weights w = random_weights(t, k, n, rng);
           std::vector<uint8_t> panels(w.bytes.size());
           const size_t panel_stride = size_t(pk.rows) * w_row;
           for (int64_t p = 0; p < n_panels; p++)
@@ -195,10 +198,12 @@ TEST(RvvPanels, MulMatPackedAndFallback) {
   types.insert(types.end(), std::begin(kSuperBlockTypes), std::end(kSuperBlockTypes));
   for (Type t : types) {
     for (int64_t n : {96, 80}) {
+      // One weight for the token counts: quantizing random weights is most of this test's time
+      // under QEMU (the K-quant and IQ quantizers' searches in emulated floating point).
+      const int64_t block = type_info(t).block_size;
+      const int64_t k = block == QK_K ? 3 * QK_K : type_info(t).quantized ? 5 * block : 129;
+      const Weights w = random_weights(t, k, n, rng);
       for (int64_t m : {1, 5, 17}) {
-        const int64_t block = type_info(t).block_size;
-        const int64_t k = block == QK_K ? 3 * QK_K : type_info(t).quantized ? 5 * block : 129;
-        const Weights w = random_weights(t, k, n, rng);
         const std::vector<float> x = random_floats(k * m, rng);
         std::vector<float> y(size_t(n * m));
         Context ctx;

@@ -5,7 +5,11 @@
 // experts against their row-major bytes.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <map>
+#include <memory>
 #include <string>
+#include <tuple>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/kernels.h"
@@ -38,6 +42,19 @@ Dense mul_mat_id_ref(const Tensor* w, const Tensor* x, const Tensor* ids, const 
 double tolerance(const Kernels& k, Type wt, int64_t len) {
   const Type act = k.dot[size_t(wt)].act_type;
   return act == Type::F32 ? 1e-5 * double(len) : 1e-2 * double(len) / 4;
+}
+
+// Random experts [len, n, n_expert] of type t, as a leaf of b. Each shape is quantized once and
+// shared by every kernel set's instance: quantizing random weights (the K-quants' searches) is
+// much of this test's time under QEMU, where floating point is emulated.
+Tensor* random_experts(Bench& b, Type t, int64_t len, int64_t n, int64_t n_expert) {
+  static std::map<std::tuple<Type, int64_t, int64_t, int64_t>, std::pair<std::unique_ptr<Bench>, Tensor*>> made;
+  auto& [leaves, w] = made[{t, len, n, n_expert}];
+  if (!leaves) {
+    leaves = std::make_unique<Bench>(7);
+    w = leaves->random(t, {len, n, n_expert});
+  }
+  return b.ctx.new_leaf(t, std::array<int64_t, 4>{len, n, n_expert, 1}, w->data);
 }
 
 enum class Ids { RANDOM, REPEATED, ALL_SAME, SKIP_HALF };
@@ -87,7 +104,7 @@ TEST_P(MulMatId, EqualsTheNaiveLoop) {
     for (const Case& c : cases) {
         const int threads = 2;
         Bench b;
-        Tensor* w = b.random(t, {len, c.n, c.n_expert});
+        Tensor* w = random_experts(b, t, len, c.n, c.n_expert);
         w->flags |= kFlagWeight;  // repacked where the set has panels and n fits them
         Tensor* x = b.random(Type::F32, {len, c.n_b, c.T});
         Tensor* ids = make_ids(b, c.ids, c.n_expert, c.n_used, c.T, c.strided);
@@ -109,7 +126,7 @@ TEST_P(MulMatId, GroupedPrefillEqualsOneTokenAtATime) {
   for (Type t : {Type::F32, Type::F16, Type::Q8_0, Type::Q4_0, Type::Q4_K}) {
     const int64_t len = type_info(t).block_size == 256 ? 256 : 128, n = 64, E = 8, used = 2, T = 37;
     Bench b;
-    Tensor* w = b.random(t, {len, n, E});
+    Tensor* w = random_experts(b, t, len, n, E);
     Tensor* w_rows = b.ctx.new_leaf(t, std::array<int64_t, 4>{len, n, E, 1}, w->data);  // same bytes, not a weight
     w->flags |= kFlagWeight;
     Tensor* x = b.random(Type::F32, {len, 1, T});

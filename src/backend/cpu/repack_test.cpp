@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <vector>
 
@@ -323,24 +324,7 @@ TEST(Repack, MulMatMatchesRowMajorPath) {
   std::mt19937 rng(11);
   // Token counts: decode, a remainder of every tile height, past one X tile of 64; 1 and 2 threads.
   constexpr std::pair<int64_t, int> kTokens[] = {{1, 1}, {5, 2}, {17, 1}, {70, 2}};
-  constexpr int64_t kMaxTokens = 70;
-  // Y (n, m) = W X on a fresh backend: W's bytes as a weight (packed) or as a plain tensor.
-  // `again` computes a second graph, which must reuse the packed copy.
-  auto mul = [](Type type, int64_t k_len, int64_t n, int64_t m, int threads, std::vector<uint8_t>& w,
-                std::vector<float>& x, bool as_weight, bool again, size_t* packed_bytes) {
-    Context ctx;
-    const int64_t wne[] = {k_len, n, 1, 1}, xne[] = {k_len, m, 1, 1};
-    Tensor* wt = ctx.new_leaf(type, wne, w.data());
-    if (as_weight) wt->flags |= kFlagWeight;
-    Tensor* yt = mul_mat(ctx, wt, ctx.new_leaf(Type::F32, xne, x.data()));
-    std::vector<float> y(size_t(n * m), 0.0f);
-    yt->data = y.data();
-    CpuBackend backend(threads);
-    backend.compute(build_graph({yt}));
-    if (again) backend.compute(build_graph({yt}));
-    *packed_bytes = backend.repacked_bytes();
-    return y;
-  };
+  constexpr int64_t kMaxTokens = std::end(kTokens)[-1].first;
   for (Type type : {Type::Q4_0, Type::Q5_0, Type::Q8_0, Type::Q2_K, Type::Q3_K, Type::Q4_K, Type::Q5_K, Type::Q6_K,
                     Type::IQ4_XS, Type::IQ4_NL, Type::F16, Type::BF16}) {
     for (int64_t n : {64, 40, 75, 5}) {
@@ -351,8 +335,28 @@ TEST(Repack, MulMatMatchesRowMajorPath) {
       std::vector<float> x(static_cast<size_t>(k_len * kMaxTokens));
       std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
       for (float& v : x) v = dist(rng);
-      size_t packed_bytes = 0;
-      const std::vector<float> want = mul(type, k_len, n, kMaxTokens, 2, w, x, false, false, &packed_bytes);
+      // Y (n, m) = W X for the first m X rows on a fresh backend, W's bytes as a weight (packed)
+      // or as a plain tensor, and the bytes it repacked. `again` computes a second graph, which
+      // must reuse the packed copy.
+      struct Product {
+        std::vector<float> y;
+        size_t packed_bytes;
+      };
+      auto mul = [&](int64_t m, int threads, bool as_weight, bool again) {
+        Context ctx;
+        const int64_t wne[] = {k_len, n, 1, 1}, xne[] = {k_len, m, 1, 1};
+        Tensor* wt = ctx.new_leaf(type, wne, w.data());
+        if (as_weight) wt->flags |= kFlagWeight;
+        Tensor* yt = mul_mat(ctx, wt, ctx.new_leaf(Type::F32, xne, x.data()));
+        Product p{std::vector<float>(size_t(n * m), 0.0f), 0};
+        yt->data = p.y.data();
+        CpuBackend backend(threads);
+        backend.compute(build_graph({yt}));
+        if (again) backend.compute(build_graph({yt}));
+        p.packed_bytes = backend.repacked_bytes();
+        return p;
+      };
+      const std::vector<float> want = mul(kMaxTokens, 2, false, false).y;
       // F16 sums float products in another order, Q2_K / Q4_K / Q5_K their scales and mins terms (which
       // may cancel), and the x86 Q3_K / IQ4_XS panels scale a super-block's integer sum as one
       // float where the row dots scale it as 8 lane sums (terms that may cancel too): bound by
@@ -363,12 +367,12 @@ TEST(Repack, MulMatMatchesRowMajorPath) {
       const PanelKernel& pk = k.panel[size_t(type)];
       const int64_t packed_rows = repack_enabled() && pk.rows > 0 ? n / pk.rows * pk.rows : 0;
       for (const auto& [m, threads] : kTokens) {
-        const std::vector<float> got = mul(type, k_len, n, m, threads, w, x, true, m == 1, &packed_bytes);
-        EXPECT_EQ(packed_bytes, w.size() / size_t(n) * size_t(packed_rows))
+        const Product got = mul(m, threads, true, m == 1);
+        EXPECT_EQ(got.packed_bytes, w.size() / size_t(n) * size_t(packed_rows))
             << k.name << " " << type_name(type) << " n=" << n << " m=" << m;
         for (int64_t j = 0; j < m; j++)
           for (int64_t i = 0; i < n; i++)
-            expect_close(got[size_t(j * n + i)], want[size_t(j * n + i)], type_name(type).data(), i, j, float_sum_tol);
+            expect_close(got.y[size_t(j * n + i)], want[size_t(j * n + i)], type_name(type).data(), i, j, float_sum_tol);
       }
     }
   }

@@ -44,14 +44,16 @@ double tolerance(const Kernels& k, Type wt, int64_t len) {
   return act == Type::F32 ? 1e-5 * double(len) : 1e-2 * double(len) / 4;
 }
 
-// Random experts [len, n, n_expert] of type t, as a leaf of b. Each shape is quantized once and
-// shared by every kernel set's instance: quantizing random weights (the K-quants' searches) is
-// much of this test's time under QEMU, where floating point is emulated.
+// Random experts [len, n, n_expert] of type t, as a new leaf of b (the same bytes on every call
+// with that shape). Each shape is quantized once and shared by every kernel set's instance:
+// quantizing random weights (the K-quants' searches) is much of this test's time under QEMU,
+// where floating point is emulated.
 Tensor* random_experts(Bench& b, Type t, int64_t len, int64_t n, int64_t n_expert) {
-  static std::map<std::tuple<Type, int64_t, int64_t, int64_t>, std::pair<std::unique_ptr<Bench>, Tensor*>> made;
+  using Made = std::pair<std::unique_ptr<testing::RandomLeaves>, Tensor*>;
+  static std::map<std::tuple<Type, int64_t, int64_t, int64_t>, Made> made;
   auto& [leaves, w] = made[{t, len, n, n_expert}];
   if (!leaves) {
-    leaves = std::make_unique<Bench>(7);
+    leaves = std::make_unique<testing::RandomLeaves>(7);
     w = leaves->random(t, {len, n, n_expert});
   }
   return b.ctx.new_leaf(t, std::array<int64_t, 4>{len, n, n_expert, 1}, w->data);
@@ -127,7 +129,7 @@ TEST_P(MulMatId, GroupedPrefillEqualsOneTokenAtATime) {
     const int64_t len = type_info(t).block_size == 256 ? 256 : 128, n = 64, E = 8, used = 2, T = 37;
     Bench b;
     Tensor* w = random_experts(b, t, len, n, E);
-    Tensor* w_rows = b.ctx.new_leaf(t, std::array<int64_t, 4>{len, n, E, 1}, w->data);  // same bytes, not a weight
+    Tensor* w_rows = random_experts(b, t, len, n, E);  // the same bytes, not a weight
     w->flags |= kFlagWeight;
     Tensor* x = b.random(Type::F32, {len, 1, T});
     Tensor* ids = make_ids(b, Ids::RANDOM, E, used, T, false);

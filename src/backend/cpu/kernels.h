@@ -29,6 +29,12 @@ using ToF32Fn = void (*)(const void* x, float* y, int64_t n);
 // each. A set's version reuses each weight block it loads across several X rows (prefill GEMM).
 using GemmFn = void (*)(int64_t n, int64_t nw, int64_t nx, const void* w, size_t w_stride, const void* x,
                         size_t x_stride, float* y, size_t y_stride);
+// Attention scores: s[i * n + j] = dot(K row k[j], q row i) for i < rows, j < n; K rows (the
+// type, d elements each) wherever their cache slots are, q rows (act_type) q_stride bytes apart.
+// A set's version converts each K row once for all q rows (a tile's tokens x a KV head's query
+// heads) and reduces the sums of many pairs together.
+using ScoresFn = void (*)(int64_t d, int64_t rows, const void* q, size_t q_stride, int64_t n, const char* const* k,
+                          float* s);
 
 struct DotKernel {
   Type act_type = Type::F32;
@@ -37,6 +43,9 @@ struct DotKernel {
   // that overrides vec_dot without a gemm of its own gets nullptr here (the reference's would
   // pair the reference activation type with the set's vec_dot).
   GemmFn gemm = nullptr;
+  // Same results as vec_dot per (K row, q row) up to float summation order. nullptr (the
+  // reference's): attention calls vec_dot per pair.
+  ScoresFn scores = nullptr;
 };
 
 // MUL_MAT on weights repacked once into panels (backend/cpu/repack.h): `rows` consecutive W

@@ -302,6 +302,45 @@ TEST_P(KernelSet, GemmTilesMatchVecDot) {
   }
 }
 
+// Attention scores for every row count a tile can have (one query head, a GQA group, a tile of
+// tokens) and block size (a lone pair, a tail, a whole block), over head sizes with vector tails
+// and more than one chunk, K rows scattered in memory and in no order: the set's own vec_dot per
+// pair, up to float summation order.
+TEST_P(KernelSet, ScoresMatchVecDot) {
+  for (uint32_t ti = 0; ti < kTypeCount; ti++) {
+    const Type t = Type(ti);
+    const DotKernel& dk = k().dot[ti];
+    if (!dk.scores) continue;
+    for (int64_t d : {1, 7, 16, 64, 100, 128, 257, 600}) {
+      const size_t q_stride = row_size(dk.act_type, d) + 16;
+      for (auto [rows, n] : {std::pair<int64_t, int64_t>{1, 1}, {3, 5}, {3, 32}, {1, 17}, {48, 32}, {5, 33}}) {
+        std::vector<std::vector<uint8_t>> krows;
+        std::vector<const char*> kptr;
+        for (int64_t j = 0; j < n; j++) krows.push_back(random_typed_row(t, d, rng));
+        for (int64_t j = n - 1; j >= 0; j--) kptr.push_back(reinterpret_cast<const char*>(krows[size_t(j)].data()));
+        std::vector<uint8_t> q(q_stride * size_t(rows));
+        for (int64_t i = 0; i < rows; i++) {
+          const std::vector<float> qf = random_row(d, rng);
+          uint8_t* dst = q.data() + size_t(i) * q_stride;
+          if (dk.act_type == Type::F32) std::memcpy(dst, qf.data(), size_t(d) * sizeof(float));
+          else k().from_f32[size_t(dk.act_type)](qf.data(), dst, d);
+        }
+        std::vector<float> s(size_t(rows * n) + 1, -1.0f);
+        dk.scores(d, rows, q.data(), q_stride, n, kptr.data(), s.data());
+        for (int64_t i = 0; i < rows; i++)
+          for (int64_t j = 0; j < n; j++) {
+            float want = 0.0f;
+            dk.vec_dot(d, &want, kptr[size_t(j)], q.data() + size_t(i) * q_stride);
+            ASSERT_NEAR(s[size_t(i * n + j)], want, 1e-4f * (1.0f + std::fabs(want)))
+                << k().name << " scores " << type_name(t) << " d=" << d << " " << rows << "x" << n << " at " << i
+                << "," << j;
+          }
+        ASSERT_EQ(s.back(), -1.0f) << "written past rows x n";
+      }
+    }
+  }
+}
+
 std::string set_name(const ::testing::TestParamInfo<const Kernels*>& info) { return info.param->name; }
 
 INSTANTIATE_TEST_SUITE_P(Available, KernelSet, ::testing::ValuesIn(sets_under_test()), set_name);

@@ -6,7 +6,7 @@
 // Blocks of up to kBlock K/V rows: one exponential call and at most one rescale per row and
 // block, instead of per K/V row (at 1,024 tokens of context these per-row calls took more time
 // than the weights' GEMV of a SmolLM2-135M decode step). Every inner loop goes through the
-// kernel table (vec_dot, from_f32, to_f32, exp, scale, axpy_rows).
+// kernel table (scores or vec_dot, from_f32, to_f32, exp, scale, axpy_rows).
 #pragma once
 
 #include <algorithm>
@@ -20,7 +20,8 @@ class OnlineSoftmax {
  public:
   // q rows of d floats dot K rows of k_type; V rows of v_type, dv elements.
   OnlineSoftmax(const Kernels& k, Type k_type, Type v_type, int64_t rows, int64_t d, int64_t dv)
-      : k_(k), dot_(k.dot[size_t(k_type)].vec_dot), act_(k.dot[size_t(k_type)].act_type), v_type_(v_type),
+      : k_(k), dot_(k.dot[size_t(k_type)].vec_dot), scores_(k.dot[size_t(k_type)].scores),
+        act_(k.dot[size_t(k_type)].act_type), v_type_(v_type),
         rows_(rows), d_(d), dv_(dv), q_row_(row_size(act_, d)) {}
 
   // Can the kernel set run attention over K of k_type and V of v_type?
@@ -74,12 +75,14 @@ class OnlineSoftmax {
     const int64_t rows = r1 - r0;
     float* e = e_;                  // [i * n + j]: row r0 + i's exponent of pair j
     float* shrink = e_ + rows * n;  // [i]: row r0 + i's shrink exponent
+    // Every row's dots with every pair at once where the set can (causally unseen ones unused).
+    if (scores_) scores_(d_, rows, q_ + size_t(r0) * q_row_, q_row_, n, k, e);
     for (int64_t i = 0; i < rows; i++) {
       const int64_t r = r0 + i, n_seen = seen ? seen[i / rows_per_seen] : n;
       float* ei = e + i * n;
       float m = m_[r];
       for (int64_t j = 0; j < n_seen; j++) {
-        dot_(d_, &ei[j], k[j], q_ + size_t(r) * q_row_);
+        if (!scores_) dot_(d_, &ei[j], k[j], q_ + size_t(r) * q_row_);
         ei[j] = ei[j] * scale + (bias ? bias[j] : 0.0f);
         m = std::max(m, ei[j]);
       }
@@ -128,6 +131,7 @@ class OnlineSoftmax {
 
   const Kernels& k_;
   VecDotFn dot_;
+  ScoresFn scores_;  // nullptr: dot_ per pair
   Type act_, v_type_;  // act_: q converted to K's activation type for the dot product
   int64_t rows_, d_, dv_;
   size_t q_row_;

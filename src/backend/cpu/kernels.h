@@ -78,6 +78,12 @@ struct Kernels {
   // y = (x - mean) / sqrt(var + eps), the layer norm without weights
   void (*norm)(int64_t n, const float* x, float* y, float eps) = nullptr;
   void (*softmax)(int64_t n, float* x) = nullptr;  // in place; an all -inf row becomes all 0
+  // One block of an online softmax row (attention): with x[j] = s[j] * scale + (bias ? bias[j] :
+  // 0) for j < n and m' = max(*m, x[0 .. n)), s[j] becomes e^(x[j] - m'), *l becomes
+  // *l e^(*m - m') + sum s[j] and *m becomes m'. Returns e^(*m - m'), the factor the row's
+  // accumulated output is rescaled by. While m' is -inf (nothing seen) the weights are 0 and
+  // the factor 1.
+  float (*softmax_block)(int64_t n, float* s, float scale, const float* bias, float* m, float* l) = nullptr;
   void (*silu)(int64_t n, const float* x, float* y) = nullptr;
   void (*exp)(int64_t n, const float* x, float* y) = nullptr;  // y = e^x within a few ulp of expf
   void (*swiglu)(int64_t n, const float* gate, const float* up, float* y) = nullptr;

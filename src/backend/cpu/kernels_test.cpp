@@ -128,6 +128,33 @@ TEST_P(KernelSet, RowPrimitives) {
     k().softmax(n, y.data());
     ref().softmax(n, r.data());
     expect_close(y, r, 1e-6f, "softmax");
+    // An online softmax block: first of a row (m = -inf), then one after earlier blocks (a larger
+    // and a smaller running max), with and without a bias (masked pairs at -inf), and a block
+    // whose pairs are all masked before anything was seen.
+    for (auto [m0, l0] : {std::pair<float, float>{-INFINITY, 0.0f}, {9.0f, 3.5f}, {-9.0f, 0.25f}})
+      for (bool with_bias : {false, true}) {
+        std::vector<float> bias = random_row(n, rng, -1.0f, 1.0f);
+        if (n > 3) bias[1] = -INFINITY;
+        const float* bp = with_bias ? bias.data() : nullptr;
+        float m1 = m0, l1 = l0, m2 = m0, l2 = l0;
+        y = a;
+        r = a;
+        const float f1 = k().softmax_block(n, y.data(), 0.125f, bp, &m1, &l1);
+        const float f2 = ref().softmax_block(n, r.data(), 0.125f, bp, &m2, &l2);
+        const std::string what = "softmax_block m=" + std::to_string(m0) + (with_bias ? " bias" : "");
+        expect_close(y, r, 1e-6f, what.c_str());
+        ASSERT_EQ(m1, m2) << what;
+        ASSERT_NEAR(l1, l2, 1e-6f * (1.0f + std::fabs(l2)) * float(n)) << what;
+        ASSERT_NEAR(f1, f2, 1e-6f * f2) << what;
+      }
+    {
+      std::vector<float> masked(size_t(n), -INFINITY), s(size_t(n), 5.0f);
+      float m = -INFINITY, l = 0.0f;
+      ASSERT_EQ(k().softmax_block(n, s.data(), 1.0f, masked.data(), &m, &l), 1.0f) << "all masked, n=" << n;
+      ASSERT_EQ(m, -INFINITY);
+      ASSERT_EQ(l, 0.0f);
+      ASSERT_EQ(s, std::vector<float>(size_t(n), 0.0f)) << "all masked: no weight, n=" << n;
+    }
     ASSERT_NEAR(k().dot_f32(n, a.data(), b.data()), ref().dot_f32(n, a.data(), b.data()), 1e-5f * float(n) * 16.0f);
     // RoPE on n pairs, both pairings, into a row one longer (its last element must stay) and in place.
     for (bool neox : {false, true}) {
@@ -351,7 +378,7 @@ TEST(KernelSelection, RefIsAlwaysAvailableAndComplete) {
   EXPECT_EQ(sets.front()->name, "ref");
   const Kernels& r = ref_kernels();
   EXPECT_TRUE(r.dot_f32 && r.rms_norm && r.softmax && r.silu && r.gelu && r.swiglu && r.geglu && r.add &&
-              r.sub && r.mul && r.div && r.clamp && r.top_k && r.scale && r.axpy && r.axpy_rows && r.rope && r.exp && r.tanh && r.sigmoid && r.norm &&
+              r.sub && r.mul && r.div && r.clamp && r.top_k && r.softmax_block && r.scale && r.axpy && r.axpy_rows && r.rope && r.exp && r.tanh && r.sigmoid && r.norm &&
               r.wkv7_row && r.delta_row);
   for (Type t : {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0}) {
     EXPECT_TRUE(r.dot[size_t(t)].vec_dot) << type_name(t);

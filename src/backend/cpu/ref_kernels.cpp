@@ -74,6 +74,21 @@ void ref_softmax(int64_t n, float* x) {
   for (int64_t i = 0; i < n; i++) x[i] *= inv;
 }
 
+float ref_softmax_block(int64_t n, float* s, float scale, const float* bias, float* m, float* l) {
+  float m_new = *m;
+  for (int64_t j = 0; j < n; j++) m_new = std::max(m_new, s[j] = s[j] * scale + (bias ? bias[j] : 0.0f));
+  if (m_new == -INFINITY) {
+    std::fill(s, s + n, 0.0f);
+    return 1.0f;
+  }
+  float sum = 0.0f;
+  for (int64_t j = 0; j < n; j++) sum += (s[j] = std::exp(s[j] - m_new));
+  const float shrink = std::exp(*m - m_new);
+  *l = *l * shrink + sum;
+  *m = m_new;
+  return shrink;
+}
+
 void ref_norm(int64_t n, const float* x, float* y, float eps) {
   double sum = 0.0;
   for (int64_t i = 0; i < n; i++) sum += x[i];
@@ -195,6 +210,7 @@ Kernels make_ref() {
   k.rms_norm = ref_rms_norm;
   k.norm = ref_norm;
   k.softmax = ref_softmax;
+  k.softmax_block = ref_softmax_block;
   k.silu = ref_map<silu>;
   k.exp = ref_map<expf_>;
   k.gelu = ref_map<gelu>;

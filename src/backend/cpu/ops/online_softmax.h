@@ -3,10 +3,11 @@
 // time, without a score matrix. Each query row keeps a running max m, a running sum l and an
 // unnormalised F32 accumulator that is rescaled whenever m grows. A work unit owns `rows` query
 // rows (its tokens x the query heads of one KV head) and hands each K/V row to all of them (GQA).
-// Blocks of up to kBlock K/V rows: one exponential call and at most one rescale per row and
+// Blocks of up to kBlock K/V rows: one softmax_block call and at most one rescale per row and
 // block, instead of per K/V row (at 1,024 tokens of context these per-row calls took more time
 // than the weights' GEMV of a SmolLM2-135M decode step). Every inner loop goes through the
-// kernel table (scores or vec_dot, from_f32, to_f32, exp, scale, axpy_rows).
+// kernel table (scores or vec_dot, from_f32, to_f32, softmax_block, scale,
+// axpy_rows).
 #pragma once
 
 #include <algorithm>
@@ -34,11 +35,11 @@ class OnlineSoftmax {
   static constexpr int64_t kBlock = 32;  // K/V rows one add() takes at most
 
   // Scratch per unit: converted q rows, accumulators, m and l per row, a block of V rows as
-  // floats, a block's exponents per row and each row's shrink exponent.
+  // floats, a block's scores (then weights) per row.
   size_t scratch_bytes() const {
     return align_up(size_t(rows_) * q_row_) + align_up(size_t(rows_ * dv_) * sizeof(float)) +
            2 * align_up(size_t(rows_) * sizeof(float)) + align_up(size_t(kBlock * dv_) * sizeof(float)) +
-           align_up(size_t(rows_ * (kBlock + 1)) * sizeof(float));
+           align_up(size_t(rows_ * kBlock) * sizeof(float));
   }
   void set_scratch(std::byte* base) {
     q_ = base;
@@ -67,43 +68,22 @@ class OnlineSoftmax {
   // Rows [r0, r1) see a block of n <= kBlock K/V pairs (raw rows k[j], v[j]); row r sees only
   // the first seen[(r - r0) / rows_per_seen] of them (seen nullptr: all n; a tile's tokens, each
   // a run of rows_per_seen query heads, end their causal lists at different pairs), with
-  // score(r, j) = q_r·k_j · scale + bias[j] (bias nullptr: 0). The exponentials of all rows go
-  // through one kernel call: the weights e^(score - m') and each row's shrink e^(m - m') of what
-  // was accumulated, with m' the row's max over m and the block's scores.
+  // score(r, j) = q_r·k_j · scale + bias[j] (bias nullptr: 0). One softmax_block call per row
+  // turns its scores into the weights e^(score - m') and updates its m and l.
   void add(int64_t r0, int64_t r1, int64_t n, const char* const* k, const char* const* v, float scale,
            const float* bias, const int64_t* seen = nullptr, int64_t rows_per_seen = 1) {
     const int64_t rows = r1 - r0;
-    float* e = e_;                  // [i * n + j]: row r0 + i's exponent of pair j
-    float* shrink = e_ + rows * n;  // [i]: row r0 + i's shrink exponent
+    float* e = e_;  // [i * n + j]: row r0 + i's score, then weight, of pair j
     // Every row's dots with every pair at once where the set can (causally unseen ones unused).
     if (scores_) scores_(d_, rows, q_ + size_t(r0) * q_row_, q_row_, n, k, e);
     for (int64_t i = 0; i < rows; i++) {
       const int64_t r = r0 + i, n_seen = seen ? seen[i / rows_per_seen] : n;
       float* ei = e + i * n;
-      float m = m_[r];
-      for (int64_t j = 0; j < n_seen; j++) {
-        if (!scores_) dot_(d_, &ei[j], k[j], q_ + size_t(r) * q_row_);
-        ei[j] = ei[j] * scale + (bias ? bias[j] : 0.0f);
-        m = std::max(m, ei[j]);
-      }
-      if (m == -INFINITY) {  // nothing seen yet: no weight, nothing to shrink
-        std::fill(ei, ei + n, -INFINITY);
-        shrink[i] = 0.0f;
-        continue;
-      }
-      for (int64_t j = 0; j < n_seen; j++) ei[j] -= m;
-      std::fill(ei + n_seen, ei + n, -INFINITY);  // unseen pairs weigh e^-inf = 0
-      shrink[i] = m_[r] - m;
-      m_[r] = m;
-    }
-    k_.exp(rows * n + rows, e, e);  // the weights, then the shrinks
-    for (int64_t i = 0; i < rows; i++) {
-      const int64_t r = r0 + i;
-      if (shrink[i] != 1.0f) {  // new maximum: rescale what was accumulated so far
-        l_[r] *= shrink[i];
-        k_.scale(dv_, acc(r), shrink[i], acc(r));
-      }
-      for (int64_t j = 0; j < n; j++) l_[r] += e[i * n + j];
+      if (!scores_)
+        for (int64_t j = 0; j < n_seen; j++) dot_(d_, &ei[j], k[j], q_ + size_t(r) * q_row_);
+      const float shrink = k_.softmax_block(n_seen, ei, scale, bias, &m_[r], &l_[r]);
+      std::fill(ei + n_seen, ei + n, 0.0f);  // unseen pairs weigh 0
+      if (shrink != 1.0f) k_.scale(dv_, acc(r), shrink, acc(r));  // a new maximum: rescale the sum so far
     }
     // acc_r += sum_j e_rj v_j: the block's V rows as floats once, then one call per row.
     const float* vf[kBlock];

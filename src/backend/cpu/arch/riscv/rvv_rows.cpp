@@ -219,6 +219,35 @@ void softmax(int64_t n, float* x) {
   scale(n, x, 1.0f / sum_lanes(acc), x);
 }
 
+// Kernels::softmax_block: the scaled scores and their max in one pass, the weights and their sum
+// in the next.
+float softmax_block(int64_t n, float* s, float scale, const float* bias, float* m, float* l) {
+  vfloat32m1_t red = __riscv_vfmv_s_f_f32m1(*m, 1);
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e32m8(size_t(n) - i);
+    vfloat32m8_t x = __riscv_vfmul_vf_f32m8(__riscv_vle32_v_f32m8(s + i, vl), scale, vl);
+    if (bias) x = __riscv_vfadd_vv_f32m8(x, __riscv_vle32_v_f32m8(bias + i, vl), vl);
+    __riscv_vse32_v_f32m8(s + i, x, vl);
+    red = __riscv_vfredmax_vs_f32m8_f32m1(x, red, vl);
+  }
+  const float m_new = __riscv_vfmv_f_s_f32m1_f32(red);
+  if (m_new == -INFINITY) {
+    std::memset(s, 0, size_t(n) * sizeof(float));
+    return 1.0f;
+  }
+  vfloat32m2_t acc = __riscv_vfmv_v_f_f32m2(0.0f, __riscv_vsetvlmax_e32m2());
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e32m2(size_t(n) - i);
+    const vfloat32m2_t e = exp_f32m2(__riscv_vfsub_vf_f32m2(__riscv_vle32_v_f32m2(s + i, vl), m_new, vl), vl);
+    __riscv_vse32_v_f32m2(s + i, e, vl);
+    acc = __riscv_vfadd_vv_f32m2_tu(acc, acc, e, vl);
+  }
+  const float shrink = std::exp(*m - m_new);
+  *l = *l * shrink + sum_lanes(acc);
+  *m = m_new;
+  return shrink;
+}
+
 }  // namespace
 
 void fill_rvv_rows(Kernels& k) {
@@ -228,6 +257,7 @@ void fill_rvv_rows(Kernels& k) {
   k.wkv7_row = wkv7_row;
   k.delta_row = delta_row;
   k.softmax = softmax;
+  k.softmax_block = softmax_block;
   k.silu = unary<silu_v>;
   k.gelu = unary<gelu_v>;
   k.tanh = unary<tanh_v>;

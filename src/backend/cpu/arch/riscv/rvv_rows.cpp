@@ -195,6 +195,18 @@ void gated(int64_t n, const float* gate, const float* up, float* y) {
   }
 }
 
+// x[i] = e^(x[i] - max) in place; returns their sum.
+float exp_shifted(int64_t n, float* x, float max) {
+  vfloat32m2_t acc = __riscv_vfmv_v_f_f32m2(0.0f, __riscv_vsetvlmax_e32m2());
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e32m2(size_t(n) - i);
+    const vfloat32m2_t e = exp_f32m2(__riscv_vfsub_vf_f32m2(__riscv_vle32_v_f32m2(x + i, vl), max, vl), vl);
+    __riscv_vse32_v_f32m2(x + i, e, vl);
+    acc = __riscv_vfadd_vv_f32m2_tu(acc, acc, e, vl);
+  }
+  return sum_lanes(acc);
+}
+
 // x = e^(x - max) / sum, in place: one pass for the max, one for e^ and the sum, one to scale.
 // A row that is all -inf (fully masked) becomes all 0.
 void softmax(int64_t n, float* x) {
@@ -209,14 +221,7 @@ void softmax(int64_t n, float* x) {
     std::memset(x, 0, size_t(n) * sizeof(float));
     return;
   }
-  vfloat32m2_t acc = __riscv_vfmv_v_f_f32m2(0.0f, __riscv_vsetvlmax_e32m2());
-  for (size_t i = 0, vl; i < size_t(n); i += vl) {
-    vl = __riscv_vsetvl_e32m2(size_t(n) - i);
-    const vfloat32m2_t e = exp_f32m2(__riscv_vfsub_vf_f32m2(__riscv_vle32_v_f32m2(x + i, vl), max, vl), vl);
-    __riscv_vse32_v_f32m2(x + i, e, vl);
-    acc = __riscv_vfadd_vv_f32m2_tu(acc, acc, e, vl);
-  }
-  scale(n, x, 1.0f / sum_lanes(acc), x);
+  scale(n, x, 1.0f / exp_shifted(n, x, max), x);
 }
 
 // Kernels::softmax_block: the scaled scores and their max in one pass, the weights and their sum
@@ -235,15 +240,9 @@ float softmax_block(int64_t n, float* s, float scale, const float* bias, float* 
     std::memset(s, 0, size_t(n) * sizeof(float));
     return 1.0f;
   }
-  vfloat32m2_t acc = __riscv_vfmv_v_f_f32m2(0.0f, __riscv_vsetvlmax_e32m2());
-  for (size_t i = 0, vl; i < size_t(n); i += vl) {
-    vl = __riscv_vsetvl_e32m2(size_t(n) - i);
-    const vfloat32m2_t e = exp_f32m2(__riscv_vfsub_vf_f32m2(__riscv_vle32_v_f32m2(s + i, vl), m_new, vl), vl);
-    __riscv_vse32_v_f32m2(s + i, e, vl);
-    acc = __riscv_vfadd_vv_f32m2_tu(acc, acc, e, vl);
-  }
+  const float sum = exp_shifted(n, s, m_new);
   const float shrink = std::exp(*m - m_new);
-  *l = *l * shrink + sum_lanes(acc);
+  *l = *l * shrink + sum;
   *m = m_new;
   return shrink;
 }

@@ -3,6 +3,8 @@
 // converters (F16 KV caches).
 #include <riscv_vector.h>
 
+#include <algorithm>
+
 #include "backend/cpu/arch/riscv/rvv_math.h"
 #include "backend/cpu/arch/riscv/rvv_sets.h"
 
@@ -20,6 +22,43 @@ void vec_dot_f16(int64_t n, float* out, const void* w, const void* x) {
     acc = __riscv_vfmacc_vv_f32m4_tu(acc, wf, __riscv_vle32_v_f32m4(b + i, vl), vl);
   }
   *out = sum_lanes(acc);
+}
+
+// Attention scores (DotKernel::scores) of G q rows: each K row is widened once per strip of d and
+// met by all G rows, whose sums stay in registers (G LMUL-4 groups) until one reduction per pair.
+template <int G>
+void score_rows(int64_t d, int64_t n, const char* const* k, const char* q, size_t q_stride, float* s) {
+  const auto q_row = [&](int g) { return reinterpret_cast<const float*>(q + size_t(g) * q_stride); };
+  for (int64_t j = 0; j < n; j++) {
+    const auto* kj = reinterpret_cast<const _Float16*>(k[j]);
+    vfloat32m4_t a0 = zero_lanes(), a1 = a0, a2 = a0, a3 = a0;
+    for (size_t i = 0, vl; i < size_t(d); i += vl) {
+      vl = __riscv_vsetvl_e16m2(size_t(d) - i);
+      const vfloat32m4_t kf = __riscv_vfwcvt_f_f_v_f32m4(__riscv_vle16_v_f16m2(kj + i, vl), vl);
+      a0 = __riscv_vfmacc_vv_f32m4_tu(a0, kf, __riscv_vle32_v_f32m4(q_row(0) + i, vl), vl);
+      if constexpr (G > 1) a1 = __riscv_vfmacc_vv_f32m4_tu(a1, kf, __riscv_vle32_v_f32m4(q_row(1) + i, vl), vl);
+      if constexpr (G > 2) a2 = __riscv_vfmacc_vv_f32m4_tu(a2, kf, __riscv_vle32_v_f32m4(q_row(2) + i, vl), vl);
+      if constexpr (G > 3) a3 = __riscv_vfmacc_vv_f32m4_tu(a3, kf, __riscv_vle32_v_f32m4(q_row(3) + i, vl), vl);
+    }
+    s[j] = sum_lanes(a0);
+    if constexpr (G > 1) s[n + j] = sum_lanes(a1);
+    if constexpr (G > 2) s[2 * n + j] = sum_lanes(a2);
+    if constexpr (G > 3) s[3 * n + j] = sum_lanes(a3);
+  }
+}
+
+void scores_f16(int64_t d, int64_t rows, const void* q, size_t q_stride, int64_t n, const char* const* k, float* s) {
+  constexpr int64_t kRows = 4;  // 4 accumulators + K widened + a q strip: 26 of the 32 registers
+  for (int64_t i0 = 0; i0 < rows; i0 += kRows) {
+    const char* qi = static_cast<const char*>(q) + size_t(i0) * q_stride;
+    float* si = s + i0 * n;
+    switch (std::min(kRows, rows - i0)) {
+      case 1: score_rows<1>(d, n, k, qi, q_stride, si); break;
+      case 2: score_rows<2>(d, n, k, qi, q_stride, si); break;
+      case 3: score_rows<3>(d, n, k, qi, q_stride, si); break;
+      default: score_rows<4>(d, n, k, qi, q_stride, si); break;
+    }
+  }
 }
 
 // f32 -> f16, round to nearest even (the dynamic rounding mode's default), overflow to inf.
@@ -43,7 +82,7 @@ void f16_to_f32_row(const void* x, float* y, int64_t n) {
 }  // namespace
 
 void fill_rvv_f16(Kernels& k) {
-  k.dot[uint32_t(Type::F16)] = {Type::F32, vec_dot_f16};
+  k.dot[uint32_t(Type::F16)] = {Type::F32, vec_dot_f16, nullptr, scores_f16};
   k.from_f32[uint32_t(Type::F16)] = f32_to_f16_row;
   k.to_f32[uint32_t(Type::F16)] = f16_to_f32_row;
 }

@@ -82,6 +82,32 @@ float delta_row(int64_t n, const float* s, float* s_out, float decay, const floa
   return sum_lanes(acc);
 }
 
+// RoPE on one row (Kernels::rope): the pairs' first and second elements as two vectors, from the
+// row's two halves (neox) or de-interleaved by a segment load, and stored back the same way.
+void rope(int64_t half, bool neox, const float* cs, const float* sn, const float* x, float* y) {
+  for (size_t i = 0, vl; i < size_t(half); i += vl) {
+    vl = __riscv_vsetvl_e32m2(size_t(half) - i);
+    const vfloat32m2_t c = __riscv_vle32_v_f32m2(cs + i, vl), s = __riscv_vle32_v_f32m2(sn + i, vl);
+    vfloat32m2_t a, b;
+    if (neox) {
+      a = __riscv_vle32_v_f32m2(x + i, vl);
+      b = __riscv_vle32_v_f32m2(x + size_t(half) + i, vl);
+    } else {
+      const vfloat32m2x2_t pairs = __riscv_vlseg2e32_v_f32m2x2(x + 2 * i, vl);
+      a = __riscv_vget_v_f32m2x2_f32m2(pairs, 0);
+      b = __riscv_vget_v_f32m2x2_f32m2(pairs, 1);
+    }
+    const vfloat32m2_t ya = __riscv_vfsub_vv_f32m2(__riscv_vfmul_vv_f32m2(a, c, vl), __riscv_vfmul_vv_f32m2(b, s, vl), vl);
+    const vfloat32m2_t yb = __riscv_vfadd_vv_f32m2(__riscv_vfmul_vv_f32m2(a, s, vl), __riscv_vfmul_vv_f32m2(b, c, vl), vl);
+    if (neox) {
+      __riscv_vse32_v_f32m2(y + i, ya, vl);
+      __riscv_vse32_v_f32m2(y + size_t(half) + i, yb, vl);
+    } else {
+      __riscv_vsseg2e32_v_f32m2x2(y + 2 * i, __riscv_vcreate_v_f32m2x2(ya, yb), vl);
+    }
+  }
+}
+
 // tanh(x) = 2 / (1 + e^-2x) - 1 (saturating to +-1).
 vfloat32m2_t tanh_v(vfloat32m2_t x, size_t vl) {
   const vfloat32m2_t e = exp_f32m2(__riscv_vfmul_vf_f32m2(x, -2.0f, vl), vl);
@@ -273,6 +299,7 @@ void fill_rvv_rows(Kernels& k) {
   k.scale = scale;
   k.axpy = axpy;
   k.axpy_rows = axpy_rows;
+  k.rope = rope;
 }
 
 }  // namespace hart::cpu::riscv

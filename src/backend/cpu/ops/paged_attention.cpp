@@ -23,6 +23,7 @@ constexpr int64_t kMaxParts = 16;
 struct Shape {
   int64_t d, dv, n_head, n_head_kv, group, n_tok, n_slots, n_index;
   int64_t parts;  // max parts a lone token's list is split into
+  int64_t nth;    // threads the units are dealt to
 };
 
 Shape shape_of(const Tensor& node, int nth) {
@@ -37,6 +38,7 @@ Shape shape_of(const Tensor& node, int nth) {
   s.group = s.n_head / s.n_head_kv;
   s.n_slots = kt.ne[2];
   s.n_index = node.src[3]->ne[0];
+  s.nth = nth;
   // Split lists only when tokens x KV heads cannot keep every thread busy.
   const int64_t units = s.n_tok * s.n_head_kv;
   s.parts = std::clamp<int64_t>((4 * nth + units - 1) / units, 1, kMaxParts);
@@ -74,10 +76,20 @@ List list_of(const Shape& s, const int32_t* index, int64_t t) {
   return {off, count};
 }
 
-// Parts a tile of n tokens whose longest list has `count` slots is split into.
+// Parts a tile of n tokens whose longest list has `count` slots is split into: at most
+// s.parts and none under kMinPartSlots slots, and of those the count whose units (KV head,
+// part) dealt round-robin give the busiest thread the least of a list, ceil(units / nth) parts
+// of 1/p each (the fewer parts on a tie). One thread: no split. Two threads and 3 KV heads
+// (SmolLM2): 2 parts, 3 units each, where 3 parts left one thread 5 of 9.
 int64_t parts_for(const Shape& s, int64_t n, int64_t count) {
   if (n > 1) return 1;
-  return std::clamp<int64_t>(count / kMinPartSlots, 1, s.parts);
+  const int64_t most = std::clamp<int64_t>(count / kMinPartSlots, 1, s.parts);
+  const int64_t heads = s.n_tok * s.n_head_kv;
+  const auto busiest = [&](int64_t p) { return (heads * p + s.nth - 1) / s.nth; };  // parts of 1/p
+  int64_t best = 1;
+  for (int64_t p = 2; p <= most; p++)
+    if (busiest(p) * best < busiest(best) * p) best = p;
+  return best;
 }
 
 // Calls f(t0, t1, parts) for each tile: tokens [t0, t1) that list the same slots.

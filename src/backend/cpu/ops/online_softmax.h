@@ -6,8 +6,7 @@
 // Blocks of up to kBlock K/V rows: one softmax_block call and at most one rescale per row and
 // block, instead of per K/V row (at 1,024 tokens of context these per-row calls took more time
 // than the weights' GEMV of a SmolLM2-135M decode step). Every inner loop goes through the
-// kernel table (scores or vec_dot, from_f32, to_f32, softmax_block, scale,
-// axpy_rows).
+// kernel table (scores or vec_dot, from_f32, to_f32, softmax_block, scale, axpy_rows).
 #pragma once
 
 #include <algorithm>

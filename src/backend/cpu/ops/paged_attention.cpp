@@ -84,8 +84,8 @@ List list_of(const Shape& s, const int32_t* index, int64_t t) {
 int64_t parts_for(const Shape& s, int64_t n, int64_t count) {
   if (n > 1) return 1;
   const int64_t most = std::clamp<int64_t>(count / kMinPartSlots, 1, s.parts);
-  const int64_t heads = s.n_tok * s.n_head_kv;
-  const auto busiest = [&](int64_t p) { return (heads * p + s.nth - 1) / s.nth; };  // parts of 1/p
+  const int64_t lists = s.n_tok * s.n_head_kv;  // the units before any split
+  const auto busiest = [&](int64_t p) { return (lists * p + s.nth - 1) / s.nth; };  // parts of 1/p
   int64_t best = 1;
   for (int64_t p = 2; p <= most; p++)
     if (busiest(p) * best < busiest(best) * p) best = p;

@@ -1,6 +1,6 @@
 // F16 weights with Zvfh (this file is compiled with -march=rv64gcv_zvfh): weights widen exactly to
-// f32 (vfwcvt) and meet the F32 activations as they are, like the reference; and the F16 row
-// converters (F16 KV caches).
+// f32 (vfwcvt) and meet the F32 activations as they are, like the reference; attention's scores
+// over F16 K rows; and the F16 row converters (F16 KV caches).
 #include <riscv_vector.h>
 
 #include <algorithm>

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "backend/cpu/kernels.h"
+
 namespace hart {
 
 void all_candidates(std::span<const float> logits, std::vector<Candidate>& out) {
@@ -96,11 +98,7 @@ float max_logit(std::span<const Candidate> cands) {
 }
 
 int32_t argmax(std::span<const float> logits) {
-  size_t best = 0;
-  for (size_t i = 1; i < logits.size(); ++i) {
-    if (logits[i] > logits[best]) best = i;
-  }
-  return static_cast<int32_t>(best);
+  return static_cast<int32_t>(cpu::kernels().argmax(static_cast<int64_t>(logits.size()), logits.data()));
 }
 
 float log_sum_exp(std::span<const float> logits) {

@@ -37,7 +37,8 @@ void min_p_filter(std::vector<Candidate>& cands, float min_p);
 // The highest logit among non-empty cands.
 float max_logit(std::span<const Candidate> cands);
 
-// Index of the best logit; the lowest index on ties.
+// Index of the best logit; the lowest index on ties, NaNs passed over (the host CPU's vector
+// kernel, cpu::Kernels::argmax: one pass over a vocabulary per greedy token).
 int32_t argmax(std::span<const float> logits);
 
 // log(sum(exp(logits))), computed stably.

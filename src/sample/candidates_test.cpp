@@ -104,6 +104,7 @@ TEST(Candidates, MinPKeepsTokensNearTheBest) {
 TEST(Candidates, ArgmaxTakesTheLowestIndexOnTies) {
   EXPECT_EQ(argmax(std::vector<float>{1.0f, 3.0f, -2.0f, 3.0f}), 1);
   EXPECT_EQ(argmax(std::vector<float>{-5.0f}), 0);
+  EXPECT_EQ(argmax(std::vector<float>{NAN, -1.0f, 2.0f, NAN, 2.0f}), 2);
 }
 
 TEST(Candidates, LogSumExpIsStable) {

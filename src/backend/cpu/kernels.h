@@ -36,6 +36,12 @@ using GemmFn = void (*)(int64_t n, int64_t nw, int64_t nx, const void* w, size_t
 using ScoresFn = void (*)(int64_t d, int64_t rows, const void* q, size_t q_stride, int64_t n, const char* const* k,
                           float* s);
 
+// Attention values: y row i (n floats, rows n apart) += a[i * m] v[0] + ... + a[i * m + m - 1]
+// v[m - 1] for i < rows; V rows (the type, n elements each) wherever their cache slots are. The
+// same result as to_f32 of each V row, then axpy_rows per y row; a set's version converts each V
+// row once for several y rows kept in registers (a tile's tokens x a KV head's query heads).
+using ValuesFn = void (*)(int64_t n, int64_t rows, int64_t m, const float* a, const char* const* v, float* y);
+
 struct DotKernel {
   Type act_type = Type::F32;
   VecDotFn vec_dot = nullptr;  // nullptr: weight type not supported by MUL_MAT
@@ -71,6 +77,7 @@ struct Kernels {
   PanelKernel panel[kTypeCount];  // indexed by weight type
   FromF32Fn from_f32[kTypeCount] = {};  // activation converters, indexed by act_type
   ToF32Fn to_f32[kTypeCount] = {};      // row dequantizers (GET_ROWS, CPY, F16 KV caches)
+  ValuesFn values[kTypeCount] = {};     // attention values by V type; nullptr: to_f32 + axpy_rows
 
   // Row primitives (n elements, all F32). Outputs may alias inputs (y == x: in place).
   float (*dot_f32)(int64_t n, const float* a, const float* b) = nullptr;
@@ -97,6 +104,10 @@ struct Kernels {
   // below +0, NaNs at the ends by sign), so any input gives one answer. O(n^2 / lanes): for rows
   // of expert scores (n up to a few hundred).
   void (*top_k)(int64_t n, const float* x, int k, int32_t* idx) = nullptr;
+  // The index of x's largest value, the lowest such index on ties (compared as floats: -0 == +0);
+  // NaNs are passed over, and a row without any other value (or n = 0) gives 0. Greedy sampling
+  // over a vocabulary's logits.
+  int64_t (*argmax)(int64_t n, const float* x) = nullptr;
   // gelu is ggml's tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
   void (*gelu)(int64_t n, const float* x, float* y) = nullptr;
   void (*tanh)(int64_t n, const float* x, float* y) = nullptr;  // within 1e-6 of std::tanh

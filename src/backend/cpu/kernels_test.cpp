@@ -368,6 +368,59 @@ TEST_P(KernelSet, ScoresMatchVecDot) {
   }
 }
 
+TEST_P(KernelSet, ArgmaxMatchesReference) {
+  // The reference's contract on rows made by hand.
+  const float nan = NAN, inf = INFINITY;
+  const std::vector<std::pair<std::vector<float>, int64_t>> cases = {
+      {{}, 0}, {{nan, nan}, 0}, {{-inf, -inf}, 0}, {{nan, -inf, 1.0f, nan}, 2}, {{-0.0f, 0.0f}, 0}, {{3, 5, 5, 1}, 1}};
+  for (const auto& [x, want] : cases) {
+    ASSERT_EQ(ref().argmax(int64_t(x.size()), x.data()), want);
+    ASSERT_EQ(k().argmax(int64_t(x.size()), x.data()), want) << k().name;
+  }
+  // Random rows of odd sizes and of a vocabulary's: a unique maximum, a tie, NaNs anywhere.
+  for (int64_t n : {1, 7, 16, 33, 65, 257, 49157}) {
+    for (int variant = 0; variant < 4; variant++) {
+      std::vector<float> x = random_row(n, rng);
+      std::uniform_int_distribution<int64_t> pos(0, n - 1);
+      if (variant >= 1) x[size_t(pos(rng))] = 7.0f;  // a unique maximum anywhere
+      if (variant >= 2) x[size_t(pos(rng))] = 7.0f;  // maybe a tie, earlier or later
+      if (variant == 3)  // NaNs are passed over, wherever they are
+        for (int64_t i = 0; i < n; i += 1 + pos(rng) % 13) x[size_t(i)] = nan;
+      ASSERT_EQ(k().argmax(n, x.data()), ref().argmax(n, x.data())) << k().name << " n=" << n << " variant " << variant;
+    }
+  }
+}
+
+TEST_P(KernelSet, ValuesMatchConvertedAxpyRows) {
+  for (uint32_t ti = 0; ti < kTypeCount; ti++) {
+    const Type t = Type(ti);
+    const ValuesFn values = k().values[ti];
+    if (!values) continue;
+    for (int64_t n : {1, 7, 16, 64, 100, 128, 257}) {
+      for (auto [rows, m] : {std::pair<int64_t, int64_t>{1, 1}, {3, 5}, {3, 32}, {4, 17}, {9, 32}, {48, 3}}) {
+        std::vector<std::vector<uint8_t>> vrows;
+        std::vector<const char*> vptr;
+        for (int64_t j = 0; j < m; j++) vrows.push_back(random_typed_row(t, n, rng));
+        for (int64_t j = m - 1; j >= 0; j--) vptr.push_back(reinterpret_cast<const char*>(vrows[size_t(j)].data()));
+        std::vector<std::vector<float>> vf;  // the same rows in the same order, as floats
+        std::vector<const float*> vfptr;
+        for (const char* raw : vptr) {
+          vf.emplace_back(size_t(n));
+          if (t == Type::F32) std::memcpy(vf.back().data(), raw, size_t(n) * sizeof(float));
+          else k().to_f32[ti](raw, vf.back().data(), n);
+        }
+        for (const auto& row : vf) vfptr.push_back(row.data());
+        const std::vector<float> a = random_row(rows * m, rng, 0.0f, 1.0f);
+        std::vector<float> y = random_row(rows * n + 1, rng), want = y;
+        y.back() = want.back() = -1.0f;
+        values(n, rows, m, a.data(), vptr.data(), y.data());
+        for (int64_t i = 0; i < rows; i++) k().axpy_rows(n, m, a.data() + i * m, vfptr.data(), want.data() + i * n);
+        ASSERT_EQ(y, want) << k().name << " values " << type_name(t) << " n=" << n << " " << rows << "x" << m;
+      }
+    }
+  }
+}
+
 std::string set_name(const ::testing::TestParamInfo<const Kernels*>& info) { return info.param->name; }
 
 INSTANTIATE_TEST_SUITE_P(Available, KernelSet, ::testing::ValuesIn(sets_under_test()), set_name);
@@ -378,7 +431,7 @@ TEST(KernelSelection, RefIsAlwaysAvailableAndComplete) {
   EXPECT_EQ(sets.front()->name, "ref");
   const Kernels& r = ref_kernels();
   EXPECT_TRUE(r.dot_f32 && r.rms_norm && r.softmax && r.silu && r.gelu && r.swiglu && r.geglu && r.add &&
-              r.sub && r.mul && r.div && r.clamp && r.top_k && r.softmax_block && r.scale && r.axpy && r.axpy_rows && r.rope && r.exp && r.tanh && r.sigmoid && r.norm &&
+              r.sub && r.mul && r.div && r.clamp && r.top_k && r.argmax && r.softmax_block && r.scale && r.axpy && r.axpy_rows && r.rope && r.exp && r.tanh && r.sigmoid && r.norm &&
               r.wkv7_row && r.delta_row);
   for (Type t : {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0}) {
     EXPECT_TRUE(r.dot[size_t(t)].vec_dot) << type_name(t);

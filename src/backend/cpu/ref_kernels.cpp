@@ -158,6 +158,12 @@ void ref_top_k(int64_t n, const float* x, int k, int32_t* idx) {
   });
   std::copy(order.begin(), order.begin() + k, idx);
 }
+int64_t ref_argmax(int64_t n, const float* x) {
+  int64_t best = -1;
+  for (int64_t i = 0; i < n; i++)
+    if (!std::isnan(x[i]) && (best < 0 || x[i] > x[best])) best = i;
+  return best < 0 ? 0 : best;
+}
 void ref_swiglu(int64_t n, const float* g, const float* u, float* y) {
   zip(n, g, u, y, [](float a, float b) { return silu(a) * b; });
 }
@@ -226,6 +232,7 @@ Kernels make_ref() {
   k.div = ref_div;
   k.clamp = ref_clamp;
   k.top_k = ref_top_k;
+  k.argmax = ref_argmax;
   k.scale = ref_scale;
   k.axpy = ref_axpy;
   k.axpy_rows = ref_axpy_rows;

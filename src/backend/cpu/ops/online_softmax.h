@@ -6,7 +6,7 @@
 // Blocks of up to kBlock K/V rows: one softmax_block call and at most one rescale per row and
 // block, instead of per K/V row (at 1,024 tokens of context these per-row calls took more time
 // than the weights' GEMV of a SmolLM2-135M decode step). Every inner loop goes through the
-// kernel table (scores or vec_dot, from_f32, to_f32, softmax_block, scale, axpy_rows).
+// kernel table (scores or vec_dot, from_f32, softmax_block, scale, values or to_f32 + axpy_rows).
 #pragma once
 
 #include <algorithm>
@@ -21,7 +21,7 @@ class OnlineSoftmax {
   // q rows of d floats dot K rows of k_type; V rows of v_type, dv elements.
   OnlineSoftmax(const Kernels& k, Type k_type, Type v_type, int64_t rows, int64_t d, int64_t dv)
       : k_(k), dot_(k.dot[size_t(k_type)].vec_dot), scores_(k.dot[size_t(k_type)].scores),
-        act_(k.dot[size_t(k_type)].act_type), v_type_(v_type),
+        values_(k.values[size_t(v_type)]), act_(k.dot[size_t(k_type)].act_type), v_type_(v_type),
         rows_(rows), d_(d), dv_(dv), q_row_(row_size(act_, d)) {}
 
   // Can the kernel set run attention over K of k_type and V of v_type?
@@ -84,7 +84,12 @@ class OnlineSoftmax {
       std::fill(ei + n_seen, ei + n, 0.0f);  // unseen pairs weigh 0
       if (shrink != 1.0f) k_.scale(dv_, acc(r), shrink, acc(r));  // a new maximum: rescale the sum so far
     }
-    // acc_r += sum_j e_rj v_j: the block's V rows as floats once, then one call per row.
+    // acc_r += sum_j e_rj v_j: in one call where the set can, else the block's V rows as floats
+    // once, then one call per row.
+    if (values_) {
+      values_(dv_, rows, n, e, v, acc(r0));
+      return;
+    }
     const float* vf[kBlock];
     for (int64_t j = 0; j < n; j++) vf[j] = v_row(v[j], j);
     for (int64_t i = 0; i < rows; i++) k_.axpy_rows(dv_, n, e + i * n, vf, acc(r0 + i));
@@ -111,6 +116,7 @@ class OnlineSoftmax {
   const Kernels& k_;
   VecDotFn dot_;
   ScoresFn scores_;  // nullptr: dot_ per pair
+  ValuesFn values_;  // nullptr: to_f32 per V row, then axpy_rows per query row
   Type act_, v_type_;  // act_: q converted to K's activation type for the dot product
   int64_t rows_, d_, dv_;
   size_t q_row_;

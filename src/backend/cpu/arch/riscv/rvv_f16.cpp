@@ -1,6 +1,6 @@
 // F16 weights with Zvfh (this file is compiled with -march=rv64gcv_zvfh): weights widen exactly to
 // f32 (vfwcvt) and meet the F32 activations as they are, like the reference; attention's scores
-// over F16 K rows; and the F16 row converters (F16 KV caches).
+// over F16 K rows and values over F16 V rows; and the F16 row converters (F16 KV caches).
 #include <riscv_vector.h>
 
 #include <algorithm>
@@ -61,6 +61,47 @@ void scores_f16(int64_t d, int64_t rows, const void* q, size_t q_stride, int64_t
   }
 }
 
+// Attention values (Kernels::values) of G y rows: each strip of a V row is widened once and met by
+// all G rows, whose strips stay in registers (G LMUL-4 groups) while the m V rows stream past.
+// Per element the vfmacc's of axpy_rows, in its order.
+template <int G>
+void value_rows(int64_t n, int64_t m, const float* a, const char* const* v, float* y) {
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e16m2(size_t(n) - i);
+    const auto y_row = [&](int g) { return y + size_t(g) * size_t(n) + i; };
+    vfloat32m4_t y0 = __riscv_vle32_v_f32m4(y_row(0), vl), y1 = y0, y2 = y0, y3 = y0;
+    if constexpr (G > 1) y1 = __riscv_vle32_v_f32m4(y_row(1), vl);
+    if constexpr (G > 2) y2 = __riscv_vle32_v_f32m4(y_row(2), vl);
+    if constexpr (G > 3) y3 = __riscv_vle32_v_f32m4(y_row(3), vl);
+    for (int64_t j = 0; j < m; j++) {
+      const auto* vj = reinterpret_cast<const _Float16*>(v[j]) + i;
+      const vfloat32m4_t vf = __riscv_vfwcvt_f_f_v_f32m4(__riscv_vle16_v_f16m2(vj, vl), vl);
+      y0 = __riscv_vfmacc_vf_f32m4(y0, a[j], vf, vl);
+      if constexpr (G > 1) y1 = __riscv_vfmacc_vf_f32m4(y1, a[m + j], vf, vl);
+      if constexpr (G > 2) y2 = __riscv_vfmacc_vf_f32m4(y2, a[2 * m + j], vf, vl);
+      if constexpr (G > 3) y3 = __riscv_vfmacc_vf_f32m4(y3, a[3 * m + j], vf, vl);
+    }
+    __riscv_vse32_v_f32m4(y_row(0), y0, vl);
+    if constexpr (G > 1) __riscv_vse32_v_f32m4(y_row(1), y1, vl);
+    if constexpr (G > 2) __riscv_vse32_v_f32m4(y_row(2), y2, vl);
+    if constexpr (G > 3) __riscv_vse32_v_f32m4(y_row(3), y3, vl);
+  }
+}
+
+void values_f16(int64_t n, int64_t rows, int64_t m, const float* a, const char* const* v, float* y) {
+  constexpr int64_t kRows = 4;  // 4 accumulators + a widened V strip: 20 of the 32 registers
+  for (int64_t i0 = 0; i0 < rows; i0 += kRows) {
+    const float* ai = a + i0 * m;
+    float* yi = y + i0 * n;
+    switch (std::min(kRows, rows - i0)) {
+      case 1: value_rows<1>(n, m, ai, v, yi); break;
+      case 2: value_rows<2>(n, m, ai, v, yi); break;
+      case 3: value_rows<3>(n, m, ai, v, yi); break;
+      default: value_rows<4>(n, m, ai, v, yi); break;
+    }
+  }
+}
+
 // f32 -> f16, round to nearest even (the dynamic rounding mode's default), overflow to inf.
 void f32_to_f16_row(const float* x, void* y, int64_t n) {
   auto* h = static_cast<_Float16*>(y);
@@ -85,6 +126,7 @@ void fill_rvv_f16(Kernels& k) {
   k.dot[uint32_t(Type::F16)] = {Type::F32, vec_dot_f16, nullptr, scores_f16};
   k.from_f32[uint32_t(Type::F16)] = f32_to_f16_row;
   k.to_f32[uint32_t(Type::F16)] = f16_to_f32_row;
+  k.values[uint32_t(Type::F16)] = values_f16;
 }
 
 }  // namespace hart::cpu::riscv

@@ -160,6 +160,24 @@ void top_k(int64_t n, const float* x, int k, int32_t* idx) {
   }
 }
 
+// Kernels::argmax: the largest value (vfmax passes NaNs over), then the first index holding it.
+int64_t argmax(int64_t n, const float* x) {
+  const size_t vlmax = __riscv_vsetvlmax_e32m8();
+  vfloat32m8_t m = __riscv_vfmv_v_f_f32m8(-INFINITY, vlmax);
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e32m8(size_t(n) - i);
+    m = __riscv_vfmax_vv_f32m8_tu(m, m, __riscv_vle32_v_f32m8(x + i, vl), vl);
+  }
+  const float top =
+      __riscv_vfmv_f_s_f32m1_f32(__riscv_vfredmax_vs_f32m8_f32m1(m, __riscv_vfmv_s_f_f32m1(-INFINITY, 1), vlmax));
+  for (size_t i = 0, vl; i < size_t(n); i += vl) {
+    vl = __riscv_vsetvl_e32m8(size_t(n) - i);
+    const long lane = __riscv_vfirst_m_b4(__riscv_vmfeq_vf_f32m8_b4(__riscv_vle32_v_f32m8(x + i, vl), top, vl), vl);
+    if (lane >= 0) return int64_t(i) + lane;
+  }
+  return 0;
+}
+
 // y += a * x
 void axpy(int64_t n, float a, const float* x, float* y) {
   for (size_t i = 0, vl; i < size_t(n); i += vl) {
@@ -296,6 +314,7 @@ void fill_rvv_rows(Kernels& k) {
   k.div = binary<vdiv>;
   k.clamp = clamp;
   k.top_k = top_k;
+  k.argmax = argmax;
   k.scale = scale;
   k.axpy = axpy;
   k.axpy_rows = axpy_rows;

@@ -108,7 +108,10 @@ Tensor* ssm_conv(Context& c, Tensor* sx, Tensor* kernel);
 // token by token, S = S diag(w) + v k^T + (S a) b^T, y = S r. r, w, k, v, a, b F32 [S, H, T]
 // (contiguous), state F32 [S*S*H, n_s]. The result F32 [S*H, T + S*n_s] holds y (the first T
 // columns) and each sequence's final state (then S columns per sequence).
-Tensor* rwkv_wkv7(Context& c, Tensor* r, Tensor* w, Tensor* k, Tensor* v, Tensor* a, Tensor* b, Tensor* state);
+// With `cells` (I32 [n_s]), `state` is a store [S*S*H, n_cells] and sequence s starts from its
+// column cells[s]: the op reads a sequence store's cells itself, no GET_ROWS copy before it.
+Tensor* rwkv_wkv7(Context& c, Tensor* r, Tensor* w, Tensor* k, Tensor* v, Tensor* a, Tensor* b, Tensor* state,
+                  Tensor* cells = nullptr);
 
 // The gated delta rule (ggml_gated_delta_net with scalar gates) for n_s sequences of T / n_s
 // tokens each, H value heads of S channels, H_k key heads (H a multiple of H_k; value head h
@@ -117,8 +120,10 @@ Tensor* rwkv_wkv7(Context& c, Tensor* r, Tensor* w, Tensor* k, Tensor* v, Tensor
 //   S *= exp(g);  S += (beta (v - S k)) k^T;  y = S q / sqrt(S).
 // q, k F32 [S, H_k, T], v F32 [S, H, T] (rows contiguous, any strides), g and beta F32
 // [H, T] contiguous, state F32 [S*S*H, n_s]. The result F32 [S*H, T + S*n_s] holds y (the first
-// T columns) and each sequence's final state (then S columns per sequence).
-Tensor* gated_delta_net(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* g, Tensor* beta, Tensor* state);
+// T columns) and each sequence's final state (then S columns per sequence). `cells`: as
+// rwkv_wkv7's.
+Tensor* gated_delta_net(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* g, Tensor* beta, Tensor* state,
+                        Tensor* cells = nullptr);
 
 // ---- graph -----------------------------------------------------------------------------------
 // The nodes that compute `outputs`, in an order where every source comes before its users.

@@ -272,7 +272,26 @@ Tensor* ssm_conv(Context& c, Tensor* sx, Tensor* kernel) {
   return detail::new_node(c, op, Type::F32, ne, {sx, kernel});
 }
 
-Tensor* rwkv_wkv7(Context& c, Tensor* r, Tensor* w, Tensor* k, Tensor* v, Tensor* a, Tensor* b, Tensor* state) {
+namespace {
+
+// The recurrent ops' initial states: `state` [row, n_s] itself, or with `cells` (I32 [n_s]) the
+// store [row, cells] whose column cells[s] sequence s starts from. Returns n_s.
+int64_t check_state(Op op, const Tensor* state, const Tensor* cells, int64_t row, int64_t T) {
+  check_type(state, Type::F32, op, "state");
+  if (cells && !(cells->type == Type::I32 && cells->is_contiguous() && cells->ne[1] == 1 && cells->ne[2] == 1 &&
+                 cells->ne[3] == 1))
+    fail(op, "cells " + describe(cells) + " must be contiguous i32 [n_seqs]");
+  const int64_t n_s = cells ? cells->ne[0] : state->ne[1];
+  if (!(state->is_contiguous() && state->ne[0] == row && state->ne[2] == 1 && n_s >= 1 && T >= n_s && T % n_s == 0))
+    fail(op, "state " + describe(state) + (cells ? " must be [S*S*H, cells]" : " must be [S*S*H, n_seqs]") +
+                 " with T a positive multiple of n_seqs");
+  return n_s;
+}
+
+}  // namespace
+
+Tensor* rwkv_wkv7(Context& c, Tensor* r, Tensor* w, Tensor* k, Tensor* v, Tensor* a, Tensor* b, Tensor* state,
+                  Tensor* cells) {
   const Op op = Op::RWKV_WKV7;
   const int64_t S = r->ne[0], H = r->ne[1], T = r->ne[2];
   for (Tensor* x : {r, w, k, v, a, b}) {
@@ -280,20 +299,18 @@ Tensor* rwkv_wkv7(Context& c, Tensor* r, Tensor* w, Tensor* k, Tensor* v, Tensor
     if (!(x->is_contiguous() && x->ne[0] == S && x->ne[1] == H && x->ne[2] == T && x->ne[3] == 1))
       fail(op, describe(x) + " does not match r " + describe(r) + " (all contiguous [S, H, T])");
   }
-  check_type(state, Type::F32, op, "state");
-  const int64_t n_s = state->ne[1];
-  if (!(state->is_contiguous() && state->ne[0] == S * S * H && state->ne[2] == 1 && n_s >= 1 && T >= n_s &&
-        T % n_s == 0))
-    fail(op, "state " + describe(state) + " must be [S*S*H, n_seqs] with T a positive multiple of n_seqs");
+  const int64_t n_s = check_state(op, state, cells, S * S * H, T);
   const int64_t ne[kMaxDims] = {S * H, T + S * n_s, 1, 1};
   Tensor* t = detail::new_node(c, op, Type::F32, ne, {r, w, k, v});
   t->src[4] = a;
   t->src[5] = b;
   t->src[6] = state;
+  t->src[7] = cells;
   return t;
 }
 
-Tensor* gated_delta_net(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* g, Tensor* beta, Tensor* state) {
+Tensor* gated_delta_net(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* g, Tensor* beta, Tensor* state,
+                        Tensor* cells) {
   const Op op = Op::GATED_DELTA_NET;
   const int64_t S = v->ne[0], H = v->ne[1], T = v->ne[2];
   check_f32_rows(v, op, "v");
@@ -308,15 +325,12 @@ Tensor* gated_delta_net(Context& c, Tensor* q, Tensor* k, Tensor* v, Tensor* g, 
     if (!(x->is_contiguous() && x->nelements() == H * T && x->ne[x->ne[0] == 1 ? 1 : 0] == H))
       fail(op, "g/beta " + describe(x) + " must hold one value per head and token of v " + describe(v));
   }
-  check_type(state, Type::F32, op, "state");
-  const int64_t n_s = state->ne[1];
-  if (!(state->is_contiguous() && state->ne[0] == S * S * H && state->ne[2] == 1 && n_s >= 1 && T >= n_s &&
-        T % n_s == 0))
-    fail(op, "state " + describe(state) + " must be [S*S*H, n_seqs] with T a positive multiple of n_seqs");
+  const int64_t n_s = check_state(op, state, cells, S * S * H, T);
   const int64_t ne[kMaxDims] = {S * H, T + S * n_s, 1, 1};
   Tensor* t = detail::new_node(c, op, Type::F32, ne, {q, k, v, g});
   t->src[4] = beta;
   t->src[5] = state;
+  t->src[6] = cells;
   return t;
 }
 

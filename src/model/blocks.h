@@ -66,7 +66,8 @@ Tensor* moe_ffn(Forward& f, int il, Tensor* h, const Moe& o);
 // Part `part` of layer il's recurrent state, as the sequences of run r read it: (floats, n_seq).
 Tensor* state_read(Forward& f, int il, int part, const SeqRun& r);
 // Stores `value` (any shape of floats * n_seq elements) as that state after this step, once
-// `read` (that part's state_read) has read the state before it.
+// `read` (that part's state_read, or an op that reads the store's cells itself) has read the
+// state before it.
 void state_write(Forward& f, int il, int part, const SeqRun& r, Tensor* value, Tensor* read);
 // The causal depthwise convolution (ssm_conv) of run r's inputs x (C, n_tok, n_seq) with kernel
 // (K, C), over the K - 1 inputs before them, which state part `part` of layer il carries between

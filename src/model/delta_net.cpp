@@ -85,12 +85,13 @@ Tensor* delta_net(Forward& f, int il, Tensor* h) {
     auto cols = [&](Tensor* t) {  // (Hv, tokens): the run's columns
       return view(f.c, t, {Hv, tokens}, {t->nb[1]}, size_t(r.first) * t->nb[1]);
     };
-    Tensor* state = state_read(f, il, 1, r);  // (S*S*Hv, n_seq)
+    // The state (S*S*Hv floats per sequence, a MiB at 0.8B) is read from the store's cells by the
+    // op itself, not copied out first.
     Tensor* out = gated_delta_net(f.c, l2_normed(f, heads(0, Hk)), l2_normed(f, heads(kd, Hk)), heads(2 * kd, Hv),
-                                  cols(g), cols(beta), state);
+                                  cols(g), cols(beta), f.store.state(il, 1), r.read);
     outs.push_back(view(f.c, out, {vd, tokens}, {out->nb[1]}, 0));
     state_write(f, il, 1, r, view(f.c, out, {S * vd, r.n_seq}, {size_t(S * vd) * e}, size_t(tokens) * out->nb[1]),
-                state);
+                out);
   }
   Tensor* y = reshape(f.c, join_runs(f, outs), {S, Hv, n});  // per value head
   y = mul(f.c, norm(f, y, D.norm), unary(f.c, reshape(f.c, z, {S, Hv, n}), Unary::SILU));

@@ -75,16 +75,16 @@ Tensor* rwkv7_time_mix(Forward& f, int il, Tensor* x, Tensor* x_prev, Tensor*& v
   Tensor* neg_kk = unary(f.c, kk, Unary::NEG);
   Tensor* kk_a = mul(f.c, kk, a);
 
-  // The WKV recurrence, per run of sequences, from and back into the state.
+  // The WKV recurrence, per run of sequences, from the store's cells (read by the op itself: the
+  // state is a MiB per layer at 1.5B) and back into it.
   std::vector<Tensor*> outs;
   for (const SeqRun& run : f.seq_runs()) {
     const int64_t tokens = run.n_tok * run.n_seq;
-    Tensor* state = state_read(f, il, wkv_part, run);  // (S*S*H, n_seq)
     Tensor* out = rwkv_wkv7(f.c, run_slice(f, r, run), run_slice(f, w, run), run_slice(f, k, run), run_slice(f, v, run),
-                            run_slice(f, neg_kk, run), run_slice(f, kk_a, run), state);
+                            run_slice(f, neg_kk, run), run_slice(f, kk_a, run), f.store.state(il, wkv_part), run.read);
     outs.push_back(view(f.c, out, {d, tokens}, {out->nb[1]}, 0));
     state_write(f, il, wkv_part, run,
-                view(f.c, out, {S * d, run.n_seq}, {size_t(S * d) * sizeof(float)}, size_t(tokens) * out->nb[1]), state);
+                view(f.c, out, {S * d, run.n_seq}, {size_t(S * d) * sizeof(float)}, size_t(tokens) * out->nb[1]), out);
   }
   Tensor* y = join_runs(f, outs);  // (n_embd, n)
   if (t.ln) {  // a norm per head, then the weights

@@ -514,6 +514,37 @@ TEST_P(Ops, RwkvWkv7FollowsTheRecurrence) {
     }
 }
 
+// Both recurrent ops read their initial states from a store's cells (I32 per sequence) exactly as
+// from a GET_ROWS of those cells: two sequences may read one cell (a shared snapshot). A cell
+// outside the store is an error.
+TEST_P(Ops, RecurrentOpsReadTheStoresCells) {
+  const int64_t S = 7, H = 2, n_s = 3, T = 2 * n_s;
+  Tensor* store = b.random(Type::F32, {S * S * H, 5});
+  Tensor* cells = b.ctx.new_tensor(Type::I32, {n_s});
+  int32_t picked[] = {3, 0, 3};
+  cells->data = picked;
+  Tensor* in[6];
+  for (int i = 0; i < 6; i++) in[i] = b.random(Type::F32, {S, H, T}, i == 1 ? 0.0f : -1.0f, 1.0f);
+  Tensor* g = b.random(Type::F32, {H, T}, -2.0f, 0.0f);
+  Tensor* beta = b.random(Type::F32, {H, T}, 0.0f, 1.0f);
+  auto gdn = [&](Tensor* state, Tensor* c) { return gated_delta_net(b.ctx, in[0], in[1], in[2], g, beta, state, c); };
+  auto wkv = [&](Tensor* state, Tensor* c) {
+    return rwkv_wkv7(b.ctx, in[0], in[1], in[2], in[3], in[4], in[5], state, c);
+  };
+  Tensor* from_cells[2] = {gdn(store, cells), wkv(store, cells)};
+  Tensor* from_rows[2] = {gdn(get_rows(b.ctx, store, cells), nullptr), wkv(get_rows(b.ctx, store, cells), nullptr)};
+  b.run({from_cells[0], from_cells[1], from_rows[0], from_rows[1]}, threads());
+  for (int i = 0; i < 2; i++) expect_near(read(*from_cells[i]), read(*from_rows[i]), 0.0);
+  picked[1] = 5;
+  try {
+    b.run({gdn(store, cells)}, threads());
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("state cell 5 is outside 0..4"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(gdn(store, b.random(Type::F32, {n_s})), Error);  // cells must be I32
+}
+
 // Reference X·Wᵀ with W's batch dims broadcast over X's.
 Dense mul_mat_ref(const Tensor* w, const Tensor* x, const Tensor* y) {
   const Dense dw = read(*w), dx = read(*x);

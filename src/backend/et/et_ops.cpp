@@ -217,14 +217,14 @@ bool supports(const Tensor& n) {
       return a->type == Type::F32 && b->type == Type::F32;
     case Op::SSM_CONV:
       return a->type == Type::F32 && b->type == Type::F32;
-    case Op::RWKV_WKV7:  // r, w, k, v, a, b and the state: contiguous F32
+    case Op::RWKV_WKV7:  // r, w, k, v, a, b and the state: contiguous F32; cells contiguous I32
       for (int i = 0; i < 7; i++)
         if (n.src[i]->type != Type::F32 || !n.src[i]->is_contiguous()) return false;
-      return true;
+      return !n.src[7] || (n.src[7]->type == Type::I32 && n.src[7]->is_contiguous());
     case Op::GATED_DELTA_NET:  // q, k, v: F32 rows of any strides; g, beta and the state: contiguous F32
       for (int i = 0; i < 6; i++)
         if (!f32_rows(n.src[i]) || (i >= 3 && !n.src[i]->is_contiguous())) return false;
-      return true;
+      return !n.src[6] || (n.src[6]->type == Type::I32 && n.src[6]->is_contiguous());
     case Op::GLU:
       return a->type == Type::F32 && b->type == Type::F32;  // every kind
     case Op::CPY:
@@ -406,6 +406,12 @@ std::string fmt_g(float f) {
   return buf;
 }
 
+// A recurrent op's sequences: its cells' count (the source after the state), else the state's columns.
+int64_t n_seqs(const Tensor& op, int state_src) {
+  const Tensor* cells = op.src[state_src + 1];
+  return cells ? cells->ne[0] : op.src[state_src]->ne[1];
+}
+
 }  // namespace
 
 bool uses_scratchpads(uint32_t kernel_id) {
@@ -517,19 +523,21 @@ KernelCall make_call(const EtOp& op, const AddressOf& address, bool matrix_engin
       et_rwkv_wkv7_params p{};
       et_tensor* in[7] = {&p.r, &p.w, &p.k, &p.v, &p.a, &p.b, &p.state};
       for (int i = 0; i < 7; i++) *in[i] = P.tensor(*h.src[i]);
+      if ((p.has_cells = h.src[7] != nullptr)) p.cells = P.tensor(*h.src[7]);
       p.dst = P.tensor(n);
       set(ET_KERNEL_ID_rwkv_wkv7, "rwkv_wkv7", "rwkv_wkv7_f32", words(p));
-      c.perf_keys = "|head_size=" + std::to_string(h.src[0]->ne[0]) + "|n_seqs=" + std::to_string(h.src[6]->ne[1]);
+      c.perf_keys = "|head_size=" + std::to_string(h.src[0]->ne[0]) + "|n_seqs=" + std::to_string(n_seqs(h, 6));
       break;
     }
     case Op::GATED_DELTA_NET: {
       et_gated_delta_net_params p{};
       et_tensor* in[6] = {&p.q, &p.k, &p.v, &p.g, &p.beta, &p.state};
       for (int i = 0; i < 6; i++) *in[i] = P.tensor(*h.src[i]);
+      if ((p.has_cells = h.src[6] != nullptr)) p.cells = P.tensor(*h.src[6]);
       p.dst = P.tensor(n);
       set(ET_KERNEL_ID_gated_delta_net, "gated_delta_net", "gated_delta_net_f32", words(p));
       c.perf_keys = "|head_size=" + std::to_string(h.src[2]->ne[0]) + "|head_count=" + std::to_string(h.src[2]->ne[1]) +
-                    "|head_count_k=" + std::to_string(h.src[0]->ne[1]) + "|n_seqs=" + std::to_string(h.src[5]->ne[1]);
+                    "|head_count_k=" + std::to_string(h.src[0]->ne[1]) + "|n_seqs=" + std::to_string(n_seqs(h, 5));
       break;
     }
     case Op::ADD: case Op::SUB: case Op::MUL: case Op::DIV: {

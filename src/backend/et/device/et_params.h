@@ -223,17 +223,20 @@ typedef struct et_ssm_conv_params {
 /* RWKV_WKV7, RWKV-7's state recurrence (graph.h's rwkv_wkv7): r, w, k, v, a, b F32 [S, H, T]
  * contiguous, state F32 [S*S*H, n_s] contiguous (sequence s's heads, each S rows of S), T a
  * multiple of n_s (sequence s owns tokens [s T/n_s, (s+1) T/n_s)); dst F32 [S*H, T + S*n_s]: y in
- * the first T columns, then each sequence's final state in S columns. */
+ * the first T columns, then each sequence's final state in S columns. With has_cells, cells I32
+ * [n_s] and state a store [S*S*H, n_cells]: sequence s starts from column cells[s]. */
 typedef struct et_rwkv_wkv7_params {
-  et_tensor r, w, k, v, a, b, state, dst;
+  et_tensor r, w, k, v, a, b, state, cells, dst;
+  int32_t has_cells;
 } et_rwkv_wkv7_params;
 
 /* GATED_DELTA_NET, the gated delta rule of Qwen 3.5's linear attention (graph.h's
  * gated_delta_net): q, k F32 [S, H_k, T], v F32 [S, H, T] (rows contiguous, any strides; value
  * head h reads key head h % H_k), g and beta F32 contiguous, one value per (head, token) at
- * t H + h, state and dst as RWKV_WKV7's (H heads of S rows of S). */
+ * t H + h, state, cells and dst as RWKV_WKV7's (H heads of S rows of S). */
 typedef struct et_gated_delta_net_params {
-  et_tensor q, k, v, g, beta, state, dst;
+  et_tensor q, k, v, g, beta, state, cells, dst;
+  int32_t has_cells;
 } et_gated_delta_net_params;
 
 /* Attention as ggml's FLASH_ATTN_EXT: q (Dk, n_q, H, b3) F32, k (Dk, n_kv, H_kv, b3) and

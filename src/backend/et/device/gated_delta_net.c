@@ -70,7 +70,7 @@ ET_KERNEL(gated_delta_net) {
   et_require(env, gdn_is_gate(&p->g, H, T) && gdn_is_gate(&p->beta, H, T),
              "gated_delta_net: g and beta must be contiguous F32, one value per head and token");
   et_state_job j;
-  if (!et_state_begin(env, &p->state, &p->dst, S, S * H, T,
+  if (!et_state_begin(env, &p->state, p->has_cells ? &p->cells : 0, &p->dst, S, S * H, T,
                       "gated_delta_net: state must be contiguous F32 [S*S*H, n_seqs], T a multiple of n_seqs",
                       "gated_delta_net: dst must be contiguous F32 [S*H, T + S*n_seqs]", &j)) {
     return;

@@ -120,6 +120,14 @@ std::vector<uint8_t> quantize(Type t, const std::vector<float>& v, int64_t k) {
   return q;
 }
 
+std::pair<Tensor*, Tensor*> initial_states(cpu::test::Bench& b, int64_t row, int64_t n_s, int64_t cells) {
+  Tensor* state = b.random(Type::F32, {row, cells ? cells : n_s}, -1.0f, 1.0f);
+  if (!cells) return {state, nullptr};
+  Tensor* ids = b.random(Type::I32, {n_s}, 0.0f, float(cells));
+  static_cast<int32_t*>(ids->data)[n_s - 1] = static_cast<int32_t*>(ids->data)[0];
+  return {state, ids};
+}
+
 et_tensor upload(const Tensor& t) {
   const Tensor& owner = t.view_src ? *t.view_src : t;
   const auto offset = size_t(static_cast<const char*>(t.data) - static_cast<const char*>(owner.data));

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/op_test_util.h"
@@ -70,6 +72,11 @@ std::vector<float> from_f16(const std::vector<uint16_t>& v);
 // Rows of k elements quantized to block type t (any of device/et_blocks.h) as raw blocks.
 std::vector<uint8_t> quantize(Type t, const std::vector<float>& v, int64_t k);
 
+// A recurrent op's initial states: n_s random states of `row` floats, or (cells > 0) a store of
+// that many and the I32 cells the n_s sequences read, the last the same as the first (two
+// sequences from one snapshot). Returns {state, cells or nullptr}.
+std::pair<Tensor*, Tensor*> initial_states(cpu::test::Bench& b, int64_t row, int64_t n_s, int64_t cells);
+
 // The memory graph tensor t views (its owner's bytes) uploaded, and t described over it with its
 // own strides.
 et_tensor upload(const Tensor& t);
@@ -94,16 +101,18 @@ void expect_cpu_result(const char* name, P& params, Tensor* node, cpu::test::Ben
   expect_near_all(device_values(params.dst), cpu_result(b, node), tol);
 }
 
-// The same for a kernel whose parameter block P is node's sources in order, then dst (the
-// recurrent-state kernels): each source uploaded.
+// The same for a recurrent-state kernel, whose parameter block P is node's sources in order up
+// to the state, then the optional cells, dst and has_cells: each source uploaded.
 template <class P>
 void expect_sources_cpu_result(const char* name, Tensor* node, cpu::test::Bench& b, uint64_t mask, float tol) {
-  constexpr size_t n_src = sizeof(P) / sizeof(et_tensor) - 1;
-  static_assert(sizeof(P) == (n_src + 1) * sizeof(et_tensor), "P must be tensors alone");
-  static_assert(n_src <= size_t(kMaxSrc));
+  constexpr size_t n_src = offsetof(P, cells) / sizeof(et_tensor);
+  static_assert(offsetof(P, cells) == n_src * sizeof(et_tensor) && offsetof(P, dst) == offsetof(P, cells) + sizeof(et_tensor),
+                "P must be the sources, cells and dst");
+  static_assert(n_src < size_t(kMaxSrc));
   P params{};
   et_tensor* t = reinterpret_cast<et_tensor*>(&params);
   for (size_t i = 0; i < n_src; i++) t[i] = upload(*node->src[i]);
+  if ((params.has_cells = node->src[n_src] != nullptr)) params.cells = upload(*node->src[n_src]);
   expect_cpu_result(name, params, node, b, mask, tol);
 }
 

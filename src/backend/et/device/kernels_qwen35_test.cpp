@@ -42,8 +42,10 @@ TEST(EtSoftplus, IsXAbove20AndZeroFarBelow) {
 
 struct GdnShape {
   int64_t S, H, H_k, T, n_s;
-  bool strided;  // q, k, v views of one row per token (as the model cuts them), else contiguous
+  bool strided;      // q, k, v views of one row per token (as the model cuts them), else contiguous
+  int64_t cells = 0;  // > 0: the states are a store of this many cells, read through I32 cells
 };
+
 
 // Inputs as Qwen 3.5 makes them, keeping the state bounded: q, k of about unit norm (the model
 // L2-normalizes them), log-decays g in (-2, 0), beta in (0, 1).
@@ -67,8 +69,8 @@ void check_gdn(GdnShape s, uint64_t mask) {
   }
   Tensor* g = b.random(Type::F32, {s.H, s.T}, -2.0f, 0.0f);
   Tensor* beta = b.random(Type::F32, {1, s.H, s.T}, 0.0f, 1.0f);  // ggml's [1, H, T] form
-  Tensor* state = b.random(Type::F32, {s.S * s.S * s.H, s.n_s}, -1.0f, 1.0f);
-  Tensor* node = gated_delta_net(b.ctx, q, k, v, g, beta, state);
+  const auto [state, cells] = initial_states(b, s.S * s.S * s.H, s.n_s, s.cells);
+  Tensor* node = gated_delta_net(b.ctx, q, k, v, g, beta, state, cells);
   // The device's s . k is a float sum where the CPU's reference sums in double.
   expect_sources_cpu_result<et_gated_delta_net_params>("gated_delta_net", node, b, mask, 2e-5f);
 }
@@ -82,6 +84,8 @@ TEST(EtGatedDeltaNet, DecodeOfManySequencesOnAll32Shires) { check_gdn({128, 8, 4
 TEST(EtGatedDeltaNet, PrefillOnAll32Shires) { check_gdn({64, 6, 3, 9, 1, true}, kFullMask); }
 // 4 heads of 19 channels: C = 76 rows do not fill cache lines, so one hart runs them all.
 TEST(EtGatedDeltaNet, ChannelsThatDoNotFillLines) { check_gdn({19, 4, 2, 6, 2, true}, kSmallMask); }
+TEST(EtGatedDeltaNet, FromAStoresCells) { check_gdn({32, 4, 2, 3, 3, true, 7}, kSmallMask); }
+TEST(EtGatedDeltaNet, FromAStoresCellsOnAll32Shires) { check_gdn({128, 8, 4, 4, 4, true, 5}, kFullMask); }
 
 et_gated_delta_net_params gdn_block(int64_t S, int64_t H, int64_t H_k, int64_t T, int64_t n_s) {
   Dev& dev = Dev::get();
@@ -127,6 +131,13 @@ TEST(EtGatedDeltaNet, RejectsTokensThatDoNotSplitIntoSequences) {
   et_gated_delta_net_params p = gdn_block(16, 1, 1, 3, 2);
   expect_rejected("gated_delta_net", p,
                   "gated_delta_net: state must be contiguous F32 [S*S*H, n_seqs], T a multiple of n_seqs");
+}
+
+TEST(EtGatedDeltaNet, RejectsACellOutsideTheStore) {
+  et_gated_delta_net_params p = gdn_block(16, 2, 2, 2, 1);
+  p.cells = Dev::get().tensor(std::vector<int32_t>{1}, Type::I32, {1, 1, 1, 1});  // the store has cell 0 alone
+  p.has_cells = 1;
+  expect_rejected("gated_delta_net", p, "recurrent state: cell index out of range");
 }
 
 TEST(EtGatedDeltaNet, RejectsADstWithoutRoomForTheState) {

@@ -159,7 +159,8 @@ TEST(EtActivation, ReluOfAStridedView) {
 
 // S channels per head, H heads, T tokens of n_s sequences; inputs as RWKV-7 makes them: decays w
 // in (0.5, 1), a = -kk and b = kk * iclr with kk of unit norm, so the state stays bounded.
-void check_wkv7(int64_t S, int64_t H, int64_t T, int64_t n_s, uint64_t mask) {
+// cells > 0: the initial states are a store of that many, read through I32 cells.
+void check_wkv7(int64_t S, int64_t H, int64_t T, int64_t n_s, uint64_t mask, int64_t cells = 0) {
   cpu::test::Bench b(uint32_t(40 + S + H + T));
   auto head_vectors = [&](float lo, float hi) { return b.random(Type::F32, {S, H, T}, lo, hi); };
   Tensor* r = head_vectors(-1.0f, 1.0f);
@@ -169,10 +170,10 @@ void check_wkv7(int64_t S, int64_t H, int64_t T, int64_t n_s, uint64_t mask) {
   Tensor* kk = l2_norm(b.ctx, head_vectors(-1.0f, 1.0f), 1e-12f);
   Tensor* a = unary(b.ctx, kk, Unary::NEG);
   Tensor* bb = mul(b.ctx, kk, head_vectors(0.0f, 1.0f));
-  Tensor* state = b.random(Type::F32, {S * S * H, n_s}, -1.0f, 1.0f);
+  const auto [state, ids] = initial_states(b, S * S * H, n_s, cells);
   cpu::select_kernels("ref");  // as cpu_result below recomputes them
   b.run_without_reuse({a, bb}, 1);  // the inputs a and b, computed on the CPU
-  Tensor* node = rwkv_wkv7(b.ctx, r, w, k, v, a, bb, state);
+  Tensor* node = rwkv_wkv7(b.ctx, r, w, k, v, a, bb, state, ids);
   // The device's s . a is a float sum where the CPU's reference sums in double.
   expect_sources_cpu_result<et_rwkv_wkv7_params>("rwkv_wkv7", node, b, mask, 2e-5f);
 }
@@ -184,6 +185,7 @@ TEST(EtRwkvWkv7, DecodeOfManySequencesOnAll32Shires) { check_wkv7(64, 12, 4, 4, 
 TEST(EtRwkvWkv7, PrefillOnAll32Shires) { check_wkv7(32, 7, 9, 1, kFullMask); }
 // 3 heads of 6 channels: C = 18 rows do not fill cache lines, so one hart runs them all.
 TEST(EtRwkvWkv7, ChannelsThatDoNotFillLines) { check_wkv7(6, 3, 4, 2, kSmallMask); }
+TEST(EtRwkvWkv7, FromAStoresCells) { check_wkv7(16, 5, 6, 3, kSmallMask, 4); }
 
 et_rwkv_wkv7_params wkv7_block(int64_t S, int64_t H, int64_t T, int64_t n_s) {
   Dev& dev = Dev::get();

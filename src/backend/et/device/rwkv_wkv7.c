@@ -44,7 +44,7 @@ ET_KERNEL(rwkv_wkv7) {
   }
   const int64_t S = p->r.ne[0], H = p->r.ne[1], T = p->r.ne[2];
   et_state_job j;
-  if (!et_state_begin(env, &p->state, &p->dst, S, S * H, T,
+  if (!et_state_begin(env, &p->state, p->has_cells ? &p->cells : 0, &p->dst, S, S * H, T,
                       "rwkv_wkv7: state must be contiguous F32 [S*S*H, n_seqs], T a multiple of n_seqs",
                       "rwkv_wkv7: dst must be contiguous F32 [S*H, T + S*n_seqs]", &j)) {
     return;

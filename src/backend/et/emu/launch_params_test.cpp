@@ -96,26 +96,27 @@ TEST(LaunchParams, KnowsNormSumRowsAndRwkvWkv7) {
   s.dst = f32(0x8000000100, 1);
   EXPECT_EQ(rejection(ET_KERNEL_ID_sum_rows, &s, sizeof s), "");
   EXPECT_NE(rejection(ET_KERNEL_ID_sum_rows, &s, sizeof s - 1).find("expected at least"), std::string::npos);
-  // Eight descriptors, every one checked: the state is the seventh, dst the eighth.
+  // Nine descriptors, every one checked: the state is the seventh, then the cells (unused: all
+  // zeros), dst the ninth.
   et_rwkv_wkv7_params w{};
   et_tensor* all[8] = {&w.r, &w.w, &w.k, &w.v, &w.a, &w.b, &w.state, &w.dst};
   for (int i = 0; i < 8; i++) *all[i] = f32(0x8000000000 + 0x1000 * uint64_t(i), 64);
   EXPECT_EQ(rejection(ET_KERNEL_ID_rwkv_wkv7, &w, sizeof w), "");
   w.dst.ne[2] = 0;
-  EXPECT_NE(rejection(ET_KERNEL_ID_rwkv_wkv7, &w, sizeof w).find("tensor 7 has extent ne[2] = 0"), std::string::npos);
+  EXPECT_NE(rejection(ET_KERNEL_ID_rwkv_wkv7, &w, sizeof w).find("tensor 8 has extent ne[2] = 0"), std::string::npos);
   w.dst.ne[2] = 1;
   w.state.addr += 2;
   EXPECT_NE(rejection(ET_KERNEL_ID_rwkv_wkv7, &w, sizeof w).find("tensor 6 address"), std::string::npos);
 }
 
-TEST(LaunchParams, KnowsGatedDeltaNet) {  // seven descriptors: q, k, v, g, beta, state, dst
+TEST(LaunchParams, KnowsGatedDeltaNet) {  // eight descriptors: q, k, v, g, beta, state, cells, dst
   et_gated_delta_net_params d{};
   d.q = d.k = d.v = d.g = d.beta = d.state = f32(0x8000000000, 64);
   d.dst = f32(0x8000001000, 64);
   EXPECT_EQ(rejection(ET_KERNEL_ID_gated_delta_net, &d, sizeof d), "");
   EXPECT_NE(rejection(ET_KERNEL_ID_gated_delta_net, &d, sizeof d - 1).find("expected at least"), std::string::npos);
   d.dst.nb[1] = 2;
-  EXPECT_NE(rejection(ET_KERNEL_ID_gated_delta_net, &d, sizeof d).find("tensor 6 has stride nb[1] = 2"),
+  EXPECT_NE(rejection(ET_KERNEL_ID_gated_delta_net, &d, sizeof d).find("tensor 7 has stride nb[1] = 2"),
             std::string::npos);
 }
 

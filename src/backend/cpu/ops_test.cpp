@@ -11,6 +11,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/op_test_util.h"
+#include "backend/cpu/schedule.h"
 #include "common/error.h"
 #include "quant/quant.h"
 #include "testing/dense.h"
@@ -716,6 +717,33 @@ INSTANTIATE_TEST_SUITE_P(Cpu, Ops,
                          [](const auto& info) {
                            return std::get<1>(info.param) + "_" + std::to_string(std::get<0>(info.param)) + "threads";
                          });
+
+// A decode step of a recurrent op is a few KiB of output but a MiB of state (Qwen3.5-0.8B's 16
+// heads of 128 x 128): its cost must split it across the threads, or one thread updates the
+// whole state while the others wait. Split, it computes what one thread does.
+TEST(CpuBackend, DecodeRecurrentOpsSplitAcrossThreads) {
+  Bench b;
+  const int64_t S = 128, H = 16;
+  auto heads = [&](int64_t s, int64_t h) { return b.random(Type::F32, {s, h, 1}, -0.1f, 0.1f); };
+  Tensor* g = b.random(Type::F32, {H, 1}, -2.0f, 0.0f);
+  Tensor* beta = b.random(Type::F32, {H, 1}, 0.0f, 1.0f);
+  Tensor* gdn = gated_delta_net(b.ctx, heads(S, H), heads(S, H), heads(S, H), g, beta,
+                                b.random(Type::F32, {S * S * H, 1}));
+  const int64_t Sr = 64, Hr = 12;  // RWKV7-0.1B
+  Tensor* in[6];
+  for (int i = 0; i < 6; i++) in[i] = heads(Sr, Hr);
+  Tensor* wkv = rwkv_wkv7(b.ctx, in[0], in[1], in[2], in[3], in[4], in[5], b.random(Type::F32, {Sr * Sr * Hr, 1}));
+  for (Tensor* node : {gdn, wkv}) {
+    EXPECT_EQ(make_schedule({node}, kernels(), 2).steps.at(0).pieces, 2) << op_name(node->op);
+    b.run({node}, 1);
+    const Dense one = read(*node);
+    b.run({node}, 2);
+    expect_near(read(*node), one, 0.0);
+  }
+  Tensor* tiny = gated_delta_net(b.ctx, heads(4, 1), heads(4, 1), heads(4, 1), b.random(Type::F32, {1, 1}),
+                                 b.random(Type::F32, {1, 1}), b.random(Type::F32, {16, 1}));
+  EXPECT_EQ(make_schedule({tiny}, kernels(), 2).steps.at(0).pieces, 1);  // not worth a split
+}
 
 TEST(CpuBackend, BadRowIdsAndUnsupportedTypesThrow) {
   Bench b;

@@ -17,6 +17,9 @@ double node_cost(const Tensor& node) {
       return 4.0 * double(s0->nelements()) * double(node.src[1]->ne[2]);
     case Op::PAGED_ATTN:  // each head of each token against its slot list (the index, ~ sum of lists)
       return 4.0 * double(s0->ne[0]) * double(s0->ne[1]) * double(node.src[3]->ne[0]);
+    case Op::RWKV_WKV7:        // per token, every head's S x S state read and updated (r, q: (S, H, T));
+    case Op::GATED_DELTA_NET:  // at decode that is a MiB of state for a few KiB of output
+      return 8.0 * double(s0->ne[0]) * double(node.ne[0]) * double(s0->ne[2]);
     default:  // element-wise work on the smaller of output and first source (SET_ROWS, GET_ROWS)
       return 8.0 * double(s0 ? std::min(node.nelements(), s0->nelements()) : node.nelements());
   }

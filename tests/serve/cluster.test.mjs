@@ -11,7 +11,7 @@ import { HART, freePortRange, model, startServer } from './harness.mjs';
 const SCRIPT = process.env.SERVE_CLUSTER;
 // Random weights: greedy decoding does not meet EOS, so a request runs for all its max_tokens.
 const MODEL = model('llama-2-tiny-random.gguf');
-const SERVE_ARGS = ['-c', '1024'];  // the replicas also get -t 1: three share two cores
+const SERVE_ARGS = ['-c', '4096'];  // the replicas also get -t 1: three share two cores
 const greedy = { temperature: 0, seed: 1 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -140,8 +140,10 @@ describe('three replicas behind HAProxy', () => {
 
   test('a replica killed under load costs only the streams it was sending; restarted, it rejoins', async (t) => {
     const victim = c.members[1];
-    // Long enough to be under way at the kill: some streams are cut, some requests replayed.
-    const request = (k) => ({ model: 'x', prompt: `Request ${k} begins`, max_tokens: 800, ...greedy });
+    // Long enough to be under way at the kill: some streams are cut, some requests replayed. (The
+    // tiny model makes 800 tokens in a tenth of a second: then a replica the OS ran ahead of the
+    // others could be done with its streams before the kill, as one run in four was.)
+    const request = (k) => ({ model: 'x', prompt: `Request ${k} begins`, max_tokens: 4000, ...greedy });
     let started = 0;
     // Settled as they end (a cut stream's rejection is an outcome here, not an unhandled error).
     const streams = Array.from({ length: 16 }, (_, k) =>

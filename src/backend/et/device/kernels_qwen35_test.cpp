@@ -46,7 +46,6 @@ struct GdnShape {
   int64_t cells = 0;  // > 0: the states are a store of this many cells, read through I32 cells
 };
 
-
 // Inputs as Qwen 3.5 makes them, keeping the state bounded: q, k of about unit norm (the model
 // L2-normalizes them), log-decays g in (-2, 0), beta in (0, 1).
 void check_gdn(GdnShape s, uint64_t mask) {

@@ -69,8 +69,9 @@ TEST_P(Ops, GetRowsOfEveryKindOfTable) {
 }
 
 TEST_P(Ops, SetRowsConvertsIntoTheDestination) {
-  for (Type t : {Type::F32, Type::F16, Type::Q8_0}) {
-    const int64_t n = t == Type::Q8_0 ? 64 : 33;
+  // Short rows, and rows of two whole chunks of the threads' split (16384) and a part of one.
+  for (auto [t, n] : {std::pair{Type::F32, 33}, {Type::F16, 33}, {Type::Q8_0, 64}, {Type::F32, 32864},
+                      {Type::F16, 32864}, {Type::Q8_0, 32864}}) {
     Tensor* dst = b.random(t, {n, 11});
     const Dense before = read(*dst);
     Tensor* src = b.random(Type::F32, {n, 3});

@@ -1,5 +1,6 @@
 // GET_ROWS (gather rows of any type into F32) and SET_ROWS (scatter F32 rows, converting to the
 // destination type, e.g. into an F16 KV cache).
+#include <algorithm>
 #include <string>
 
 #include "backend/cpu/ops/ops.h"
@@ -32,16 +33,24 @@ void compute_get_rows(const Tensor& node, const OpContext& ctx) {
   });
 }
 
+// A row longer than this is written in chunks of it, shared by the threads: a recurrent layer's
+// state is one row of a MiB per sequence (Qwen3.5-0.8B), which one thread copied while the others
+// waited. A multiple of every block size, so that a chunk starts on a block.
+constexpr int64_t kRowChunk = 16384;
+
 void compute_set_rows(const Tensor& node, const OpContext& ctx) {
   // dst(:, ids(j, i2 % b1, i3 % b2), i2, i3) = src(:, j, i2, i3)
   const Tensor& src = *node.src[1];
   const Tensor& ids = *node.src[2];
   const FromF32Fn convert = ctx.k.from_f32[size_t(node.type)];
-  const auto [begin, end] = ctx.range(src.nrows());
-  for (int64_t r = begin; r < end; r++) {
-    const RowIndex ri = row_index(src, r);
+  const int64_t n = node.ne[0], chunks = (n + kRowChunk - 1) / kRowChunk;
+  const auto [begin, end] = ctx.range(src.nrows() * chunks);
+  for (int64_t item = begin; item < end; item++) {
+    const RowIndex ri = row_index(src, item / chunks);
+    const int64_t at = item % chunks * kRowChunk;
     const int64_t id = read_id(ids, ri.i1, ri.i2 % ids.ne[1], ri.i3 % ids.ne[2]);
-    if (id_ok(ctx, node, id, node.ne[1])) convert(frow(src, ri), row_ptr(node, id, ri.i2, ri.i3), node.ne[0]);
+    if (id_ok(ctx, node, id, node.ne[1]))
+      convert(frow(src, ri) + at, row_ptr(node, id, ri.i2, ri.i3) + row_size(node.type, at), std::min(kRowChunk, n - at));
   }
 }
 

@@ -50,7 +50,8 @@ void compute_set_rows(const Tensor& node, const OpContext& ctx) {
     const int64_t at = item % chunks * kRowChunk;
     const int64_t id = read_id(ids, ri.i1, ri.i2 % ids.ne[1], ri.i3 % ids.ne[2]);
     if (id_ok(ctx, node, id, node.ne[1]))
-      convert(frow(src, ri) + at, row_ptr(node, id, ri.i2, ri.i3) + row_size(node.type, at), std::min(kRowChunk, n - at));
+      convert(frow(src, ri) + at, row_ptr(node, id, ri.i2, ri.i3) + row_size(node.type, at),
+              std::min(kRowChunk, n - at));
   }
 }
 

@@ -249,6 +249,41 @@ TEST(Cli, BenchRecordsWhatItMeasured) {
   }
 }
 
+
+// hart bench with hart run's speculative flags: one more row, tg with speculation, whose JSON
+// carries the plain rate of the same generation beside it, the drafts and their acceptance, and
+// whether both generated the same tokens; synthetic acceptance says its output is not the model's.
+TEST(Cli, BenchSpeculativeTestReportsBothRatesAndAcceptance) {
+  HART_REQUIRE_TESTDATA(target, "models/TinyStories-656K-Q8_0.gguf");
+  HART_REQUIRE_TESTDATA(draft, "models/TinyStories-656K-requant-Q4_0.gguf");
+  const std::string base = "bench -m " + target + " -p 0 -n 24 -t 1 -r 1 --warmup 0 --bandwidth 10 --json";
+  Result r = hart(base + " --spec-type draft-simple -md " + draft + " --spec-draft-n-max 4 --spec-prompt 'Once upon a time'");
+  ASSERT_EQ(r.status, 0);
+  nlohmann::json rows = nlohmann::json::parse(r.out);
+  ASSERT_EQ(rows.size(), 2u);
+  const nlohmann::json& s = rows[1];
+  EXPECT_EQ(s["test"], "tg24 draft-simple");
+  EXPECT_GT(s["plain_tokens_per_s"].get<double>(), 0);
+  EXPECT_GT(s["tokens_per_s"].get<double>(), 0);
+  EXPECT_GT(s["draft_n"].get<int>(), 0);
+  EXPECT_GT(s["draft_n_accepted"].get<int>(), 0);  // a trained model and its own quantization agree
+  EXPECT_LE(s["draft_n_accepted"].get<int>(), s["draft_n"].get<int>());
+  EXPECT_EQ(s["n_generated"], 24);
+  EXPECT_EQ(s["same_tokens"], true);
+  EXPECT_EQ(s["synthetic_acceptance"], false);
+
+  // --spec-synth-len: every draft of 4 accepted whatever the model says (length 5 = 4 + 1).
+  r = hart(base + " --spec-type draft-simple -md " + draft + " --spec-draft-n-max 4 --spec-synth-len 5");
+  ASSERT_EQ(r.status, 0);
+  rows = nlohmann::json::parse(r.out);
+  EXPECT_EQ(rows[1]["synthetic_acceptance"], true);
+  EXPECT_EQ(rows[1]["draft_n_accepted"], rows[1]["draft_n"]);
+
+  EXPECT_NE(hart_stderr("bench -m " + target + " -p 8 -n 0 --spec-type ngram-simple").out.find("needs a tg test"),
+            std::string::npos);
+  EXPECT_NE(hart_stderr(base + " --spec-type ngram-simple --spec-synth-len 100").out.find("--spec-synth-len must be within"),
+            std::string::npos);
+}
 // -d (llama-bench's --n-depth): every test again after that many context tokens, named as
 // llama-bench names it; the weights-only roofline is not a bound there, so it is left out. A
 // depth the context cannot hold is refused before anything runs.

@@ -34,11 +34,15 @@ void Speculator::draft(std::span<const int32_t> history, int n_max, Draft& out) 
 double Speculator::synth_uniform() { return std::uniform_real_distribution<double>(0.0, 1.0)(synth_rng_); }
 
 GenerateStats generate(Session& session, Sampler& sampler, std::span<const int32_t> prompt,
-                       const GenerateOptions& opt, Speculator& spec, SpecStats& stats) {
+                       const GenerateOptions& opt, Speculator& spec, SpecStats& stats,
+                       std::span<const int32_t> context) {
   if (prompt.empty()) throw Error("the prompt has no tokens");
   GenerateStats st;
   st.n_prompt = int(prompt.size());
-  std::vector<int32_t> history(prompt.begin(), prompt.end());
+  if (int(context.size()) != session.n_past())
+    throw Error("speculative decoding: the context given is not what the session holds");
+  std::vector<int32_t> history(context.begin(), context.end());
+  history.insert(history.end(), prompt.begin(), prompt.end());
   for (int32_t t : prompt) sampler.accept(t);
 
   auto t0 = std::chrono::steady_clock::now();

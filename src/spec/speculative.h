@@ -45,8 +45,10 @@ class Speculator {
 };
 
 // generate() (model/generate.h) with speculation: the same contract and stop rules, and the same
-// tokens as its greedy or seeded run; `stats` counts the drafts.
+// tokens as its greedy or seeded run; `stats` counts the drafts. `context`: the tokens the
+// session holds already (hart chat's earlier turns), which the drafters see before the prompt.
 GenerateStats generate(Session& session, Sampler& sampler, std::span<const int32_t> prompt,
-                       const GenerateOptions& opt, Speculator& spec, SpecStats& stats);
+                       const GenerateOptions& opt, Speculator& spec, SpecStats& stats,
+                       std::span<const int32_t> context = {});
 
 }  // namespace hart::spec

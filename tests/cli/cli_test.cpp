@@ -143,6 +143,32 @@ TEST(Cli, ChatKeepsHistory) {
   EXPECT_NE(hart("chat -m " + model + " < /dev/null").status, 0);
 }
 
+// hart chat with the speculative flags: the replies are the plain run's, turn after turn (the
+// drafters see the earlier turns, and the session keeps them across speculative steps), the
+// drafts are counted, and -lcd gets each turn's text.
+TEST(Cli, ChatWithSpeculationGivesThePlainReplies) {
+  HART_REQUIRE_TESTDATA(target, "models/TinyStories-656K-Q8_0.gguf");
+  HART_REQUIRE_TESTDATA(draft, "models/TinyStories-656K-requant-Q4_0.gguf");
+  const std::string input = temp_path("chat_spec.txt"), lcd = temp_path("chat_spec_lcd.bin");
+  std::ofstream(input) << "Once upon a time\nTell me a story\n";
+  const std::string base = "chat -m " + target + " --chat-template chatml --temp 0 -n 24";
+  const Result plain = hart(base + " < " + input);
+  ASSERT_EQ(plain.status, 0);
+  for (const std::string& spec : {" --spec-type draft-simple -md " + draft + " --spec-draft-n-max 4",
+                                 " --spec-type ngram-cache -lcd " + lcd}) {
+    const Result r = hart(base + spec + " < " + input);
+    ASSERT_EQ(r.status, 0) << spec;
+    EXPECT_EQ(r.out, plain.out) << spec;
+    const Result err = hart_stderr(base + spec + " < " + input);
+    EXPECT_NE(err.out.find("draft acceptance"), std::string::npos) << err.out;
+  }
+  EXPECT_GT(std::filesystem::file_size(lcd), 0u);
+  const Result err = hart_stderr(base + " --spec-type draft-simple -md " + draft + " < " + input);
+  EXPECT_EQ(err.out.find(" 0 drafted"), std::string::npos) << err.out;
+  std::filesystem::remove(input);
+  std::filesystem::remove(lcd);
+}
+
 TEST(Cli, SeededSamplingIsReproducible) {
   HART_REQUIRE_TESTDATA(model, "models/stories260K.gguf");
   const std::string args = "run -m " + model + " -p 'Once upon' -n 24 --temp 0.9 --seed 42 --json";

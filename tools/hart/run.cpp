@@ -110,10 +110,7 @@ int cmd_run(int argc, char** argv) {
                  st.n_prompt, st.prompt_ms, st.prompt_ms > 0 ? st.n_prompt * 1e3 / st.prompt_ms : 0.0,
                  st.n_generated, st.generate_ms,
                  st.generate_ms > 0 ? st.n_generated * 1e3 / st.generate_ms : 0.0);
-    if (sp.speculative)
-      std::fprintf(stderr, "hart: draft acceptance %.3f (%lld accepted / %lld drafted, %lld verification steps)\n",
-                   spec_stats.acceptance(), (long long)spec_stats.n_accepted, (long long)spec_stats.n_drafted,
-                   (long long)spec_stats.n_verified);
+    if (sp.speculative) print_spec_stats(spec_stats);
   }
   return 0;
 }

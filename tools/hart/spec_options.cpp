@@ -109,4 +109,9 @@ void Speculation::save_dynamic_cache(const std::vector<int32_t>& tokens) const {
   cache->save_dynamic();
 }
 
+void print_spec_stats(const spec::SpecStats& s) {
+  std::fprintf(stderr, "hart: draft acceptance %.3f (%lld accepted / %lld drafted, %lld verification steps)\n",
+               s.acceptance(), (long long)s.n_accepted, (long long)s.n_drafted, (long long)s.n_verified);
+}
+
 }  // namespace hart::cli

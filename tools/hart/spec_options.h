@@ -45,4 +45,7 @@ struct Speculation {
 Speculation make_speculation(const SpecOptions& opt, const ModelOptions& mo, const LoadedModel& target,
                              const SamplerParams& sampling, int threads = 0);
 
+// "hart: draft acceptance ..." on stderr.
+void print_spec_stats(const spec::SpecStats& s);
+
 }  // namespace hart::cli

@@ -156,7 +156,7 @@ TEST(NgramCache, StaticCacheDraftsTheTextItWasBuiltFrom) {
   stat.update(twice, int(twice.size()), kNgramStatic, kNgramStatic);
   const std::string path = temp_path("hart_ngram_cache_static.bin");
   stat.save(path);
-  NgramCacheDrafter d(path, "", 10);
+  NgramCacheDrafter d(LookupCaches::load(path, "", 10));
   Draft out;
   d.draft(std::vector<int32_t>(text.begin(), text.begin() + 6), 8, out);  // ... 5 9
   EXPECT_EQ(out.tokens, (std::vector<int32_t>(text.begin() + 6, text.begin() + 14)));

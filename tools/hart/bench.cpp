@@ -268,7 +268,7 @@ int cmd_bench(int argc, char** argv) {
     if (speculative) {
       SamplerParams greedy;
       greedy.temperature = 0.0f;
-      const Speculation sn = make_speculation(spo, mo, lm, greedy, threads);
+      const Speculation sn = make_speculation(spo, mo, lm, &greedy, threads);
       const SpecBenchRuns runs = bench_speculative(session, *sn.speculator, spec_tokens, n_gen, warmup, reps);
       const Stats plain = stats_of(runs.plain_tps), sped = stats_of(runs.spec_tps);
       const bool synth = !sn.speculator->synth_probs().empty();

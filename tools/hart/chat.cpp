@@ -55,7 +55,7 @@ int cmd_chat(int argc, char** argv) {
 
   Session session(*lm.model, sp, mo.backends());
   Speculation speculation;
-  if (sp.speculative) speculation = make_speculation(spo, mo, lm, so.p);
+  if (sp.speculative) speculation = make_speculation(spo, mo, lm, &so.p);
   spec::SpecStats spec_stats;
   Sampler sampler(so.p, lm.model->hp.n_vocab);
   ChatRequest history;

@@ -63,7 +63,7 @@ int cmd_run(int argc, char** argv) {
 
   Session session(*lm.model, sp, mo.backends());
   Speculation speculation;
-  if (sp.speculative) speculation = make_speculation(spo, mo, lm, so.p);
+  if (sp.speculative) speculation = make_speculation(spo, mo, lm, &so.p);
   Sampler sampler(so.p, lm.model->hp.n_vocab);
   ConstrainedSampling constrained;
   constrained.attach(grammar, tok, sampler);

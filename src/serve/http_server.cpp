@@ -300,7 +300,7 @@ void HttpServer::routes() {
       auto in_flight = std::make_shared<InFlight>(in_flight_);  // counted in by the pre-routing handler
       const Engine& engine = *engine_.load();
       serve_generation<ResponseWriter>(
-          parse_request(parse_body<nlohmann::ordered_json>(http_req), endpoint, {*tok_, *chat_, engine.n_ctx()}),
+          parse_request(parse_body<nlohmann::ordered_json>(http_req), endpoint, {*tok_, *chat_, engine.n_ctx(), engine.speculation(), engine.chunk_size()}),
           std::move(in_flight), http_req, res);
     };
   };
@@ -308,7 +308,7 @@ void HttpServer::routes() {
     auto in_flight = std::make_shared<InFlight>(in_flight_);  // counted in by the pre-routing handler
     const Engine& engine = *engine_.load();
     const nlohmann::ordered_json chat = responses_to_chat(parse_body<nlohmann::ordered_json>(http_req));
-    serve_generation<ResponsesWriter>(parse_request(chat, Endpoint::CHAT, {*tok_, *chat_, engine.n_ctx()}),
+    serve_generation<ResponsesWriter>(parse_request(chat, Endpoint::CHAT, {*tok_, *chat_, engine.n_ctx(), engine.speculation(), engine.chunk_size()}),
                                       std::move(in_flight), http_req, res);
   });
   s.Post("/v1/chat/completions", generate(Endpoint::CHAT));

@@ -12,8 +12,10 @@
 #include "command.h"
 #include "common/error.h"
 #include "model_options.h"
+#include "parse_args.h"
 #include "serve/engine.h"
 #include "serve/http_server.h"
+#include "spec_options.h"
 
 namespace hart::cli {
 namespace {
@@ -53,6 +55,7 @@ int cmd_serve(int argc, char** argv) {
   serve::ServerOptions so;
   serve::EngineOptions eo;
   ChatTemplateOptions cto;
+  SpecOptions spo;
   bool no_prefix_cache = false;
   double drain_timeout = 30;
   mo.add_to(app);
@@ -67,11 +70,13 @@ int cmd_serve(int argc, char** argv) {
   app.add_option("--api-key", so.api_key, "require 'Authorization: Bearer KEY'");
   app.add_flag("--no-prefix-cache", no_prefix_cache, "do not reuse the KV of earlier prompts");
   cto.add_to(app);
+  spo.add_to(app);
   app.add_option("--alias", so.model_name, "model name reported by the API (default: the file name)");
   app.add_option("--drain-timeout", drain_timeout,
                  "seconds a SIGTERM waits for the requests in flight before the server exits anyway")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (!parse_args(app, argc, argv, kSpecShortAliases)) return 0;
+  spo.enabled(eo.chunk_size);  // a verification batch is one step
   if (so.model_name.empty()) so.model_name = mo.model.substr(mo.model.find_last_of('/') + 1);
   so.model_path = mo.model;
 
@@ -106,6 +111,9 @@ int cmd_serve(int argc, char** argv) {
     eo.n_ctx = sp.n_ctx;
     eo.cache_type = sp.cache_type;
     eo.prefix_cache = !no_prefix_cache;
+    // Every request may ask for ngram-simple; the other types need what these flags load.
+    const Speculation speculation = make_speculation(spo, mo, lm, nullptr);
+    eo.speculation = speculation.factory.get();
     serve::Engine engine(*lm.model, *lm.tokenizer, eo, mo.backends(), metrics);
     serve::Embedder embedder(*lm.model, mo.backends(), engine.n_ctx());
     server.attach(engine, *lm.tokenizer, serve_chat(lm, cto), embedder);

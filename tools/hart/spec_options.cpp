@@ -73,8 +73,10 @@ Speculation make_speculation(const SpecOptions& opt, const ModelOptions& mo, con
     if (!opt.draft_devices.empty()) dmo.devices = opt.draft_devices;
     s.draft = std::make_unique<LoadedModel>(load_model(dmo));
     spec::check_compatible(*target.tokenizer, *s.draft->tokenizer);
-    sessions = std::make_unique<spec::DraftSessions>(*s.draft->model, mo.session_params(),
-                                                     [dmo, threads] { return dmo.backends(threads); });
+    // The draft follows the target's whole sequence: its context is the target's.
+    SessionParams dsp = mo.session_params();
+    if (dsp.n_ctx == 0) dsp.n_ctx = default_n_ctx(target.model->hp);
+    sessions = std::make_unique<spec::DraftSessions>(*s.draft->model, dsp, [dmo, threads] { return dmo.backends(threads); });
   }
   s.factory = std::make_unique<spec::SpecFactory>(opt.p, target.model->hp.n_vocab, std::move(sessions));
   if (sampling) s.speculator = s.factory->make(opt.p, *sampling);

@@ -40,7 +40,9 @@ Result hart(const std::string& args, const std::string& env = "") {
 }
 
 // Runs `hart ARGS`, returns exit status and stderr.
-Result hart_stderr(const std::string& args) { return run_command(std::string(HART_BINARY) + " " + args + " 2>&1 >/dev/null"); }
+Result hart_stderr(const std::string& args, const std::string& env = "") {
+  return run_command(env + " " + HART_BINARY + std::string(" ") + args + " 2>&1 >/dev/null");
+}
 
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
@@ -268,6 +270,29 @@ TEST(Cli, DeviceWeightsAreResidentOnce) {
   EXPECT_LT(rows[0]["peak_rss_mib"].get<double>(), 2.3 * file_mib);
   std::filesystem::remove(file);
   std::filesystem::remove_all(lock_dir);
+}
+
+// hart --version (-V): the version, the build as hart bench --json records it, and the kernel set
+// this CPU runs (HART_ISA's when set; one it cannot run is the usual one-line error).
+TEST(Cli, VersionNamesTheBuildAndTheKernelSet) {
+  const Result v = hart("--version");
+  ASSERT_EQ(v.status, 0);
+  EXPECT_EQ(hart("-V").out, v.out);
+  EXPECT_EQ(v.out.rfind("hart " HART_VERSION " (", 0), 0u) << v.out;
+  EXPECT_NE(hart("-V", "HART_ISA=ref").out.find("\nCPU kernels: ref (this CPU runs: ref"), std::string::npos);
+  const Result bad = hart_stderr("-V", "HART_ISA=no-such-isa");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.out.rfind("hart: error: HART_ISA=no-such-isa: unknown kernel set", 0), 0u) << bad.out;
+  EXPECT_EQ(std::count(bad.out.begin(), bad.out.end(), '\n'), 1) << bad.out;
+  EXPECT_NE(hart("--version extra").status, 0);
+
+  HART_REQUIRE_TESTDATA(model, "models/stories260K.gguf");
+  const Result b = hart("bench -m " + model + " -p 1 -n 1 -t 1 -r 1 --warmup 0 --bandwidth 10 --json");
+  ASSERT_EQ(b.status, 0);
+  const nlohmann::json row = nlohmann::json::parse(b.out).at(0);
+  EXPECT_EQ(v.out, "hart " HART_VERSION " (" + row["build_revision"].get<std::string>() + ")\nbuilt with " +
+                       row["compiler"].get<std::string>() + ", flags: " + row["build_flags"].get<std::string>() +
+                       "\nCPU kernels: " + row["kernels"].get<std::string>() + v.out.substr(v.out.rfind(" (")));
 }
 
 TEST(Cli, DefaultSyntheticModelRuns) {

@@ -295,10 +295,43 @@ TEST(Cli, VersionNamesTheBuildAndTheKernelSet) {
                        "\nCPU kernels: " + row["kernels"].get<std::string>() + v.out.substr(v.out.rfind(" (")));
 }
 
-TEST(Cli, DefaultSyntheticModelRuns) {
-  Result r = hart("run -n 4 --temp 0 --json");
-  ASSERT_EQ(r.status, 0);
-  EXPECT_EQ(nlohmann::json::parse(r.out)["generated_tokens"].size(), 4u);
+// The README's first command on a fresh clone, without -m and without ../shared: the built-in
+// stories260K tells its greedy story for "Once upon a time" (llama.cpp's tokens, where the shared
+// golden is there to compare), and stderr says in one line what ran and how to run one's own file.
+TEST(Cli, FirstRunTellsTheBuiltInModelsStory) {
+  const std::string run = std::string("cd / && HART_TESTDATA=/nonexistent ") + HART_BINARY +
+                          " run -p 'Once upon a time' -n 40 --temp 0";
+  const Result out = run_command(run + " 2>/dev/null");
+  ASSERT_EQ(out.status, 0);
+  EXPECT_EQ(out.out, ", there was a little girl named Lily. She loved to play outside in the park. One day, she saw a "
+                     "big, red ball.\n");
+  const Result err = run_command(run + " 2>&1 >/dev/null");
+  EXPECT_EQ(err.out.rfind("hart: running the built-in model stories260K (TinyStories, MIT, models/README.md); "
+                          "to run your own GGUF file: -m FILE\n", 0), 0u) << err.out;
+
+  HART_REQUIRE_TESTDATA(golden, "golden/stories260K__once_upon_a_time.json");
+  const nlohmann::json g = read_json(golden);
+  const Result j = hart("run -p 'Once upon a time' -n 32 --temp 0 --json");
+  ASSERT_EQ(j.status, 0);
+  const nlohmann::json r = nlohmann::json::parse(j.out);
+  EXPECT_EQ(r["prompt_tokens"], g["prompt_tokens"]);
+  EXPECT_EQ(r["generated_tokens"], g["llamacpp"]["generated_tokens"]);
+}
+
+// Without -m, chat, info and tokenize use the built-in model too; bench keeps a synthetic model
+// of a real one's shapes (a benchmark of a 1 MB model measures little).
+TEST(Cli, CommandsWithoutAModelUseTheBuiltInOne) {
+  const Result info = hart("info --json --no-tensors");
+  ASSERT_EQ(info.status, 0);
+  const nlohmann::json j = nlohmann::json::parse(info.out);
+  EXPECT_EQ(j["path"], "stories260K (built-in)");
+  EXPECT_EQ(j["file_size"], 1185376);
+  const Result tok = hart("tokenize --ids 'Once upon a time'");
+  ASSERT_EQ(tok.status, 0);
+  EXPECT_EQ(tok.out, "1 403 407 261 378\n");
+  const Result chat = hart("chat --chat-template chatml --temp 0 -n 4 < /dev/null");
+  EXPECT_EQ(chat.status, 0);
+  EXPECT_NE(hart("bench --help").out.find("synthetic:smollm2-135m:q8_0"), std::string::npos);
 }
 
 }  // namespace

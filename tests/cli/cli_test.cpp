@@ -318,6 +318,52 @@ TEST(Cli, FirstRunTellsTheBuiltInModelsStory) {
   EXPECT_EQ(r["generated_tokens"], g["llamacpp"]["generated_tokens"]);
 }
 
+// Without --context-shift, a context that fills ends the run with one line naming the limit and
+// the flag; hart chat says so too and offers /reset.
+TEST(Cli, FullContextSaysSoAndNamesTheFlag) {
+  const Result r = hart("run -c 32 -n 100 --temp 0 --json");
+  ASSERT_EQ(r.status, 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["context_full"].get<bool>());
+  EXPECT_EQ(j["generated_tokens"].size(), 32u);  // BOS, then tokens until all 32 positions are taken
+  const Result err = hart_stderr("run -c 32 -n 100 --temp 0");
+  EXPECT_NE(err.out.find("\nhart: the context is full (32 tokens, -c): generation stopped; --context-shift forgets "
+                         "half of it and goes on\n"), std::string::npos) << err.out;
+  EXPECT_EQ(hart_stderr("run -c 64 -n 10 --temp 0").out.find("context is full"), std::string::npos);
+
+  const std::string input = temp_path("long_chat.txt");
+  std::ofstream(input) << "Hi\n/reset\n" << std::string(200, 'a') << "\n";
+  const Result chat = hart_stderr("chat --chat-template chatml -c 64 --temp 0 -n 100 < " + input);
+  std::filesystem::remove(input);
+  EXPECT_EQ(chat.status, 0);
+  EXPECT_NE(chat.out.find("hart: the context is full (64 tokens, -c): the reply stops here; /reset starts over\n"),
+            std::string::npos) << chat.out;
+  EXPECT_NE(chat.out.find("hart: the context is full (64 tokens, -c): this turn does not fit; /reset starts over\n"),
+            std::string::npos) << chat.out;
+}
+
+// --context-shift (and --keep) as llama-completion: its text through two shifts of a 256-token
+// context (tests/golden/stories260K__context_shift.json, from llama.cpp de3ff81).
+TEST(Cli, ContextShiftGoesOnAsLlamaCpp) {
+  const nlohmann::json g = read_json(HART_REPO_GOLDEN "/stories260K__context_shift.json");
+  for (const nlohmann::json& c : g["cases"]) {
+    const std::string keep = c["keep"].is_null() ? "" : " --keep " + std::to_string(c["keep"].get<int>());
+    const Result r = hart("run -c 256 -n 400 --temp 0 --context-shift --ignore-eos -p 'Once upon a time' --json" + keep);
+    ASSERT_EQ(r.status, 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["context_shifts"], g["context_shifts"]);
+    EXPECT_FALSE(j["context_full"].get<bool>());
+    EXPECT_EQ(j["generated_tokens"].size(), 400u);
+    const std::string want = c["text"].get<std::string>(), text = j["text"].get<std::string>();
+    EXPECT_EQ(text.substr(0, want.size()), want) << keep;
+  }
+  // A --keep that leaves nothing to forget is the one-line error.
+  const Result bad = hart_stderr("run -c 8 -n 20 --temp 0 --context-shift --keep -1 -p 'Once upon a time, there'");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.out.substr(bad.out.rfind("hart: error:")),
+            "hart: error: context shift: keeping 7 tokens leaves none to forget in a context of 8\n") << bad.out;
+}
+
 // Without -m, chat, info and tokenize use the built-in model too; bench keeps a synthetic model
 // of a real one's shapes (a benchmark of a 1 MB model measures little).
 TEST(Cli, CommandsWithoutAModelUseTheBuiltInOne) {

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <thread>
 
+#include "builtin_model.h"
 #include "chat_setup.h"
 #include "command.h"
 #include "common/error.h"
@@ -72,8 +73,9 @@ int cmd_serve(int argc, char** argv) {
                  "seconds a SIGTERM waits for the requests in flight before the server exits anyway")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   CLI11_PARSE(app, argc, argv);
-  if (so.model_name.empty()) so.model_name = mo.model.substr(mo.model.find_last_of('/') + 1);
-  so.model_path = mo.model;
+  if (so.model_name.empty())
+    so.model_name = mo.model.empty() ? kBuiltinModelName : mo.model.substr(mo.model.find_last_of('/') + 1);
+  so.model_path = mo.model.empty() ? std::string(kBuiltinModelName) + " (built-in)" : mo.model;
 
   // SIGINT / SIGTERM are handled by one thread that stops the server (no work in a signal handler).
   sigset_t signals;

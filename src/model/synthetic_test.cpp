@@ -89,7 +89,8 @@ TEST(Synthetic, MixPrefixForNamesThatAreTypes) {
 TEST(Synthetic, UnknownNameOrTypeIsAnError) {
   EXPECT_THROW(synthetic_model_tensors("no-such-model"), Error);
   EXPECT_THROW(synthetic_model_tensors("smollm2-135m:q9_9"), Error);
-  EXPECT_THROW(synthetic_model_tensors("smollm2-135m:q4_k_s"), Error);
+  EXPECT_THROW(synthetic_model_tensors("smollm2-135m:q4_k_xl"), Error);
+  EXPECT_THROW(synthetic_model_tensors("smollm2-135m:copy"), Error);  // nothing to copy
 }
 
 }  // namespace

@@ -7,7 +7,10 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
 
 #include "common/error.h"
 #include "common/testdata.h"
@@ -228,6 +231,65 @@ TEST(QuantizeModel, PlanOfIQ2_MIQ3_XSAndIQ3_M) {
       EXPECT_EQ(type_name(plan[i].type), type_name(want)) << mix << " " << n;
     }
   }
+}
+
+// QuantizeOptions from a case's "options" (llama-quantize's flags, named as the struct's fields).
+QuantizeOptions options_of(const nlohmann::json& j) {
+  QuantizeOptions o;
+  auto type = [&](const char* key) -> std::optional<Type> {
+    if (!j.contains(key)) return std::nullopt;
+    const auto t = type_from_name(j[key].get<std::string>());
+    if (!t) throw Error("unknown type in " + j.dump());
+    return t;
+  };
+  o.pure = j.value("pure", false);
+  o.leave_output_tensor = j.value("leave_output_tensor", false);
+  o.allow_requantize = j.value("allow_requantize", false);
+  o.output_tensor_type = type("output_tensor_type");
+  o.token_embedding_type = type("token_embedding_type");
+  return o;
+}
+
+// llama-quantize's own choices, recorded by running it (tests/quantize/llama_quantize_types.json: the
+// commands, and in its "about" how they were run) for --pure, --output-tensor-type, --token-embedding-type
+// (also on tied embeddings), --leave-output-tensor, --allow-requantize, Q1_0, Q2_0, Q4_K_S as its number,
+// the aliases and COPY: every tensor gets llama-quantize's type and the file its general.file_type; where
+// llama-quantize stopped (Q1_0 rows with no fallback, a quantized input without --allow-requantize), hart
+// refuses before writing anything.
+TEST(QuantizeModel, PlansMatchLlamaQuantizeWithItsOptions) {
+  std::ifstream file(HART_QUANTIZE_REFERENCE);
+  const nlohmann::json doc = nlohmann::json::parse(file);
+  TempDir dir;
+  int n_cases = 0;
+  for (const auto& c : doc["cases"]) {
+    SCOPED_TRACE(c["command"].get<std::string>());
+    HART_REQUIRE_TESTDATA(path, c["model"].get<std::string>());
+    const auto src = gguf::File::open(path);
+    const QuantizeTarget& t = target(c["type"].get<std::string>());
+    const QuantizeOptions options = options_of(c.value("options", nlohmann::json::object()));
+    if (c.contains("error")) {
+      EXPECT_THROW(quantize_model(path, dir.file("out.gguf"), t, options, 2), Error);
+      EXPECT_FALSE(fs::exists(dir.file("out.gguf")));
+      n_cases++;
+      continue;
+    }
+    std::vector<gguf::TensorInfo> tensors;
+    for (const auto& info : src->tensors())
+      if (info.name != c.value("without", "")) tensors.push_back(info);
+    const auto plan = plan_quantization(*src, tensors, t, options);
+    const auto& want = c["types"];
+    size_t listed = 0;
+    for (size_t i = 0; i < plan.size(); i++) {
+      const std::string& name = tensors[i].name;
+      const bool in_list = want.contains(name);
+      listed += in_list;
+      EXPECT_EQ(type_name(plan[i].type), in_list ? want[name].get<std::string>() : type_name(tensors[i].type)) << name;
+    }
+    EXPECT_EQ(listed, want.size());
+    EXPECT_EQ(output_file_type(*src, t), c["file_type"].get<uint32_t>());
+    n_cases++;
+  }
+  EXPECT_EQ(n_cases, 25);
 }
 
 // Without an importance matrix the IQ1-IQ3 mixes are refused, naming the flag, before anything is

@@ -65,7 +65,11 @@ std::string patch_chat_template_source(std::string source);
 // Renders probe conversations to find what the template supports.
 ChatTemplateCaps detect_chat_template_caps(const jinja::Template& t);
 
-// The current local time, as llama-server gives templates.
+// The current local time, as llama-server gives templates (strftime_now, the date variables);
+// with SOURCE_DATE_EPOCH set (seconds since 1970, the reproducible-builds convention) that
+// instant in UTC instead, so a template that prints the date renders the same on any day (a
+// test that asks twice and compares must not see midnight pass between the two). A value that
+// is not a whole number of seconds throws hart::Error.
 std::tm local_now();
 
 }  // namespace hart

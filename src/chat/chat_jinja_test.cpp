@@ -3,6 +3,8 @@
 // fail where llama.cpp failed, with the template's own message).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -117,6 +119,25 @@ TEST(JinjaChatTemplate, CapabilitiesMatchLlamaCpp) {
     if (!known_difference) EXPECT_EQ(g.typed_content, w.typed_content) << "typed_content";
     else EXPECT_TRUE(g.typed_content);
   }
+}
+
+// SOURCE_DATE_EPOCH fixes the time templates see (UTC): the serve tests that ask twice and
+// compare use it, since a template that prints the date (gpt-oss, Llama 3.2, Mistral Small 3.2,
+// Granite 3.3, Apertus) renders another prompt once midnight passes between two requests.
+TEST(JinjaChatTemplate, SourceDateEpochFixesTheTime) {
+  ASSERT_EQ(setenv("SOURCE_DATE_EPOCH", "1700000000", 1), 0);  // 2023-11-14 22:13:20 UTC
+  std::tm t = local_now();
+  EXPECT_EQ(t.tm_year, 123);
+  EXPECT_EQ(t.tm_mon, 10);
+  EXPECT_EQ(t.tm_mday, 14);
+  EXPECT_EQ(t.tm_hour, 22);
+  for (const char* bad : {"", "12x", "-5", "99999999999999999999999"}) {
+    ASSERT_EQ(setenv("SOURCE_DATE_EPOCH", bad, 1), 0);
+    EXPECT_THROW(local_now(), Error) << "'" << bad << "'";
+  }
+  ASSERT_EQ(unsetenv("SOURCE_DATE_EPOCH"), 0);
+  t = local_now();
+  EXPECT_GE(t.tm_year, 125);  // the clock again (2025 or later)
 }
 
 }  // namespace

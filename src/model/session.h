@@ -18,6 +18,9 @@ struct SessionParams {
   int n_ctx = 0;                // 0: the model's training context, capped at 4096
   int n_batch = 512;            // most tokens computed in one step (a longer prompt is split)
   Type cache_type = Type::F16;  // F16 (as llama.cpp) or F32
+  // Speculative decoding (verify / accept): a recurrent state gets a second cell, so the state
+  // before a verification step survives it.
+  bool speculative = false;
 };
 
 class Session {
@@ -33,6 +36,18 @@ class Session {
   // As decode with all_logits, but every token's last hidden state after the output norm
   // (n_embd * n floats): what embeddings are pooled from.
   std::span<const float> hidden_states(std::span<const int32_t> tokens);
+
+  // Speculative decoding. After begin_tentative(), the tokens decode() computes are tentative:
+  // keep(n) then keeps the first n of them, as if only those had been decoded, and gives back
+  // the rest (attention layers their K/V slots; a recurrent state, written past them, is
+  // computed again over the n tokens from the state begin_tentative() kept: one step of n tokens,
+  // unless all are kept). At most n_batch tokens may be tentative; a recurrent state needs
+  // SessionParams::speculative.
+  void begin_tentative();
+  void keep(int n);
+  bool tentative() const { return tentative_; }
+  // The positions that are not tentative.
+  int n_kept() const { return tentative_ ? checkpoint_n_ : seq_.n; }
 
   int n_past() const { return seq_.n; }
   int n_ctx() const { return n_ctx_; }
@@ -53,6 +68,13 @@ class Session {
   Executor executor_;
   Batch batch_;  // each step's, cleared and refilled: its vectors keep their capacity
   std::span<const float> run(std::span<const int32_t> tokens, bool all_rows, bool hidden);
+  // One step over `tokens` at the sequence's next positions, reserved beforehand; not committed.
+  const ForwardGraph& step(std::span<const int32_t> tokens, Logits logits, bool hidden);
+
+  bool tentative_ = false;
+  int checkpoint_n_ = 0;               // positions before the tentative ones
+  int32_t checkpoint_cell_ = 0;        // the state cell holding the state there
+  std::vector<int32_t> tentative_tokens_;
 
   std::vector<float> logits_;  // all_logits of a prompt computed in several steps
 };

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <sys/wait.h>
@@ -86,6 +87,56 @@ TEST(Cli, QuantizeToQ8_0KeepsGreedyTokens) {
   std::filesystem::remove(out);
   ASSERT_EQ(f32.size(), 20u);
   EXPECT_EQ(q8, f32);
+}
+
+// The tensor types of a GGUF file by name.
+std::map<std::string, std::string> tensor_types(const std::string& path) {
+  std::map<std::string, std::string> m;
+  const auto file = hart::gguf::File::open(path);
+  for (const auto& t : file->tensors()) m[t.name] = std::string(hart::type_name(t.type));
+  return m;
+}
+
+// llama-quantize's arguments: INPUT TYPE writes ggml-model-TYPE.gguf beside the input; INPUT OUTPUT
+// TYPE NTHREADS takes the type's number too; --pure, --output-tensor-type, --token-embedding-type,
+// --leave-output-tensor and --allow-requantize reach the plan (their per-tensor choices are
+// quantize_model_test's).
+TEST(Cli, QuantizeTakesLlamaQuantizesArguments) {
+  HART_REQUIRE_TESTDATA(model, "qtypes/models/qt-llama-F32.gguf");
+  const std::filesystem::path dir = temp_path("quantize_args");
+  std::filesystem::create_directories(dir);
+  const std::string in = (dir / "in.gguf").string(), out = (dir / "out.gguf").string();
+  std::filesystem::copy_file(model, in);
+
+  ASSERT_EQ(hart("quantize " + in + " q8_0").status, 0);
+  EXPECT_EQ(tensor_types((dir / "ggml-model-Q8_0.gguf").string()).at("output.weight"), "q8_0");
+  ASSERT_EQ(hart("quantize " + in + " " + out + " 15 2").status, 0);  // 15: Q4_K (= Q4_K_M), 2 threads
+  EXPECT_EQ(hart::gguf::File::open(out)->get_int("general.file_type"), 15);
+  EXPECT_EQ(tensor_types(out).at("output.weight"), "q6_K");
+  ASSERT_EQ(hart("quantize --pure --output-tensor-type F16 --token-embedding-type q8_0 " + in + " " + out + " Q4_K").status, 0);
+  auto types = tensor_types(out);
+  EXPECT_EQ(types.at("output.weight"), "f16");
+  EXPECT_EQ(types.at("token_embd.weight"), "q8_0");
+  EXPECT_EQ(types.at("blk.0.attn_v.weight"), "q4_K");  // Q4_K_M's mix would give q6_K
+  ASSERT_EQ(hart("quantize --leave-output-tensor " + in + " " + out + " q4_k_m").status, 0);
+  EXPECT_EQ(tensor_types(out).at("output.weight"), "f32");
+
+  // out is Q4_K_M now: converting its tensors again needs --allow-requantize.
+  const std::string again = (dir / "again.gguf").string();
+  const Result refused = hart_stderr("quantize " + out + " " + again + " Q8_0");
+  EXPECT_NE(refused.status, 0);
+  EXPECT_NE(refused.out.find("--allow-requantize"), std::string::npos) << refused.out;
+  EXPECT_EQ(hart("quantize --allow-requantize " + out + " " + again + " Q8_0").status, 0);
+  EXPECT_EQ(tensor_types(again).at("blk.0.attn_q.weight"), "q8_0");
+
+  for (const std::string& bad : {in + " " + out, in + " " + out + " Q9_9", in + " " + out + " Q8_0 two",
+                                 "-t 2 " + in + " " + out + " Q8_0 2", "--output-tensor-type q9 " + in + " Q8_0",
+                                 in + " " + out + " Q8_0 2 extra"}) {
+    const Result r = hart_stderr("quantize " + bad);
+    EXPECT_NE(r.status, 0) << bad;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << bad << ": " << r.out;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // Every kernel set this CPU runs gives the F32 model's greedy tokens.

@@ -4,9 +4,10 @@
 // the context (embeddings: inputs of ids inside the vocabulary and the context). A chat request
 // that parses has the body's text read as its reply (the tool-call parsers: every call's
 // arguments JSON).
-// Input: byte 0 picks the endpoint (bit 7: embeddings, bit 0: chat) and the chat template (bits
-// 1-6: a built-in family, or past them a Jinja template with Hermes tool calls and <think>), the
-// rest is the request body.
+// Anthropic's /v1/messages (parse_anthropic_request, count_anthropic_tokens) is held to the same.
+// Input: byte 0 picks the endpoint (bit 7 clear: bit 0 chat or completions; bit 7 set: bit 0
+// Anthropic messages or embeddings) and the chat template (bits 1-6: a built-in family, or past
+// them a Jinja template with Hermes tool calls and <think>), the rest is the request body.
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "chat/chat_output.h"
 #include "fuzz_testdata.h"
 #include "gguf/gguf.h"
+#include "serve/anthropic_api.h"
 #include "serve/embeddings.h"
 #include "serve/openai_api.h"
 #include "tokenizer/tokenizer.h"
@@ -80,6 +82,30 @@ int fuzz_embeddings(const nlohmann::json& body, const Tokenizer& tok) {
   return 0;
 }
 
+// What the scheduler needs of a parsed request, and a chat reply's calls read from the body's text.
+void check_generation(const serve::ApiRequest& r, const nlohmann::json& body, const Tokenizer& tok) {
+  const serve::GenParams& g = r.gen;
+  if (g.prompt.empty() || g.max_tokens < 1 || int64_t(g.prompt.size()) + g.max_tokens > kCtx || g.n < 1) __builtin_trap();
+  for (int32_t id : g.prompt) {
+    if (id < 0 || id >= tok.n_vocab()) __builtin_trap();
+  }
+  if (r.endpoint == serve::Endpoint::CHAT) {
+    const std::string reply = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    for (bool partial : {true, false})
+      for (const ParsedToolCall& c : parse_chat_output(r.reply, reply, partial).calls)
+        if (!partial && !nlohmann::json::accept(c.arguments)) __builtin_trap();
+  }
+}
+
+void fuzz_anthropic(const nlohmann::json& body, const serve::PromptContext& pc) {
+  try {
+    if (serve::count_anthropic_tokens(body, pc) < 1) __builtin_trap();
+    check_generation(serve::parse_anthropic_request(body, pc), body, pc.tok);
+  } catch (const serve::ApiError& e) {
+    if (!expected(e)) unexpected(e);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -88,29 +114,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const nlohmann::json body = nlohmann::json::parse(data + 1, data + size, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) return 0;
   const Tokenizer& tok = *vocab();
-  if (data[0] & 0x80) return fuzz_embeddings(body, tok);
+  if ((data[0] & 0x81) == 0x80) return fuzz_embeddings(body, tok);
 
-  const serve::Endpoint endpoint = data[0] & 1 ? serve::Endpoint::CHAT : serve::Endpoint::COMPLETION;
   const size_t which = ((data[0] & 0x7f) >> 1) % (templates.size() + 1);
   const ChatFormatter builtin(chat_template_from_name(templates[which % templates.size()]));
-  const ChatFormatter& chat = which == templates.size() ? hermes_jinja() : builtin;
-  serve::ApiRequest r;
-  try {
-    r = serve::parse_request(body, endpoint, serve::PromptContext{tok, chat, kCtx});
-  } catch (const serve::ApiError& e) {
-    if (!expected(e)) unexpected(e);
+  const serve::PromptContext pc{tok, which == templates.size() ? hermes_jinja() : builtin, kCtx};
+  if (data[0] & 0x80) {
+    fuzz_anthropic(body, pc);
     return 0;
   }
-  const serve::GenParams& g = r.gen;
-  if (g.prompt.empty() || g.max_tokens < 1 || int64_t(g.prompt.size()) + g.max_tokens > kCtx || g.n < 1) __builtin_trap();
-  for (int32_t id : g.prompt) {
-    if (id < 0 || id >= tok.n_vocab()) __builtin_trap();
-  }
-  if (endpoint == serve::Endpoint::CHAT) {
-    const std::string reply = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    for (bool partial : {true, false})
-      for (const ParsedToolCall& c : parse_chat_output(r.reply, reply, partial).calls)
-        if (!partial && !nlohmann::json::accept(c.arguments)) __builtin_trap();
+  const serve::Endpoint endpoint = data[0] & 1 ? serve::Endpoint::CHAT : serve::Endpoint::COMPLETION;
+  try {
+    check_generation(serve::parse_request(body, endpoint, pc), body, tok);
+  } catch (const serve::ApiError& e) {
+    if (!expected(e)) unexpected(e);
   }
   return 0;
 }

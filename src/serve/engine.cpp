@@ -394,6 +394,7 @@ void Engine::finish(Seq& s, const std::string& reason, const std::string& error)
   ev.done = true;
   ev.finish_reason = reason;
   ev.error = error;
+  ev.stop_word = s.text.stop_word();
   ev.prompt_tokens = int(s.p.prompt.size());
   ev.cached_tokens = s.n_cached;
   ev.completion_tokens = s.n_generated;

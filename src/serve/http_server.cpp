@@ -6,6 +6,7 @@
 #include <thread>
 #include <nlohmann/json.hpp>
 
+#include "serve/anthropic_api.h"
 #include "serve/client_socket.h"
 #include "serve/openai_api.h"
 #include "serve/responses_api.h"
@@ -40,10 +41,18 @@ void send_json(httplib::Response& res, int status, const json& body) {
   res.set_content(to_text(body), "application/json");
 }
 
-void send_error(httplib::Response& res, Metrics& m, int status, const std::string& type, const std::string& message,
-                const std::string& param = {}) {
+// Anthropic's routes answer errors in Anthropic's shape, every other route in OpenAI's.
+bool anthropic_route(const std::string& path) { return path.rfind("/v1/messages", 0) == 0; }
+
+void send_error(const httplib::Request& req, httplib::Response& res, Metrics& m, int status, const std::string& type,
+                const std::string& message, const std::string& param = {}) {
   m.request_rejected(status);
-  send_json(res, status, error_body(message, type, param));
+  send_json(res, status, anthropic_route(req.path) ? anthropic_error_body(status, message) : error_body(message, type, param));
+}
+
+// The server's key, as OpenAI's clients send it (Authorization: Bearer) or Anthropic's (x-api-key).
+bool authorized(const httplib::Request& req, const std::string& key) {
+  return key.empty() || req.get_header_value("Authorization") == "Bearer " + key || req.get_header_value("x-api-key") == key;
 }
 
 template <class Json = json>
@@ -60,7 +69,8 @@ Json parse_body(const httplib::Request& req) {
 // handler; the handler's InFlight (or its stream's) counts it out.
 bool generation_route(const httplib::Request& req) {
   return req.method == "POST" &&
-         (req.path == "/v1/chat/completions" || req.path == "/v1/completions" || req.path == "/v1/responses");
+         (req.path == "/v1/chat/completions" || req.path == "/v1/completions" || req.path == "/v1/responses" ||
+          req.path == "/v1/messages");
 }
 
 // A request and its event stream, shared by the content provider's calls.
@@ -72,10 +82,10 @@ struct StreamState {
 
 // While draining: the client is told to come back (to another replica, through a router), and
 // the connection is closed so that a router's kept-alive connection does not bring the next one.
-void refuse_draining(httplib::Response& res, Metrics& m) {
+void refuse_draining(const httplib::Request& req, httplib::Response& res, Metrics& m) {
   res.set_header("Retry-After", "1");
   res.set_header("Connection", "close");
-  send_error(res, m, 503, "unavailable_error", "the server is shutting down");
+  send_error(req, res, m, 503, "unavailable_error", "the server is shutting down");
 }
 
 // /v1/models: the one model, with llama-server's "meta" (and hart's context and pool sizes).
@@ -147,6 +157,14 @@ std::vector<std::string> sse_error(ResponsesWriter&, const ApiError& e) {
   const json data = {{"type", "error"}, {"code", e.type}, {"message", e.what()}, {"param", e.param.empty() ? json() : json(e.param)}};
   return {"event: error\ndata: " + to_text(data) + "\n\n"};
 }
+std::vector<std::string> sse_frames(AnthropicWriter& w, const Event& ev) {
+  std::vector<std::string> out;
+  for (const AnthropicEvent& e : w.events(ev)) out.push_back("event: " + e.type + "\ndata: " + to_text(e.data) + "\n\n");
+  return out;
+}
+std::vector<std::string> sse_error(AnthropicWriter&, const ApiError& e) {
+  return {"event: error\ndata: " + to_text(anthropic_error_body(e.status, e.what())) + "\n\n"};
+}
 
 template <class Writer>
 void HttpServer::serve_generation(ApiRequest req, std::shared_ptr<InFlight> in_flight, const httplib::Request& http_req,
@@ -205,36 +223,36 @@ void HttpServer::routes() {
   // Authentication, readiness and draining, in front of every route but /health and /metrics.
   s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (req.path == "/health" || req.path == "/metrics") return httplib::Server::HandlerResponse::Unhandled;
-    if (!opt_.api_key.empty() && req.get_header_value("Authorization") != "Bearer " + opt_.api_key) {
-      send_error(res, metrics_, 401, "authentication_error", "invalid or missing API key");
+    if (!authorized(req, opt_.api_key)) {
+      send_error(req, res, metrics_, 401, "authentication_error", "invalid or missing API key");
       return httplib::Server::HandlerResponse::Handled;
     }
     if (!engine_) {
-      send_error(res, metrics_, 503, "unavailable_error", "the model is still loading");
+      send_error(req, res, metrics_, 503, "unavailable_error", "the model is still loading");
       return httplib::Server::HandlerResponse::Handled;
     }
     if (generation_route(req)) {
       in_flight_++;  // before the check: a drain that starts now waits for this request or refuses it
       if (draining_) {
         in_flight_--;
-        refuse_draining(res, metrics_);
+        refuse_draining(req, res, metrics_);
         return httplib::Server::HandlerResponse::Handled;
       }
     } else if (draining_ && req.method != "GET") {
-      refuse_draining(res, metrics_);
+      refuse_draining(req, res, metrics_);
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
   });
-  s.set_exception_handler([this](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+  s.set_exception_handler([this](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
     try {
       std::rethrow_exception(ep);
     } catch (const ApiError& e) {
-      send_error(res, metrics_, e.status, e.type, e.what(), e.param);
+      send_error(req, res, metrics_, e.status, e.type, e.what(), e.param);
     } catch (const QueueFull& e) {
-      send_error(res, metrics_, 503, "server_busy", e.what());
+      send_error(req, res, metrics_, 503, "server_busy", e.what());
     } catch (const std::exception& e) {
-      send_error(res, metrics_, 500, "server_error", e.what());
+      send_error(req, res, metrics_, 500, "server_error", e.what());
     }
   });
 
@@ -310,6 +328,18 @@ void HttpServer::routes() {
     const nlohmann::ordered_json chat = responses_to_chat(parse_body<nlohmann::ordered_json>(http_req));
     serve_generation<ResponsesWriter>(parse_request(chat, Endpoint::CHAT, {*tok_, *chat_, engine.n_ctx()}),
                                       std::move(in_flight), http_req, res);
+  });
+  s.Post("/v1/messages", [this](const httplib::Request& http_req, httplib::Response& res) {
+    auto in_flight = std::make_shared<InFlight>(in_flight_);  // counted in by the pre-routing handler
+    const Engine& engine = *engine_.load();
+    serve_generation<AnthropicWriter>(
+        parse_anthropic_request(parse_body<nlohmann::ordered_json>(http_req), {*tok_, *chat_, engine.n_ctx()}),
+        std::move(in_flight), http_req, res);
+  });
+  s.Post("/v1/messages/count_tokens", [this](const httplib::Request& req, httplib::Response& res) {
+    const Engine& engine = *engine_.load();
+    const int n = count_anthropic_tokens(parse_body<nlohmann::ordered_json>(req), {*tok_, *chat_, engine.n_ctx()});
+    send_json(res, 200, {{"input_tokens", n}});
   });
   s.Post("/v1/chat/completions", generate(Endpoint::CHAT));
   s.Post("/v1/completions", generate(Endpoint::COMPLETION));

@@ -157,6 +157,11 @@ int main(int argc, char** argv) {
       "\"tools\":[{\"name\":\"w\",\"input_schema\":{\"type\":\"object\"}}],\"tool_choice\":{\"type\":\"any\"},"
       "\"stop_sequences\":[\"a\",\"b\",\"c\",\"d\",\"e\"],\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":1024}}"sv,
       "\x81{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}],\"top_k\":5}"sv,
+      // llama-server's /completion (0x82) and /infill (0x84).
+      "\x82{\"prompt\":[\"Once\",450,\" upon\"],\"n_predict\":0,\"n_probs\":3,\"samplers\":\"ekt\",\"seed\":-1,"
+      "\"stop\":[\"a\",\"b\",\"c\",\"d\",\"e\"],\"mirostat\":0,\"id_slot\":1,\"return_tokens\":true}"sv,
+      "\x84{\"input_prefix\":\"def f():\\n    \",\"input_suffix\":\"\\n\",\"prompt\":\"return\",\"input_extra\":"
+      "[{\"filename\":\"a.py\",\"text\":\"x = 1\"},{\"text\":\"y\"}],\"n_predict\":4,\"samplers\":[\"top_k\",\"temperature\"]}"sv,
   };
   for (size_t i = 0; i < std::size(kRequests); i++) write_file(out / "request" / std::to_string(i), std::string(kRequests[i]));
   // Byte 0: even = GBNF, odd = JSON schema; a NUL byte, then a text to match.

@@ -4,10 +4,12 @@
 // the context (embeddings: inputs of ids inside the vocabulary and the context). A chat request
 // that parses has the body's text read as its reply (the tool-call parsers: every call's
 // arguments JSON).
-// Anthropic's /v1/messages (parse_anthropic_request, count_anthropic_tokens) is held to the same.
+// Anthropic's /v1/messages (parse_anthropic_request, count_anthropic_tokens) and llama-server's
+// /completion and /infill (on StarCoder's vocabulary, which has FIM tokens) are held to the same.
 // Input: byte 0 picks the endpoint (bit 7 clear: bit 0 chat or completions; bit 7 set: bit 0
-// Anthropic messages or embeddings) and the chat template (bits 1-6: a built-in family, or past
-// them a Jinja template with Hermes tool calls and <think>), the rest is the request body.
+// Anthropic messages, else bits 1-2 embeddings, /completion or /infill) and the chat template
+// (bits 1-6: a built-in family, or past them a Jinja template with Hermes tool calls and
+// <think>), the rest is the request body.
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -21,6 +23,7 @@
 #include "gguf/gguf.h"
 #include "serve/anthropic_api.h"
 #include "serve/embeddings.h"
+#include "serve/native_api.h"
 #include "serve/openai_api.h"
 #include "tokenizer/tokenizer.h"
 
@@ -32,12 +35,17 @@ std::unique_ptr<Tokenizer>& vocab() {
   static std::unique_ptr<Tokenizer> tok;
   return tok;
 }
+std::unique_ptr<Tokenizer>& fim_vocab() {
+  static std::unique_ptr<Tokenizer> tok;
+  return tok;
+}
 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   const auto f = gguf::File::open(fuzz::testdata_path("tokenizer/ggml-vocab-llama-spm.gguf"), gguf::LoadMode::Memory);
   vocab() = Tokenizer::from_gguf(*f);
+  fim_vocab() = Tokenizer::from_gguf(*gguf::File::open(fuzz::testdata_path("tokenizer/ggml-vocab-starcoder.gguf"), gguf::LoadMode::Memory));
   return 0;
 }
 
@@ -114,7 +122,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const nlohmann::json body = nlohmann::json::parse(data + 1, data + size, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) return 0;
   const Tokenizer& tok = *vocab();
-  if ((data[0] & 0x81) == 0x80) return fuzz_embeddings(body, tok);
+  if ((data[0] & 0x87) == 0x80) return fuzz_embeddings(body, tok);
+  if ((data[0] & 0x81) == 0x80) {  // llama-server's /completion or /infill
+    static const ChatFormatter chatml(ChatTemplate::CHATML);
+    const bool infill = data[0] & 4;
+    const serve::PromptContext pc{infill ? *fim_vocab() : tok, chatml, kCtx};
+    try {
+      check_generation(infill ? serve::parse_infill(body, pc, 2) : serve::parse_native_completion(body, pc, 2), body, pc.tok);
+    } catch (const serve::ApiError& e) {
+      if (!expected(e)) unexpected(e);
+    }
+    return 0;
+  }
 
   const size_t which = ((data[0] & 0x7f) >> 1) % (templates.size() + 1);
   const ChatFormatter builtin(chat_template_from_name(templates[which % templates.size()]));

@@ -8,6 +8,7 @@
 
 #include "serve/anthropic_api.h"
 #include "serve/client_socket.h"
+#include "serve/native_api.h"
 #include "serve/openai_api.h"
 #include "serve/responses_api.h"
 
@@ -41,13 +42,19 @@ void send_json(httplib::Response& res, int status, const json& body) {
   res.set_content(to_text(body), "application/json");
 }
 
-// Anthropic's routes answer errors in Anthropic's shape, every other route in OpenAI's.
+// Anthropic's routes answer errors in Anthropic's shape, llama-server's own routes in its shape
+// (the HTTP status as "code"), every other route in OpenAI's.
 bool anthropic_route(const std::string& path) { return path.rfind("/v1/messages", 0) == 0; }
+bool native_route(const std::string& path) {
+  return path == "/completion" || path == "/completions" || path == "/infill" || path == "/props" || path.rfind("/slots", 0) == 0;
+}
 
 void send_error(const httplib::Request& req, httplib::Response& res, Metrics& m, int status, const std::string& type,
                 const std::string& message, const std::string& param = {}) {
   m.request_rejected(status);
-  send_json(res, status, anthropic_route(req.path) ? anthropic_error_body(status, message) : error_body(message, type, param));
+  json body = anthropic_route(req.path) ? anthropic_error_body(status, message) : error_body(message, type, param);
+  if (native_route(req.path)) body = {{"error", {{"code", status}, {"message", message}, {"type", type}}}};
+  send_json(res, status, body);
 }
 
 // The server's key, as OpenAI's clients send it (Authorization: Bearer) or Anthropic's (x-api-key).
@@ -70,12 +77,13 @@ Json parse_body(const httplib::Request& req) {
 bool generation_route(const httplib::Request& req) {
   return req.method == "POST" &&
          (req.path == "/v1/chat/completions" || req.path == "/v1/completions" || req.path == "/v1/responses" ||
-          req.path == "/v1/messages");
+          req.path == "/v1/messages" || req.path == "/completion" || req.path == "/completions" || req.path == "/infill");
 }
 
 // A request and its event stream, shared by the content provider's calls.
+template <class Request>
 struct StreamState {
-  ApiRequest req;
+  Request req;
   std::shared_ptr<Stream> stream;
   std::shared_ptr<InFlight> in_flight;
 };
@@ -157,6 +165,15 @@ std::vector<std::string> sse_error(ResponsesWriter&, const ApiError& e) {
   const json data = {{"type", "error"}, {"code", e.type}, {"message", e.what()}, {"param", e.param.empty() ? json() : json(e.param)}};
   return {"event: error\ndata: " + to_text(data) + "\n\n"};
 }
+// llama-server's native stream: a data line per chunk, the last one with "stop": true, no [DONE].
+std::vector<std::string> sse_frames(NativeWriter& w, const Event& ev) {
+  std::vector<std::string> out;
+  for (const json& c : w.chunks(ev)) out.push_back("data: " + to_text(c) + "\n\n");
+  return out;
+}
+std::vector<std::string> sse_error(NativeWriter&, const ApiError& e) {
+  return {"data: " + to_text({{"error", {{"code", e.status}, {"message", e.what()}, {"type", e.type}}}}) + "\n\n"};
+}
 std::vector<std::string> sse_frames(AnthropicWriter& w, const Event& ev) {
   std::vector<std::string> out;
   for (const AnthropicEvent& e : w.events(ev)) out.push_back("event: " + e.type + "\ndata: " + to_text(e.data) + "\n\n");
@@ -166,11 +183,11 @@ std::vector<std::string> sse_error(AnthropicWriter&, const ApiError& e) {
   return {"event: error\ndata: " + to_text(anthropic_error_body(e.status, e.what())) + "\n\n"};
 }
 
-template <class Writer>
-void HttpServer::serve_generation(ApiRequest req, std::shared_ptr<InFlight> in_flight, const httplib::Request& http_req,
+template <class Writer, class Request>
+void HttpServer::serve_generation(Request req, std::shared_ptr<InFlight> in_flight, const httplib::Request& http_req,
                                   httplib::Response& res) {
   Engine& engine = *engine_.load();
-  auto st = std::make_shared<StreamState>(StreamState{std::move(req), nullptr, std::move(in_flight)});
+  auto st = std::make_shared<StreamState<Request>>(StreamState<Request>{std::move(req), nullptr, std::move(in_flight)});
   st->stream = engine.submit(st->req.gen);
   if (!st->req.stream) {
     // A client that hangs up frees its slots now, not after max_tokens more tokens: the
@@ -343,7 +360,36 @@ void HttpServer::routes() {
   });
   s.Post("/v1/chat/completions", generate(Endpoint::CHAT));
   s.Post("/v1/completions", generate(Endpoint::COMPLETION));
+  native_routes();
   metadata_routes();
+}
+
+// llama-server's own routes: /completion (and its /completions alias), /infill, /props.
+void HttpServer::native_routes() {
+  httplib::Server& s = *http_;
+  const auto native = [this](auto parse) {
+    return [this, parse](const httplib::Request& http_req, httplib::Response& res) {
+      auto in_flight = std::make_shared<InFlight>(in_flight_);  // counted in by the pre-routing handler
+      const Engine& engine = *engine_.load();
+      serve_generation<NativeWriter>(parse(parse_body<nlohmann::ordered_json>(http_req), PromptContext{*tok_, *chat_, engine.n_ctx()}, 0),
+                                     std::move(in_flight), http_req, res);
+    };
+  };
+  s.Post("/completion", native(parse_native_completion));
+  s.Post("/completions", native(parse_native_completion));
+  s.Post("/infill", native(parse_infill));
+  s.Get("/props", [this](const httplib::Request&, httplib::Response& res) {
+    const Engine& e = *engine_.load();
+    const json settings = {{"n_ctx", e.n_ctx()}, {"temperature", 0.8}, {"top_k", 40}, {"top_p", 0.95}, {"min_p", 0.05},
+                           {"n_predict", -1}, {"n_probs", 0}, {"samplers", {"penalties", "top_k", "top_p", "min_p", "temperature"}}};
+    const std::string bos = tok_->bos() >= 0 ? tok_->token_to_piece(tok_->bos(), true) : "";
+    const std::string eos = tok_->eos() >= 0 ? tok_->token_to_piece(tok_->eos(), true) : "";
+    send_json(res, 200, {{"default_generation_settings", {{"n_ctx", e.n_ctx()}, {"params", settings}}},
+                         {"total_slots", 0}, {"model_alias", opt_.model_name}, {"model_path", opt_.model_path},
+                         {"chat_template", chat_->template_source(false)}, {"bos_token", bos}, {"eos_token", eos},
+                         {"modalities", {{"vision", false}, {"video", false}, {"audio", false}}}, {"is_sleeping", false},
+                         {"endpoint_slots", false}, {"endpoint_props", true}, {"endpoint_metrics", true}, {"build_info", "hart"}});
+  });
 }
 
 // What SGLang's Model Gateway (and its users) read of a worker: /model_info, /server_info and

@@ -1,6 +1,6 @@
 // The HTTP front of `hart serve` (cpp-httplib): the OpenAI routes (chat/completions,
-// completions, responses, embeddings, models), llama-server's /tokenize, /detokenize and
-// /apply-template, /health, /metrics and the metadata routes routers probe (/server_info,
+// completions, responses, embeddings, models), Anthropic's /v1/messages, llama-server's
+// /completion, /infill, /props, /tokenize, /detokenize and /apply-template, /health, /metrics and the metadata routes routers probe (/server_info,
 // /model_info and SGLang's /get_ names for them).
 // /health is a router's readiness check: 200 only while the model is loaded, the queue takes
 // work and the server is not draining; 503 with the reason otherwise. drain() starts a graceful
@@ -63,9 +63,10 @@ class HttpServer {
   void metadata_routes();
   // Runs a parsed generation request, answering with Writer's response or its stream; the
   // request counts as in flight until then.
-  template <class Writer>
-  void serve_generation(ApiRequest req, std::shared_ptr<InFlight> in_flight, const httplib::Request& http_req,
+  template <class Writer, class Request>
+  void serve_generation(Request req, std::shared_ptr<InFlight> in_flight, const httplib::Request& http_req,
                         httplib::Response& res);
+  void native_routes();
 
   ServerOptions opt_;
   Metrics& metrics_;

@@ -43,6 +43,8 @@ struct Event {
   std::string error;              // when finish_reason == "error"
   std::string stop_word;          // when a stop string ended the text: which one
   int prompt_tokens = 0, cached_tokens = 0, completion_tokens = 0;
+  // When done: milliseconds from admission to the first token, and from there to the end.
+  double prompt_ms = 0, predicted_ms = 0;
 };
 
 // A non-streaming writer's choice: its events' text collected, and the whole text as one event

@@ -1,4 +1,5 @@
-// hart serve: an OpenAI-compatible HTTP server with continuous batching and a prefix cache.
+// hart serve: an OpenAI-, Anthropic- and llama-server-compatible HTTP server with continuous
+// batching and a prefix cache.
 // The socket is bound first, so /health answers 503 while the model loads. SIGTERM (or SIGINT)
 // drains: new requests get 503 + Retry-After, the ones in flight finish, then the process exits
 // 0; after --drain-timeout seconds, or at a second signal, what is left is cut off.
@@ -48,7 +49,7 @@ void drain(serve::HttpServer& server, const sigset_t& signals, double timeout_s)
 }
 
 int cmd_serve(int argc, char** argv) {
-  CLI::App app{"Serve a model over HTTP with the OpenAI API (chat/completions, completions, embeddings)", "hart serve"};
+  CLI::App app{"Serve a model over HTTP with the OpenAI, Anthropic and llama-server APIs", "hart serve"};
   ModelOptions mo;
   serve::ServerOptions so;
   serve::EngineOptions eo;
@@ -64,7 +65,7 @@ int cmd_serve(int argc, char** argv) {
       ->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--max-queue", eo.max_queue, "waiting requests before new ones get 503")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--api-key", so.api_key, "require 'Authorization: Bearer KEY'");
+  app.add_option("--api-key", so.api_key, "require 'Authorization: Bearer KEY' (or 'x-api-key: KEY')");
   app.add_flag("--no-prefix-cache", no_prefix_cache, "do not reuse the KV of earlier prompts");
   cto.add_to(app);
   app.add_option("--alias", so.model_name, "model name reported by the API (default: the file name)");
@@ -122,6 +123,6 @@ int cmd_serve(int argc, char** argv) {
 
 }  // namespace
 
-HART_COMMAND(serve, "serve a model over HTTP with the OpenAI API", cmd_serve);
+HART_COMMAND(serve, "serve a model over HTTP with the OpenAI, Anthropic and llama-server APIs", cmd_serve);
 
 }  // namespace hart::cli

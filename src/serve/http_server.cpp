@@ -248,6 +248,10 @@ void HttpServer::routes() {
       send_error(req, res, metrics_, 503, "unavailable_error", "the model is still loading");
       return httplib::Server::HandlerResponse::Handled;
     }
+    if (opt_.embeddings_only && (generation_route(req) || req.path == "/v1/messages/count_tokens")) {
+      send_error(req, res, metrics_, 501, "not_supported_error", "this server serves embeddings only (--embedding)");
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (generation_route(req)) {
       in_flight_++;  // before the check: a drain that starts now waits for this request or refuses it
       if (draining_) {
@@ -319,6 +323,20 @@ void HttpServer::routes() {
   s.Post("/apply-template", [this](const httplib::Request& req, httplib::Response& res) {
     send_json(res, 200, {{"prompt", chat_prompt_text(parse_body<nlohmann::ordered_json>(req), *chat_)}});
   });
+  const auto rerank = [this](const httplib::Request& req, httplib::Response& res) {
+    if (!embedder_->ranks() || !embedder_->model().w.cls_out)
+      throw ApiError(501, "not_supported_error", "this server does not rerank: load a reranker (e.g. Qwen3-Reranker; --reranking)");
+    const json body = parse_body(req);
+    RerankRequest r = parse_rerank_request(body, embedder_->model(), *tok_, embedder_->n_ctx());
+    std::vector<float> scores;
+    int n_tokens = 0;
+    for (const auto& ids : r.inputs) {
+      scores.push_back(embedder_->rank(ids));
+      n_tokens += int(ids.size());
+    }
+    send_json(res, 200, rerank_response(scores, r, body, opt_.model_name, n_tokens));
+  };
+  for (const char* route : {"/rerank", "/reranking", "/v1/rerank", "/v1/reranking"}) s.Post(route, rerank);
   s.Post("/v1/embeddings", [this](const httplib::Request& req, httplib::Response& res) {
     const EmbeddingsRequest r = parse_embeddings_request(parse_body(req), *tok_, embedder_->n_ctx());
     std::vector<std::vector<float>> vectors;

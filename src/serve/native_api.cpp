@@ -319,6 +319,7 @@ json NativeWriter::probabilities(const std::vector<TokenInfo>& tokens) const {
 
 json NativeWriter::final_object(const std::string& content, const std::vector<TokenInfo>& tokens) const {
   const Event& e = end_;
+  // The cache holds the prompt and every generated token but the last, which was sampled, not computed.
   const int n_prompt = int(req_.gen.prompt.size()), n_new = n_prompt - e.cached_tokens;
   const std::string stop_type = e.finish_reason == "length" || req_.evaluate_only ? "limit"
                                 : e.finish_reason != "stop"                      ? "none"
@@ -335,7 +336,7 @@ json NativeWriter::final_object(const std::string& content, const std::vector<To
             {"model", model_}, {"tokens_predicted", n_decoded_}, {"tokens_evaluated", n_prompt},
             {"generation_settings", req_.settings}, {"prompt", tok_.decode(req_.gen.prompt, true)},
             {"has_new_line", text_.find('\n') != std::string::npos}, {"truncated", false}, {"stop_type", stop_type},
-            {"stopping_word", e.stop_word}, {"tokens_cached", n_prompt + n_decoded_}, {"timings", timings}};
+            {"stopping_word", e.stop_word}, {"tokens_cached", n_prompt + std::max(0, n_decoded_ - 1)}, {"timings", timings}};
   if (!req_.stream && req_.gen.sampling.logprobs) r["completion_probabilities"] = probabilities(tokens);
   return r;
 }

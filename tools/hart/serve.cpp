@@ -67,12 +67,22 @@ int cmd_serve(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--api-key", so.api_key, "require 'Authorization: Bearer KEY' (or 'x-api-key: KEY')");
   app.add_flag("--no-prefix-cache", no_prefix_cache, "do not reuse the KV of earlier prompts");
+  std::string pooling;
+  bool reranking = false;
+  app.add_option("--pooling", pooling, "pooling of the embeddings, over the model's: none, mean, cls, last, rank")
+      ->check(CLI::IsMember({"none", "mean", "cls", "last", "rank"}));
+  app.add_flag("--embedding,--embeddings", so.embeddings_only, "serve embeddings (and reranking) only: generation routes answer 501");
+  app.add_flag("--reranking,--rerank", reranking, "serve /v1/rerank: --embedding --pooling rank");
   cto.add_to(app);
   app.add_option("--alias", so.model_name, "model name reported by the API (default: the file name)");
   app.add_option("--drain-timeout", drain_timeout,
                  "seconds a SIGTERM waits for the requests in flight before the server exits anyway")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (reranking) {
+    so.embeddings_only = true;
+    pooling = "rank";
+  }
   if (so.model_name.empty()) so.model_name = mo.model.substr(mo.model.find_last_of('/') + 1);
   so.model_path = mo.model;
 
@@ -108,7 +118,8 @@ int cmd_serve(int argc, char** argv) {
     eo.cache_type = sp.cache_type;
     eo.prefix_cache = !no_prefix_cache;
     serve::Engine engine(*lm.model, *lm.tokenizer, eo, mo.backends(), metrics);
-    serve::Embedder embedder(*lm.model, mo.backends(), engine.n_ctx());
+    serve::Embedder embedder(*lm.model, mo.backends(), engine.n_ctx(),
+                             pooling.empty() ? std::nullopt : serve::pooling_from_name(pooling));
     server.attach(engine, *lm.tokenizer, serve_chat(lm, cto), embedder);
     std::fprintf(stderr, "hart: ready: context %d, KV pool %d tokens, prefix cache %s\n", engine.n_ctx(),
                  engine.kv_size(), no_prefix_cache ? "off" : "on");

@@ -17,7 +17,9 @@ namespace hart {
 // What a template does with its inputs (llama.cpp's jinja::caps).
 struct ChatTemplateCaps {
   bool system_role = true;       // renders a system message (else it is merged into the next one)
+  bool tools = true;             // describes the request's tools in the prompt
   bool tool_calls = true;        // renders assistant tool_calls
+  bool tool_responses = true;    // renders the content of tool messages
   bool object_arguments = false; // wants tool-call arguments as objects, not JSON text
   bool string_content = true;    // takes content as a string
   bool typed_content = false;    // takes content as a list of {type, text} parts

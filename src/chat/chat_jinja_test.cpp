@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "chat/chat_jinja.h"
+#include "chat/chat_testing.h"
 #include "common/error.h"
 #include "common/testdata.h"
 
@@ -16,16 +17,12 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using chat_testing::read_file;
 
 ChatTemplateCaps caps_of(const json& c) {
   ChatTemplateCaps caps;
   caps.system_role = c.at("supports_system_role");
+  caps.tools = c.at("supports_tools");
   caps.tool_calls = c.at("supports_tool_calls");
   caps.object_arguments = c.at("supports_object_arguments");
   caps.string_content = c.at("supports_string_content");
@@ -109,6 +106,7 @@ TEST(JinjaChatTemplate, CapabilitiesMatchLlamaCpp) {
     const JinjaChatTemplate t(read_file(dir + "/templates/" + file), "<s>", "</s>");
     const ChatTemplateCaps w = caps_of(want), &g = t.caps();
     EXPECT_EQ(g.system_role, w.system_role) << "system_role";
+    EXPECT_EQ(g.tools, w.tools) << "tools";
     EXPECT_EQ(g.tool_calls, w.tool_calls) << "tool_calls";
     EXPECT_EQ(g.object_arguments, w.object_arguments) << "object_arguments";
     EXPECT_EQ(g.string_content, w.string_content) << "string_content";

@@ -157,7 +157,9 @@ int main(int argc, char** argv) {
       "\"tools\":[{\"name\":\"w\",\"input_schema\":{\"type\":\"object\"}}],\"tool_choice\":{\"type\":\"any\"},"
       "\"stop_sequences\":[\"a\",\"b\",\"c\",\"d\",\"e\"],\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":1024}}"sv,
       "\x81{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}],\"top_k\":5}"sv,
-      // llama-server's /completion (0x82) and /infill (0x84).
+      "\x86{\"query\":\"dog\",\"documents\":[\"a dog\",\"a cat\"],\"top_n\":1}"sv,
+      "\x86{\"query\":\"q\",\"texts\":[\"x\"],\"return_text\":true}"sv,
+      // llama-server's /completion (0x82), /infill (0x84) and /v1/rerank (0x86, above).
       "\x82{\"prompt\":[\"Once\",450,\" upon\"],\"n_predict\":0,\"n_probs\":3,\"samplers\":\"ekt\",\"seed\":-1,"
       "\"stop\":[\"a\",\"b\",\"c\",\"d\",\"e\"],\"mirostat\":0,\"id_slot\":1,\"return_tokens\":true}"sv,
       "\x84{\"input_prefix\":\"def f():\\n    \",\"input_suffix\":\"\\n\",\"prompt\":\"return\",\"input_extra\":"

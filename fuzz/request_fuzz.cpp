@@ -5,9 +5,10 @@
 // that parses has the body's text read as its reply (the tool-call parsers: every call's
 // arguments JSON).
 // Anthropic's /v1/messages (parse_anthropic_request, count_anthropic_tokens) and llama-server's
-// /completion and /infill (on StarCoder's vocabulary, which has FIM tokens) are held to the same.
+// /completion and /infill (on StarCoder's vocabulary, which has FIM tokens) are held to the same,
+// and /v1/rerank's parser to inputs of ids inside the vocabulary and the context.
 // Input: byte 0 picks the endpoint (bit 7 clear: bit 0 chat or completions; bit 7 set: bit 0
-// Anthropic messages, else bits 1-2 embeddings, /completion or /infill) and the chat template
+// Anthropic messages, else bits 1-2 embeddings, /completion, /infill or rerank) and the chat template
 // (bits 1-6: a built-in family, or past them a Jinja template with Hermes tool calls and
 // <think>), the rest is the request body.
 #include <cstdint>
@@ -35,6 +36,10 @@ std::unique_ptr<Tokenizer>& vocab() {
   static std::unique_ptr<Tokenizer> tok;
   return tok;
 }
+std::unique_ptr<gguf::File>& vocab_file() {
+  static std::unique_ptr<gguf::File> f;
+  return f;
+}
 std::unique_ptr<Tokenizer>& fim_vocab() {
   static std::unique_ptr<Tokenizer> tok;
   return tok;
@@ -43,8 +48,9 @@ std::unique_ptr<Tokenizer>& fim_vocab() {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  const auto f = gguf::File::open(fuzz::testdata_path("tokenizer/ggml-vocab-llama-spm.gguf"), gguf::LoadMode::Memory);
+  auto f = gguf::File::open(fuzz::testdata_path("tokenizer/ggml-vocab-llama-spm.gguf"), gguf::LoadMode::Memory);
   vocab() = Tokenizer::from_gguf(*f);
+  vocab_file() = std::move(f);
   fim_vocab() = Tokenizer::from_gguf(*gguf::File::open(fuzz::testdata_path("tokenizer/ggml-vocab-starcoder.gguf"), gguf::LoadMode::Memory));
   return 0;
 }
@@ -72,6 +78,23 @@ const ChatFormatter& hermes_jinja() {
 }
 
 constexpr int kCtx = 512;
+
+int fuzz_rerank(const nlohmann::json& body, const Tokenizer& tok) {
+  serve::RerankRequest r;
+  try {
+    r = serve::parse_rerank_request(body, *vocab_file(), tok, kCtx);
+  } catch (const serve::ApiError& e) {
+    if (!expected(e)) unexpected(e);
+    return 0;
+  }
+  if (r.inputs.empty() || r.inputs.size() != r.documents.size() || r.top_n > r.inputs.size()) __builtin_trap();
+  for (const auto& ids : r.inputs) {
+    if (ids.empty() || int(ids.size()) > kCtx) __builtin_trap();
+    for (int32_t id : ids)
+      if (id < 0 || id >= tok.n_vocab()) __builtin_trap();
+  }
+  return 0;
+}
 
 int fuzz_embeddings(const nlohmann::json& body, const Tokenizer& tok) {
   serve::EmbeddingsRequest r;
@@ -123,6 +146,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (body.is_discarded()) return 0;
   const Tokenizer& tok = *vocab();
   if ((data[0] & 0x87) == 0x80) return fuzz_embeddings(body, tok);
+  if ((data[0] & 0x87) == 0x86) return fuzz_rerank(body, tok);
   if ((data[0] & 0x81) == 0x80) {  // llama-server's /completion or /infill
     static const ChatFormatter chatml(ChatTemplate::CHATML);
     const bool infill = data[0] & 4;

@@ -158,7 +158,7 @@ json embeddings_response(const std::vector<std::vector<float>>& vectors, const E
           {"usage", {{"prompt_tokens", prompt_tokens}, {"total_tokens", prompt_tokens}}}};
 }
 
-RerankRequest parse_rerank_request(const json& body, const Model& m, const Tokenizer& tok, int n_ctx) {
+RerankRequest parse_rerank_request(const json& body, const gguf::File& file, const Tokenizer& tok, int n_ctx) {
   if (!body.is_object()) invalid_request("", "the request body must be a JSON object");
   RerankRequest r;
   const auto q = body.find("query");
@@ -186,9 +186,9 @@ RerankRequest parse_rerank_request(const json& body, const Model& m, const Token
       invalid_request(key, e.what());
     }
   };
-  const std::optional<std::string> tmpl = m.file ? m.file->get_string("tokenizer.chat_template.rerank") : std::nullopt;
-  const bool add_sep = m.file && m.file->get_bool("tokenizer.ggml.add_sep_token").value_or(false);
-  const int32_t sep = m.file ? int32_t(m.file->get_int("tokenizer.ggml.seperator_token_id").value_or(-1)) : -1;
+  const std::optional<std::string> tmpl = file.get_string("tokenizer.chat_template.rerank");
+  const bool add_sep = file.get_bool("tokenizer.ggml.add_sep_token").value_or(false);
+  const int32_t sep = int32_t(file.get_int("tokenizer.ggml.seperator_token_id").value_or(-1));
   const int32_t eos = tok.eos() >= 0 ? tok.eos() : sep;
   const std::string& query = q->get_ref<const std::string&>();
   for (const json& d : *docs) {

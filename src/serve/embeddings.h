@@ -59,8 +59,9 @@ struct RerankRequest {
 
 // query, documents (or texts), top_n, return_text; each document after the query in the
 // GGUF's tokenizer.chat_template.rerank ({query}, {document}), else as llama-server joins them
-// (BOS, query, EOS, SEP, document, EOS as the vocabulary adds them). Throws ApiError (400).
-RerankRequest parse_rerank_request(const nlohmann::json& body, const Model& m, const Tokenizer& tok, int n_ctx);
+// (BOS, query, EOS, SEP, document, EOS as the vocabulary adds them); `file`: the model's, for
+// the template and the SEP token. Throws ApiError (400).
+RerankRequest parse_rerank_request(const nlohmann::json& body, const gguf::File& file, const Tokenizer& tok, int n_ctx);
 
 // Jina's response (results sorted by relevance_score, top_n of them) or TEI's array.
 nlohmann::json rerank_response(const std::vector<float>& scores, RerankRequest& req, const nlohmann::json& body,

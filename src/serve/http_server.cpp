@@ -327,7 +327,7 @@ void HttpServer::routes() {
     if (!embedder_->ranks() || !embedder_->model().w.cls_out)
       throw ApiError(501, "not_supported_error", "this server does not rerank: load a reranker (e.g. Qwen3-Reranker; --reranking)");
     const json body = parse_body(req);
-    RerankRequest r = parse_rerank_request(body, embedder_->model(), *tok_, embedder_->n_ctx());
+    RerankRequest r = parse_rerank_request(body, *embedder_->model().file, *tok_, embedder_->n_ctx());
     std::vector<float> scores;
     int n_tokens = 0;
     for (const auto& ids : r.inputs) {
@@ -396,6 +396,14 @@ void HttpServer::native_routes() {
   s.Post("/completion", native(parse_native_completion));
   s.Post("/completions", native(parse_native_completion));
   s.Post("/infill", native(parse_infill));
+  // hart has no slots: every request is a sequence of its own and the prefix cache keeps what a
+  // slot's cache would. The slot routes answer as llama-server's do when it runs without them.
+  const auto no_slots = [](const httplib::Request&, httplib::Response&) {
+    throw ApiError(501, "not_supported_error",
+                   "this server has no slots (continuous batching; its prefix cache keeps earlier prompts): no /slots, no slot save or restore");
+  };
+  s.Get("/slots", no_slots);
+  s.Post(R"(/slots/(\d+))", no_slots);
   s.Get("/props", [this](const httplib::Request&, httplib::Response& res) {
     const Engine& e = *engine_.load();
     const json settings = {{"n_ctx", e.n_ctx()}, {"temperature", 0.8}, {"top_k", 40}, {"top_p", 0.95}, {"min_p", 0.05},
@@ -404,7 +412,7 @@ void HttpServer::native_routes() {
     const std::string eos = tok_->eos() >= 0 ? tok_->token_to_piece(tok_->eos(), true) : "";
     send_json(res, 200, {{"default_generation_settings", {{"n_ctx", e.n_ctx()}, {"params", settings}}},
                          {"total_slots", 0}, {"model_alias", opt_.model_name}, {"model_path", opt_.model_path},
-                         {"chat_template", chat_->template_source(false)}, {"bos_token", bos}, {"eos_token", eos},
+                         {"chat_template", chat_->source()}, {"bos_token", bos}, {"eos_token", eos},
                          {"modalities", {{"vision", false}, {"video", false}, {"audio", false}}}, {"is_sleeping", false},
                          {"endpoint_slots", false}, {"endpoint_props", true}, {"endpoint_metrics", true}, {"build_info", "hart"}});
   });

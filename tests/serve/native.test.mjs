@@ -87,6 +87,13 @@ describe('/completion and /props (stories260K)', () => {
     assert.match(infill.body.error.message, /FIM/);
   });
 
+  test('/slots: none, answered as llama-server without slots answers', async () => {
+    for (const r of [await fetch(`${s.base}/slots`), await s.post('/slots/0?action=save', { filename: 'x.bin' })]) {
+      assert.equal(r.status, 501);
+      assert.equal((await r.json()).error.type, 'not_supported_error');
+    }
+  });
+
   test('/props', async () => {
     const props = (await json(await fetch(`${s.base}/props`))).body;
     assert.equal(props.default_generation_settings.n_ctx, 512);

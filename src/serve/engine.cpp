@@ -240,9 +240,9 @@ void Engine::admit() {
     }
     s.reserved = need;
     add(reserved_, need, +1);
+    s.t_admit = Clock::now();
     for (int32_t t : s.p.prompt) s.sampler.accept(t);
     metrics_.prompt(int(s.p.prompt.size()), s.n_cached);
-    s.t_admit = Clock::now();
     running_.push_back(std::move(waiting_.front()));
     waiting_.pop_front();
     n_waiting_--;
@@ -496,13 +496,14 @@ void Engine::finish(Seq& s, const std::string& reason, const std::string& error)
   ev.done = true;
   ev.finish_reason = reason;
   ev.error = error;
+  ev.stop_word = s.text.stop_word();
   ev.prompt_tokens = int(s.p.prompt.size());
   ev.cached_tokens = s.n_cached;
   ev.completion_tokens = s.n_generated;
-  const Clock::time_point now = Clock::now();
-  if (s.t_first != Clock::time_point()) {  // it got to its first token
-    ev.prompt_ms = std::chrono::duration<double, std::milli>(s.t_first - s.t_admit).count();
-    ev.predicted_ms = std::chrono::duration<double, std::milli>(now - s.t_first).count();
+  if (s.t_first != Clock::time_point{}) {
+    using Ms = std::chrono::duration<double, std::milli>;
+    ev.prompt_ms = Ms(s.t_first - s.t_admit).count();
+    ev.predicted_ms = Ms(Clock::now() - s.t_first).count();
   }
   ev.draft_n = s.spec_stats.n_drafted;
   ev.draft_n_accepted = s.spec_stats.n_accepted;

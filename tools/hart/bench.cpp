@@ -135,6 +135,7 @@ int cmd_bench(int argc, char** argv) {
   bool json = false;
   std::string save_synthetic, spec_prompt;
   SpecOptions spo;
+  mo.model = kBenchDefaultModel;
   mo.add_to(app);
   spo.add_to(app);
   app.add_option("--spec-prompt", spec_prompt,

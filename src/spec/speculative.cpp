@@ -44,8 +44,10 @@ Speculator::Verified Speculator::verify(const Draft& draft, std::span<const floa
     Verdict v{-1, false};
     if (i < k && !synth_probs_.empty()) {
       const int32_t t = sampler.sample(row);
+      // As llama.cpp's server: a refused draft token ends the step with the target's own token,
+      // even where that is the same token (the rates are the acceptance, whatever the model says).
       const bool kept = synth_uniform() < synth_probs_[size_t(i)] && !(is_eog && is_eog(x));
-      v = kept ? Verdict{x, true} : Verdict{t, t == x};
+      v = kept ? Verdict{x, true} : Verdict{t, false};
     } else if (i < k && !draft.q.empty()) {
       sampler.distribution(row, p_);
       const double u_keep = sampler.uniform();

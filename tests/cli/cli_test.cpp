@@ -357,6 +357,12 @@ TEST(Cli, BenchSpeculativeTestReportsBothRatesAndAcceptance) {
   rows = nlohmann::json::parse(r.out);
   EXPECT_EQ(rows[1]["synthetic_acceptance"], true);
   EXPECT_EQ(rows[1]["draft_n_accepted"], rows[1]["draft_n"]);
+  // --spec-synth-len 1: none accepted, not even where the model agrees with its own quantization.
+  r = hart(base + " --spec-type draft-simple -md " + draft + " --spec-draft-n-max 4 --spec-synth-len 1");
+  ASSERT_EQ(r.status, 0);
+  rows = nlohmann::json::parse(r.out);
+  EXPECT_GT(rows[1]["draft_n"].get<int>(), 0);
+  EXPECT_EQ(rows[1]["draft_n_accepted"], 0);
 
   EXPECT_NE(hart_stderr("bench -m " + target + " -p 8 -n 0 --spec-type ngram-simple").out.find("needs a tg test"),
             std::string::npos);

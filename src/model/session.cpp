@@ -9,9 +9,16 @@
 namespace hart {
 namespace {
 
-kv::Capacity session_capacity(const HParams& hp, int n_ctx, int n_batch) {
-  // A window layer holds what its next position attends plus one step's tokens.
-  return {n_ctx, std::min(n_ctx, hp.sliding_window - 1 + n_batch), 1};
+kv::Capacity session_capacity(const HParams& hp, int n_ctx, int n_batch, int n_seq) {
+  // Each sequence may grow to n_ctx; a window layer holds what a sequence's next position
+  // attends plus one step's tokens.
+  const int64_t seqs = n_seq;
+  return {seqs * n_ctx, seqs * std::min(n_ctx, hp.sliding_window - 1 + n_batch), seqs};
+}
+
+int checked_n_seq(int n_seq) {
+  if (n_seq < 1) throw Error("a session needs at least one sequence, not " + std::to_string(n_seq));
+  return n_seq;
 }
 
 }  // namespace
@@ -22,13 +29,18 @@ Session::Session(const Model& model, const SessionParams& params, BackendSet bac
     : model_(model),
       n_ctx_(params.n_ctx > 0 ? params.n_ctx : default_n_ctx(model.hp)),
       n_batch_(std::max(1, params.n_batch)),
-      store_(state_layout(model.hp), session_capacity(model.hp, n_ctx_, n_batch_), params.cache_type),
-      executor_(model, store_, n_ctx_, std::move(backends)) {
-  // The one sequence's slot lists, and the batch's lists of what its tokens attend, at their
+      store_(state_layout(model.hp), session_capacity(model.hp, n_ctx_, n_batch_, checked_n_seq(params.n_seq)),
+             params.cache_type),
+      seqs_(size_t(params.n_seq)),
+      executor_(model, store_, n_ctx_, std::move(backends)),
+      state_on_host_(executor_.scheduler().backends().size() == 1) {
+  // The sequences' slot lists, and the batch's lists of what its tokens attend, at their
   // longest, taken once: a decode step allocates nothing.
   const kv::Capacity cap = store_.capacity();
-  seq_.full.reserve(size_t(cap.full));
-  seq_.window.reserve(size_t(cap.window));
+  for (kv::SeqState& s : seqs_) {
+    s.full.reserve(size_t(cap.full / params.n_seq));
+    s.window.reserve(size_t(cap.window / params.n_seq));
+  }
   batch_.attn[int(kv::Pool::FULL)].lists.reserve(size_t(cap.full));
   batch_.attn[int(kv::Pool::WINDOW)].lists.reserve(size_t(cap.window));
 }
@@ -36,46 +48,122 @@ Session::Session(const Model& model, const SessionParams& params, BackendSet bac
 Session::~Session() = default;
 
 std::span<const float> Session::decode(std::span<const int32_t> tokens, bool all_logits) {
-  return run(tokens, all_logits, false);
+  const SeqTokens in{0, tokens, all_logits ? Logits::ALL : Logits::LAST};
+  run({&in, 1}, false);
+  return rows_[0];
 }
 
-std::span<const float> Session::hidden_states(std::span<const int32_t> tokens) { return run(tokens, true, true); }
+std::span<const float> Session::hidden_states(std::span<const int32_t> tokens) {
+  const SeqTokens in{0, tokens, Logits::ALL};
+  run({&in, 1}, true);
+  return rows_[0];
+}
 
-std::span<const float> Session::run(std::span<const int32_t> tokens, bool all_logits, bool hidden) {
-  const int n = int(tokens.size());
-  if (n == 0) throw Error("decode called with no tokens");
-  if (seq_.n + n > n_ctx_)
-    throw Error("context is full: " + std::to_string(seq_.n) + " + " + std::to_string(n) +
-                " tokens exceed the context size " + std::to_string(n_ctx_) + " (raise it with --ctx-size)");
-  for (int32_t t : tokens)
-    if (t < 0 || t >= model_.hp.n_vocab) throw Error("token id " + std::to_string(t) + " is outside the vocabulary");
+void Session::decode_seqs(std::span<const SeqTokens> inputs) { run(inputs, false); }
 
-  logits_.clear();
-  std::span<const float> out;
-  for (int done = 0; done < n;) {
-    const int chunk = std::min(n_batch_, n - done);
-    const bool last = done + chunk == n;
-    if (!store_.reserve(seq_, chunk)) throw Error("the session's state store is full (a bug: it is sized for n_ctx)");
-    batch_.clear();
-    batch_.add(seq_, store_.layout(), tokens.subspan(size_t(done), size_t(chunk)),
-               all_logits ? Logits::ALL : last ? Logits::LAST : Logits::NONE);
-    const ForwardGraph& fg = executor_.forward(batch_, hidden);
-    store_.commit(seq_, chunk);
-    if (fg.logits) {
-      out = {static_cast<const float*>(fg.logits->data), size_t(fg.logits->nelements())};
-      if (all_logits && !(done == 0 && last)) logits_.insert(logits_.end(), out.begin(), out.end());
-    }
-    done += chunk;
+void Session::check_inputs(std::span<const SeqTokens> inputs) const {
+  if (inputs.empty()) throw Error("decode called with no sequences");
+  for (size_t i = 0; i < inputs.size(); i++) {
+    const SeqTokens& in = inputs[i];
+    if (in.seq < 0 || in.seq >= n_seq())
+      throw Error("sequence " + std::to_string(in.seq) + " is outside the session's " + std::to_string(n_seq()));
+    for (size_t j = 0; j < i; j++)
+      if (inputs[j].seq == in.seq) throw Error("sequence " + std::to_string(in.seq) + " is given twice in one batch");
+    const int n = int(in.tokens.size()), past = seqs_[size_t(in.seq)].n;
+    if (n == 0) throw Error("decode called with no tokens");
+    if (past + n > n_ctx_)
+      throw Error("context is full: " + std::to_string(past) + " + " + std::to_string(n) +
+                  " tokens exceed the context size " + std::to_string(n_ctx_) + " (raise it with --ctx-size)");
+    for (int32_t t : in.tokens)
+      if (t < 0 || t >= model_.hp.n_vocab) throw Error("token id " + std::to_string(t) + " is outside the vocabulary");
   }
-  if (!logits_.empty()) out = logits_;
-  return out;
 }
 
-int Session::truncate(int n) {
-  n = std::clamp(n, 0, seq_.n);
-  if (store_.truncate(seq_, n)) return n;
-  store_.truncate(seq_, 0);
+void Session::run(std::span<const SeqTokens> inputs, bool hidden) {
+  check_inputs(inputs);
+  // Where each input's rows go when they take several steps: its place in logits_.
+  offset_.assign(inputs.size() + 1, 0);
+  for (size_t i = 0; i < inputs.size(); i++) {
+    const int64_t rows = inputs[i].logits == Logits::ALL ? int64_t(inputs[i].tokens.size())
+                         : inputs[i].logits == Logits::LAST ? 1 : 0;
+    offset_[i + 1] = offset_[i] + size_t(rows);
+  }
+  rows_.assign(inputs.size(), {});
+  bool no_rows_yet = true;
+  size_t width = 0;  // floats a row
+  std::vector<int>& next = next_;  // per input: its first token not computed yet
+  next.assign(inputs.size(), 0);
+  for (size_t remaining = inputs.size(); remaining > 0;) {
+    batch_.clear();
+    step_.clear();
+    int room = n_batch_;
+    for (size_t i = 0; i < inputs.size() && room > 0; i++) {
+      const SeqTokens& in = inputs[i];
+      const int n = int(in.tokens.size()), chunk = std::min(n - next[i], room);
+      if (chunk == 0) continue;
+      const bool last = next[i] + chunk == n;
+      const Logits kind = in.logits == Logits::ALL ? Logits::ALL : in.logits == Logits::LAST && last ? Logits::LAST : Logits::NONE;
+      kv::SeqState& s = seqs_[size_t(in.seq)];
+      if (!store_.reserve(s, chunk)) throw Error("the session's state store is full (a bug: it is sized for n_ctx)");
+      const size_t row = batch_.add(s, store_.layout(), in.tokens.subspan(size_t(next[i]), size_t(chunk)), kind);
+      step_.push_back({i, next[i], chunk, kind, row});
+      next[i] += chunk;
+      room -= chunk;
+      if (last) remaining--;
+    }
+    const ForwardGraph& fg = executor_.forward(batch_, hidden);
+    for (const StepEntry& e : step_) store_.commit(seqs_[size_t(inputs[e.input].seq)], e.n);
+    if (!fg.logits) continue;
+    width = size_t(fg.logits->ne[0]);
+    const auto* all = static_cast<const float*>(fg.logits->data);
+    if (remaining == 0 && no_rows_yet) {  // one step computed every row: they stay in its graph
+      for (const StepEntry& e : step_)
+        if (e.logits != Logits::NONE)
+          rows_[e.input] = {all + e.row * width, size_t(e.logits == Logits::ALL ? e.n : 1) * width};
+      return;
+    }
+    no_rows_yet = false;
+    logits_.resize(offset_.back() * width);
+    for (const StepEntry& e : step_) {
+      if (e.logits == Logits::NONE) continue;
+      const size_t n_rows = e.logits == Logits::ALL ? size_t(e.n) : 1;
+      const size_t to = offset_[e.input] + (e.logits == Logits::ALL ? size_t(e.first) : 0);
+      std::copy(all + e.row * width, all + (e.row + n_rows) * width, logits_.begin() + ptrdiff_t(to * width));
+    }
+  }
+  for (size_t i = 0; i < inputs.size(); i++)
+    rows_[i] = std::span<const float>(logits_).subspan(offset_[i] * width, (offset_[i + 1] - offset_[i]) * width);
+}
+
+int Session::truncate(int seq, int n) {
+  kv::SeqState& s = seqs_.at(size_t(seq));
+  n = std::clamp(n, 0, s.n);
+  if (store_.truncate(s, n)) return n;
+  store_.truncate(s, 0);
   return 0;
+}
+
+void Session::check_state_on_host() const {
+  if (!state_on_host_)
+    throw Error("a sequence's state can be saved, loaded or copied only in a session on the CPU alone "
+                "(a device keeps the state in its own memory)");
+}
+
+void Session::save(int seq, std::vector<uint8_t>& out) const {
+  check_state_on_host();
+  store_.save(seqs_.at(size_t(seq)), out);
+}
+
+void Session::load(int seq, std::span<const uint8_t> bytes) {
+  check_state_on_host();
+  store_.load(seqs_.at(size_t(seq)), bytes);
+}
+
+void Session::copy(int src, int dst) {
+  if (src == dst) return;
+  std::vector<uint8_t> bytes;
+  save(src, bytes);
+  load(dst, bytes);
 }
 
 }  // namespace hart

@@ -1,6 +1,7 @@
-// One sequence being generated: its state (KV cache and any recurrent state, in a
-// kv::SequenceStore of its own), the executor that computes its graphs, and the number of
-// positions already computed.
+// The sequences one caller generates: their state (KV cache and any recurrent state, in a
+// kv::SequenceStore of the session's own), the executor that computes their graphs, and the
+// positions each has computed. The CLI uses one sequence (0); the C API (include/hart.h) as many
+// as SessionParams::n_seq asks for, decoded together in one batch per step.
 #pragma once
 
 #include <memory>
@@ -18,6 +19,14 @@ struct SessionParams {
   int n_ctx = 0;                // 0: the model's training context, capped at 4096
   int n_batch = 512;            // most tokens computed in one step (a longer prompt is split)
   Type cache_type = Type::F16;  // F16 (as llama.cpp) or F32
+  int n_seq = 1;                // sequences, each of up to n_ctx positions (the store holds them all)
+};
+
+// One sequence's new tokens in a batch of several (Session::decode_seqs).
+struct SeqTokens {
+  int seq = 0;
+  std::span<const int32_t> tokens;
+  Logits logits = Logits::LAST;
 };
 
 class Session {
@@ -34,11 +43,30 @@ class Session {
   // (n_embd * n floats): what embeddings are pooled from.
   std::span<const float> hidden_states(std::span<const int32_t> tokens);
 
-  int n_past() const { return seq_.n; }
+  // Appends each input's tokens to its sequence (distinct sequences), computed together: a step
+  // takes at most n_batch tokens, so a longer batch runs in several. Afterwards rows(i) holds
+  // input i's logits: its last token's, all its tokens', or none, as its `logits` asks. Throws
+  // hart::Error, changing nothing, for a sequence out of range or named twice, a token outside
+  // the vocabulary or tokens that do not fit a sequence's context.
+  void decode_seqs(std::span<const SeqTokens> inputs);
+  // Input i's logits of the last decode_seqs (n_vocab floats a row); valid until the next call.
+  std::span<const float> rows(size_t i) const { return rows_[i]; }
+
+  int n_past(int seq = 0) const { return seqs_[size_t(seq)].n; }
   int n_ctx() const { return n_ctx_; }
-  // Forgets positions >= n. Returns the positions kept: n, or 0 when the state cannot go back
-  // to n (a recurrent state, or a sliding window that has moved on): then all is forgotten.
-  int truncate(int n);
+  int n_seq() const { return int(seqs_.size()); }
+  // Forgets positions >= n of a sequence. Returns the positions kept: n, or 0 when the state
+  // cannot go back to n (a recurrent state, or a sliding window that has moved on): then all of
+  // it is forgotten.
+  int truncate(int n) { return truncate(0, n); }
+  int truncate(int seq, int n);
+  // A sequence's state as bytes (kv::SequenceStore::save) and back; copy() is the two in one.
+  // Throw hart::Error when the session runs on a device that keeps the state in its own memory.
+  void save(int seq, std::vector<uint8_t>& out) const;
+  void load(int seq, std::span<const uint8_t> bytes);
+  void copy(int src, int dst);
+  // The CPU alone runs the session, so save / load / copy can read and write its state.
+  bool state_on_host() const { return state_on_host_; }
   const Model& model() const { return model_; }
   const kv::SequenceStore& store() const { return store_; }
   // Where its last step ran (splits, nodes per backend).
@@ -49,12 +77,27 @@ class Session {
   const Model& model_;
   int n_ctx_, n_batch_;
   kv::SequenceStore store_;
-  kv::SeqState seq_;
+  std::vector<kv::SeqState> seqs_;
   Executor executor_;
+  bool state_on_host_;  // the CPU alone runs it: the store's memory holds the state
   Batch batch_;  // each step's, cleared and refilled: its vectors keep their capacity
-  std::span<const float> run(std::span<const int32_t> tokens, bool all_rows, bool hidden);
+  void run(std::span<const SeqTokens> inputs, bool hidden);
+  void check_inputs(std::span<const SeqTokens> inputs) const;
+  void check_state_on_host() const;
 
-  std::vector<float> logits_;  // all_logits of a prompt computed in several steps
+  // Per input of the last call: its rows, in the last step's graph when one step computed them
+  // all, else in logits_ (inputs computed over several steps); kept from call to call.
+  std::vector<std::span<const float>> rows_;
+  std::vector<float> logits_;
+  struct StepEntry {
+    size_t input;
+    int first, n;  // the input's tokens [first, first + n) in this step
+    Logits logits;
+    size_t row;    // its first row in the step's logits
+  };
+  std::vector<StepEntry> step_;
+  std::vector<size_t> offset_;  // per input: its first row in logits_
+  std::vector<int> next_;
 };
 
 int default_n_ctx(const HParams& hp);

@@ -12,7 +12,25 @@
 using namespace hart;
 using namespace hart::api;
 
+// The backends register themselves from object files nothing else refers to; from libhart.a a
+// linker takes only members something refers to, so the model loader refers to them.
+namespace hart::cpu {
+extern const int kCpuRegistrationAnchor;
+}
+#ifdef HART_HAVE_ET
+namespace hart::et {
+extern const int kEtRegistrationAnchor;
+}
+#endif
+
 namespace {
+
+[[gnu::used]] const int* const kRegistrationAnchors[] = {
+    &cpu::kCpuRegistrationAnchor,
+#ifdef HART_HAVE_ET
+    &et::kEtRegistrationAnchor,
+#endif
+};
 
 const ModelCore& core_of(const hart_model* model) { return *live(model, Kind::MODEL, "model").core; }
 

@@ -14,4 +14,8 @@ const RegisterBackend kEt({"et", {"et0"},
                            }});
 
 }  // namespace
+
+// As cpu_registration.cpp's anchor: what libhart.a's users link to take this registration in.
+extern const int kEtRegistrationAnchor = 0;
+
 }  // namespace hart::et

@@ -113,12 +113,15 @@ void bench_gemm(benchmark::State& state, const Kernels* k, Type t, bool panels) 
     pk.pack(kN, pk.rows, w.data() + size_t(r) * rb, rb, packed.data() + size_t(r) * rb);
   std::vector<uint8_t> x(x_row * kCols);
   std::vector<float> y(size_t(kRows * kCols));
+  std::vector<std::byte> scratch(panels ? pk.scratch_bytes(kN, kCols) : 0);
   for (auto _ : state) {
     for (int64_t j = 0; j < kCols; ++j) {
       if (d.act_type == Type::F32) std::memcpy(&x[size_t(j) * x_row], &xf[size_t(j * kN)], x_row);
       else k->from_f32[int(d.act_type)](&xf[size_t(j * kN)], &x[size_t(j) * x_row], kN);
     }
-    if (panels) pk.gemm(kN, kRows / pk.rows, kCols, packed.data(), rb * size_t(pk.rows), x.data(), x_row, y.data(), kRows);
+    if (panels)
+      pk.gemm(kN, kRows / pk.rows, kCols, packed.data(), rb * size_t(pk.rows), x.data(), x_row, y.data(), kRows,
+              scratch.data());
     else d.gemm(kN, kRows, kCols, w.data(), rb, x.data(), x_row, y.data(), kRows);
     benchmark::DoNotOptimize(y.data());
   }

@@ -15,6 +15,8 @@ constexpr const char* kSystemMark = "SYS_MARK_7f3a";
 constexpr const char* kTypedMark = "PART_MARK_7f3a";
 constexpr const char* kCallMark = "call_fn_7f3a";
 constexpr const char* kArgMark = "ARG_MARK_7f3a";
+constexpr const char* kToolMark = "tool_mark_7f3a";
+constexpr const char* kResponseMark = "RESPONSE_MARK_7f3a";
 
 // The output, or "" with ok=false when the template throws.
 std::string try_render(const jinja::Template& t, json messages, json tools, bool& ok) {
@@ -34,7 +36,7 @@ json tool_conversation(json arguments) {
   return json::array({
       {{"role", "user"}, {"content", "User message"}},
       {{"role", "assistant"}, {"content", ""}, {"tool_calls", json::array({call})}},
-      {{"role", "tool"}, {"content", "Tool response"}, {"tool_call_id", "call00001"}},
+      {{"role", "tool"}, {"content", kResponseMark}, {"tool_call_id", "call00001"}},
       {{"role", "assistant"}, {"content", "The tool response was 'tool response'"}},
       {{"role", "user"}, {"content", "User message"}},
   });
@@ -43,7 +45,7 @@ json tool_conversation(json arguments) {
 json probe_tools() {
   return json::array({{{"type", "function"},
                        {"function",
-                        {{"name", "tool1"},
+                        {{"name", kToolMark},
                          {"description", "Tool description"},
                          {"parameters",
                           {{"type", "object"},
@@ -70,6 +72,9 @@ ChatTemplateCaps detect_chat_template_caps(const jinja::Template& t) {
                    json::array(), ok);
   caps.system_role = ok && has(out, kSystemMark);
 
+  out = try_render(t, json::array({{{"role", "user"}, {"content", "User message"}}}), probe_tools(), ok);
+  caps.tools = ok && has(out, kToolMark);
+
   out = try_render(t, tool_conversation(json{{"arg", kArgMark}}), probe_tools(), ok);
   caps.object_arguments = ok && has(out, kArgMark);
   caps.tool_calls = ok && has(out, kCallMark);
@@ -77,6 +82,7 @@ ChatTemplateCaps detect_chat_template_caps(const jinja::Template& t) {
     out = try_render(t, tool_conversation(std::string("{\"arg\": \"") + kArgMark + "\"}"), probe_tools(), ok);
     caps.tool_calls = ok && has(out, kCallMark);
   }
+  caps.tool_responses = ok && has(out, kResponseMark);
   return caps;
 }
 

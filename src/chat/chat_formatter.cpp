@@ -4,15 +4,58 @@
 
 namespace hart {
 
-ChatFormatter::ChatFormatter(ChatTemplate builtin) : builtin_(builtin) {}
+ChatFormatter::ChatFormatter(ChatTemplate builtin) : builtin_(builtin) { set_up_tools(); }
 
 ChatFormatter::ChatFormatter(std::shared_ptr<const JinjaChatTemplate> jinja, bool strip_bos, bool strip_eos,
                              std::shared_ptr<const JinjaChatTemplate> tool_use)
-    : jinja_(std::move(jinja)), tool_use_(std::move(tool_use)), strip_bos_(strip_bos), strip_eos_(strip_eos) {}
+    : jinja_(std::move(jinja)), tool_use_(std::move(tool_use)), strip_bos_(strip_bos), strip_eos_(strip_eos) {
+  set_up_tools();
+}
 
-std::string ChatFormatter::template_source(bool has_tools) const {
-  if (!jinja_) return "";
-  return (has_tools && tool_use_ ? *tool_use_ : *jinja_).source();
+void ChatFormatter::set_up_tools() {
+  auto setup = std::make_shared<ToolSetup>();
+  const JinjaChatTemplate* t = tool_use_ ? tool_use_.get() : jinja_.get();
+  std::string eos;
+  RenderMessages render;
+  if (t) {
+    setup->syntax = output_syntax_of_template(t->source());
+    const ChatTemplateCaps& caps = t->caps();
+    setup->needs = {!caps.tools, !caps.tool_calls, !caps.tool_responses};
+    eos = t->eos_token();
+    render = [t](const nlohmann::ordered_json& messages, bool add_generation_prompt) {
+      ChatTemplateInputs in;
+      in.messages = messages;
+      in.add_generation_prompt = add_generation_prompt;
+      return t->apply(in);
+    };
+    if (setup->syntax.tools == ToolCallSyntax::NONE && caps.tool_calls) {
+      const auto derived = derive_tool_syntax([t](const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools) {
+        ChatTemplateInputs in;
+        in.messages = messages;
+        in.tools = tools;
+        in.add_generation_prompt = false;
+        return t->apply(in);
+      });
+      if (derived) {
+        setup->syntax.tools = ToolCallSyntax::DERIVED;
+        setup->syntax.derived = std::make_shared<const DerivedToolSyntax>(*derived);
+      }
+    }
+  } else {
+    render = [b = builtin_](const nlohmann::ordered_json& messages, bool add_generation_prompt) {
+      return apply_chat_template(b, plain_chat_messages(messages), add_generation_prompt);
+    };
+  }
+  if (setup->syntax.tools == ToolCallSyntax::NONE) {
+    setup->syntax.tools = ToolCallSyntax::GENERIC;
+    if (setup->needs.describe_tools) setup->example = generic_call_example(render, eos, setup->needs);
+  }
+  tools_ = std::move(setup);
+}
+
+OutputSyntax ChatFormatter::output_syntax(bool has_tools) const {
+  if (has_tools) return tools_->syntax;
+  return jinja_ ? output_syntax_of_template(jinja_->source()) : OutputSyntax{};
 }
 
 std::string ChatFormatter::name() const { return jinja_ ? "jinja" : chat_template_name(builtin_); }
@@ -49,6 +92,15 @@ std::vector<ChatMessage> plain_chat_messages(const nlohmann::ordered_json& messa
 }
 
 std::string ChatFormatter::apply(const ChatRequest& r) const {
+  const bool has_tools = r.tools.is_array() && !r.tools.empty();
+  if (!has_tools || tools_->syntax.tools != ToolCallSyntax::GENERIC) return render(r);
+  ChatRequest generic = r;
+  generic.messages = generic_tool_messages(r.messages, r.tools, tools_->needs, tools_->example);
+  if (!jinja_) generic.tools = nullptr;  // the built-in families know no tools
+  return render(generic);
+}
+
+std::string ChatFormatter::render(const ChatRequest& r) const {
   if (!jinja_) return apply_chat_template(builtin_, plain_chat_messages(r.messages), r.add_generation_prompt);
   ChatTemplateInputs in;
   in.messages = r.messages;

@@ -9,6 +9,8 @@
 
 #include "chat/chat.h"
 #include "chat/chat_jinja.h"
+#include "chat/chat_output.h"
+#include "chat/chat_tools_generic.h"
 
 namespace hart {
 
@@ -34,15 +36,28 @@ class ChatFormatter {
   std::string apply(const ChatRequest& r) const;
 
   bool is_jinja() const { return jinja_ != nullptr; }
-  // The Jinja text a request renders with ("" for a built-in family): its output syntax follows.
-  std::string template_source(bool has_tools) const;
+  // How the reply is read: the template family's syntax; with tools and a template whose family
+  // hart has no parser for, a syntax derived from the template (DERIVED) or, when it has none
+  // (and for the built-in families), llama.cpp's generic JSON format (GENERIC), for which
+  // apply() tells the model the tools and the format.
+  OutputSyntax output_syntax(bool has_tools) const;
   // "jinja" or the built-in family's name.
   std::string name() const;
 
  private:
+  // The tool format of the template requests with tools render with, found once.
+  struct ToolSetup {
+    OutputSyntax syntax;
+    GenericToolNeeds needs;  // GENERIC: what the messages must spell out
+    std::string example;     // GENERIC: the call example shown with the tools
+  };
+  void set_up_tools();
+  std::string render(const ChatRequest& r) const;
+
   std::shared_ptr<const JinjaChatTemplate> jinja_, tool_use_;
   ChatTemplate builtin_ = ChatTemplate::CHATML;
   bool strip_bos_ = false, strip_eos_ = false;
+  std::shared_ptr<const ToolSetup> tools_;
 };
 
 // The messages as the built-in families take them: system, user and assistant roles

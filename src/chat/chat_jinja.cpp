@@ -1,5 +1,9 @@
 #include "chat/chat_jinja.h"
 
+#include <cerrno>
+#include <cstdlib>
+#include <ctime>
+
 #include "chat/chat_workarounds.h"
 #include "common/error.h"
 
@@ -123,8 +127,18 @@ std::string patch_chat_template_source(std::string s) {
 }
 
 std::tm local_now() {
-  const std::time_t t = std::time(nullptr);
   std::tm tm{};
+  if (const char* fixed = std::getenv("SOURCE_DATE_EPOCH")) {
+    char* end = nullptr;
+    errno = 0;
+    const long long secs = std::strtoll(fixed, &end, 10);
+    if (end == fixed || *end || errno || secs < 0)
+      throw Error(std::string("SOURCE_DATE_EPOCH is not a whole number of seconds: '") + fixed + "'");
+    const std::time_t t = std::time_t(secs);
+    gmtime_r(&t, &tm);
+    return tm;
+  }
+  const std::time_t t = std::time(nullptr);
   localtime_r(&t, &tm);
   return tm;
 }

@@ -17,7 +17,9 @@ namespace hart {
 // What a template does with its inputs (llama.cpp's jinja::caps).
 struct ChatTemplateCaps {
   bool system_role = true;       // renders a system message (else it is merged into the next one)
+  bool tools = true;             // describes the request's tools in the prompt
   bool tool_calls = true;        // renders assistant tool_calls
+  bool tool_responses = true;    // renders the content of tool messages
   bool object_arguments = false; // wants tool-call arguments as objects, not JSON text
   bool string_content = true;    // takes content as a string
   bool typed_content = false;    // takes content as a list of {type, text} parts
@@ -63,7 +65,11 @@ std::string patch_chat_template_source(std::string source);
 // Renders probe conversations to find what the template supports.
 ChatTemplateCaps detect_chat_template_caps(const jinja::Template& t);
 
-// The current local time, as llama-server gives templates.
+// The current local time, as llama-server gives templates (strftime_now, the date variables);
+// with SOURCE_DATE_EPOCH set (seconds since 1970, the reproducible-builds convention) that
+// instant in UTC instead, so a template that prints the date renders the same on any day (a
+// test that asks twice and compares must not see midnight pass between the two). A value that
+// is not a whole number of seconds throws hart::Error.
 std::tm local_now();
 
 }  // namespace hart

@@ -3,11 +3,14 @@
 // fail where llama.cpp failed, with the template's own message).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <sstream>
 
 #include "chat/chat_jinja.h"
+#include "chat/chat_testing.h"
 #include "common/error.h"
 #include "common/testdata.h"
 
@@ -16,16 +19,12 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using chat_testing::read_file;
 
 ChatTemplateCaps caps_of(const json& c) {
   ChatTemplateCaps caps;
   caps.system_role = c.at("supports_system_role");
+  caps.tools = c.at("supports_tools");
   caps.tool_calls = c.at("supports_tool_calls");
   caps.object_arguments = c.at("supports_object_arguments");
   caps.string_content = c.at("supports_string_content");
@@ -109,6 +108,7 @@ TEST(JinjaChatTemplate, CapabilitiesMatchLlamaCpp) {
     const JinjaChatTemplate t(read_file(dir + "/templates/" + file), "<s>", "</s>");
     const ChatTemplateCaps w = caps_of(want), &g = t.caps();
     EXPECT_EQ(g.system_role, w.system_role) << "system_role";
+    EXPECT_EQ(g.tools, w.tools) << "tools";
     EXPECT_EQ(g.tool_calls, w.tool_calls) << "tool_calls";
     EXPECT_EQ(g.object_arguments, w.object_arguments) << "object_arguments";
     EXPECT_EQ(g.string_content, w.string_content) << "string_content";
@@ -119,6 +119,25 @@ TEST(JinjaChatTemplate, CapabilitiesMatchLlamaCpp) {
     if (!known_difference) EXPECT_EQ(g.typed_content, w.typed_content) << "typed_content";
     else EXPECT_TRUE(g.typed_content);
   }
+}
+
+// SOURCE_DATE_EPOCH fixes the time templates see (UTC): the serve tests that ask twice and
+// compare use it, since a template that prints the date (gpt-oss, Llama 3.2, Mistral Small 3.2,
+// Granite 3.3, Apertus) renders another prompt once midnight passes between two requests.
+TEST(JinjaChatTemplate, SourceDateEpochFixesTheTime) {
+  ASSERT_EQ(setenv("SOURCE_DATE_EPOCH", "1700000000", 1), 0);  // 2023-11-14 22:13:20 UTC
+  std::tm t = local_now();
+  EXPECT_EQ(t.tm_year, 123);
+  EXPECT_EQ(t.tm_mon, 10);
+  EXPECT_EQ(t.tm_mday, 14);
+  EXPECT_EQ(t.tm_hour, 22);
+  for (const char* bad : {"", "12x", "-5", "99999999999999999999999"}) {
+    ASSERT_EQ(setenv("SOURCE_DATE_EPOCH", bad, 1), 0);
+    EXPECT_THROW(local_now(), Error) << "'" << bad << "'";
+  }
+  ASSERT_EQ(unsetenv("SOURCE_DATE_EPOCH"), 0);
+  t = local_now();
+  EXPECT_GE(t.tm_year, 125);  // the clock again (2025 or later)
 }
 
 }  // namespace

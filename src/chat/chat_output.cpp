@@ -44,6 +44,8 @@ ParsedOutput parse_chat_output(const OutputSyntax& syntax, std::string_view text
       case ToolCallSyntax::MISTRAL: chat_output::parse_mistral(c); break;
       case ToolCallSyntax::GPT_OSS: chat_output::parse_gpt_oss(c); break;
       case ToolCallSyntax::GEMMA4: chat_output::parse_gemma4(c); break;
+      case ToolCallSyntax::GENERIC: chat_output::parse_generic(c); break;
+      case ToolCallSyntax::DERIVED: chat_output::parse_derived(c); break;
     }
   }
   return std::move(c.out);
@@ -82,6 +84,12 @@ std::vector<std::string> output_markers(const OutputSyntax& s) {
       m.insert(m.end(), {"<|channel|>", "<|message|>", "<|end|>", "<|start|>", "<|constrain|>"});
       break;
     case ToolCallSyntax::GEMMA4: m.insert(m.end(), {"<|tool_call>", "<tool_call|>", "<|\"|>"}); break;
+    case ToolCallSyntax::GENERIC: break;
+    case ToolCallSyntax::DERIVED: {
+      const std::vector<std::string> d = s.derived->markers();
+      m.insert(m.end(), d.begin(), d.end());
+      break;
+    }
   }
   return m;
 }
@@ -94,6 +102,8 @@ std::string tool_call_syntax_name(ToolCallSyntax s) {
     case ToolCallSyntax::MISTRAL: return "mistral";
     case ToolCallSyntax::GPT_OSS: return "gpt-oss";
     case ToolCallSyntax::GEMMA4: return "gemma4";
+    case ToolCallSyntax::GENERIC: return "generic";
+    case ToolCallSyntax::DERIVED: return "derived";
   }
   return "none";
 }

@@ -7,6 +7,9 @@
 //            <|channel|>commentary to=functions.N <|constrain|>json<|message|>{...}
 //   GEMMA4   <|tool_call>call:N{key:value,...}<tool_call|>, strings between <|"|> (Gemma 4's
 //            own notation, turned into JSON)
+//   GENERIC  llama.cpp's generic JSON reply for templates without a call syntax:
+//            {"tool_calls": [{"name": N, "arguments": {...}, "id": ID}]} or {"response": "..."}
+//   DERIVED  the syntax read off the template itself (chat_tools_derived.h)
 // plus <think>...</think> (or [THINK]...[/THINK], Gemma 4's <|channel>thought...<channel|>)
 // reasoning before the reply.
 //
@@ -18,13 +21,18 @@
 // malformed or cut off is returned as content, as llama.cpp does.
 #pragma once
 
+#include <map>
+#include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "chat/chat_tools_derived.h"
+
 namespace hart {
 
-enum class ToolCallSyntax { NONE, HERMES, LLAMA3, MISTRAL, GPT_OSS, GEMMA4 };
+enum class ToolCallSyntax { NONE, HERMES, LLAMA3, MISTRAL, GPT_OSS, GEMMA4, GENERIC, DERIVED };
 
 struct OutputSyntax {
   ToolCallSyntax tools = ToolCallSyntax::NONE;  // NONE: every reply is content
@@ -32,6 +40,8 @@ struct OutputSyntax {
   bool thinking_open = false;  // the prompt ends inside a reasoning block (the model only closes it)
   int max_calls = -1;          // parallel_tool_calls = false: 1 (the reply ends after the first call)
   bool named_args = false;     // Mistral: calls are NAME[ARGS]{...} (Magistral, Devstral), not a JSON array
+  std::shared_ptr<const DerivedToolSyntax> derived;           // DERIVED: the template's layout
+  std::map<std::string, std::set<std::string>> string_args;  // DERIVED: each tool's string-typed parameters
 };
 
 struct ParsedToolCall {

@@ -95,6 +95,22 @@ Found Cursor::find(size_t from, std::string_view marker) const {
   return {};
 }
 
+Lit match_loose(const Cursor& c, size_t& i, std::string_view lit) {
+  size_t j = i, k = 0;
+  while (k < lit.size()) {
+    if (is_json_space(lit[k])) {
+      while (k < lit.size() && is_json_space(lit[k])) k++;
+      j = c.skip_ws(j);
+      continue;
+    }
+    if (j == c.size()) return c.partial ? Lit::MORE : Lit::NO;
+    if (c.text[j] != lit[k]) return Lit::NO;
+    j++, k++;
+  }
+  i = j;
+  return Lit::MATCH;
+}
+
 void Cursor::content_to(size_t end) {
   if (end > pos) out.content += text.substr(pos, end - pos);
   pos = std::max(pos, end);

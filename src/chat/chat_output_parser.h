@@ -15,6 +15,10 @@ struct Found {
   bool whole = false;                  // false: only a beginning of the marker ends the text
 };
 
+// Whether a literal is at a place in the text: MORE when the text (in a partial parse) ends
+// inside it.
+enum class Lit { MATCH, MORE, NO };
+
 // What one attempt to read a tool call came to.
 enum class CallRead {
   DONE,  // a complete call was added; the cursor is after it
@@ -48,6 +52,10 @@ class Cursor {
   // Adds a call; when it reaches max_calls, the rest of the reply is dropped (generation ends there).
   void add_call(ParsedToolCall c);
 };
+
+// The literal at i, where a run of whitespace in it matches any run (or none) in the text;
+// MATCH moves i past it.
+Lit match_loose(const Cursor& c, size_t& i, std::string_view lit);
 
 // Reads a call written as a JSON object at `at`: {"name": N, "<args key>": {...}} (with an
 // optional "type": "function" before the name). `args_keys`: the accepted keys of the arguments.
@@ -101,5 +109,7 @@ void parse_llama3(Cursor& c);
 void parse_mistral(Cursor& c);
 void parse_gpt_oss(Cursor& c);
 void parse_gemma4(Cursor& c);
+void parse_generic(Cursor& c);
+void parse_derived(Cursor& c);
 
 }  // namespace hart::chat_output

@@ -83,10 +83,14 @@ void SequenceStore::free_window_below(SeqState& s, int pos) {
   s.window_begin += drop;
 }
 
-void SequenceStore::commit(SeqState& s, int n) {
+void SequenceStore::commit(SeqState& s, int n, bool slide_window) {
   s.n += n;
-  if (pools_[1]) free_window_below(s, s.n - layout_.window + 1);
+  if (slide_window) this->slide_window(s);
   if (s.cell >= 0) s.cell_src = s.cell;
+}
+
+void SequenceStore::slide_window(SeqState& s) {
+  if (pools_[1]) free_window_below(s, s.n - layout_.window + 1);
 }
 
 bool SequenceStore::truncate(SeqState& s, int n) {
@@ -97,16 +101,32 @@ bool SequenceStore::truncate(SeqState& s, int n) {
   }
   if (cells_ || n < s.n_shared) return false;  // a recurrent state cannot go back
   if (pools_[1] && s.window_begin > std::max(0, n - layout_.window + 1)) return false;
-  if (pools_[0]) {
-    pools_[0]->free(std::span(s.full).subspan(size_t(n)));
-    s.full.resize(size_t(n));
+  s.n = n;
+  drop_uncommitted(s);
+  return true;
+}
+
+void SequenceStore::drop_uncommitted(SeqState& s) {
+  if (pools_[0] && int(s.full.size()) > s.n) {
+    pools_[0]->free(std::span(s.full).subspan(size_t(s.n)));
+    s.full.resize(size_t(s.n));
   }
-  if (pools_[1]) {
-    const size_t keep = size_t(n - s.window_begin);
+  if (pools_[1] && s.window_begin + int(s.window.size()) > s.n) {
+    const size_t keep = size_t(std::max(0, s.n - s.window_begin));
     pools_[1]->free(std::span(s.window).subspan(keep));
     s.window.resize(keep);
   }
-  s.n = n;
+}
+
+bool SequenceStore::keep_state_before_step(SeqState& s) {
+  if (!cells_ || s.cell < 0 || s.cell != s.cell_src) return true;  // the step writes elsewhere already
+  if (s.cell_spare < 0) {
+    if (n_free_cells() == 0) return false;
+    std::vector<int32_t> c;
+    cells_->alloc(1, c);
+    s.cell_spare = c[0];
+  }
+  std::swap(s.cell, s.cell_spare);  // reads the old cell (cell_src), writes the spare
   return true;
 }
 
@@ -115,14 +135,15 @@ void SequenceStore::release(SeqState& s) {
     pools_[0]->free(std::span(s.full).subspan(size_t(s.n_shared)));
   if (pools_[1]) free_window_below(s, s.window_begin + int(s.window.size()));
   if (cells_ && s.cell > 0) cells_->free(std::span(&s.cell, 1));
+  if (cells_ && s.cell_spare > 0) cells_->free(std::span(&s.cell_spare, 1));
   s = SeqState{};
 }
 
-Capacity SequenceStore::need(int n, int chunk) const {
+Capacity SequenceStore::need(int n, int chunk, bool checkpoint) const {
   Capacity c;
   if (pools_[0]) c.full = n;
   if (pools_[1]) c.window = std::min<int64_t>(n, layout_.window - 1 + chunk);
-  if (cells_) c.cells = 1;
+  if (cells_) c.cells = checkpoint ? 2 : 1;
   return c;
 }
 

@@ -46,6 +46,7 @@ struct SeqState {
   int window_begin = 0;
   int32_t cell = -1;            // the cell its steps write; -1: not taken yet
   int32_t cell_src = 0;         // the cell its next step reads
+  int32_t cell_spare = -1;      // a second cell it owns, for steps that keep the state before them
 
   int32_t window_slot(int pos) const { return window[size_t(pos - window_begin)]; }
 };
@@ -66,11 +67,22 @@ class SequenceStore {
   // a cell. False, and nothing taken, when a pool is short.
   bool reserve(SeqState& s, int n);
   // Those positions were computed: frees the WINDOW slots that left the window (keeping what
-  // the next position attends) and makes the written cell the one the next step reads.
-  void commit(SeqState& s, int n);
+  // the next position attends; not with `slide_window` false, for positions that may be given
+  // back) and makes the written cell the one the next step reads.
+  void commit(SeqState& s, int n, bool slide_window = true);
+  // Frees the WINDOW slots the next position no longer attends (what commit does by default).
+  void slide_window(SeqState& s);
   // Forgets positions >= n, keeping [0, n): returns false (and changes nothing) when the state
   // cannot go back there (a recurrent state, or WINDOW slots already freed).
   bool truncate(SeqState& s, int n);
+  // Before a step some of whose tokens may be taken back (speculative verification): makes the
+  // step write a cell other than the one it reads, so the state before the step survives it (a
+  // checkpoint at no copy). The sequence then owns two cells, swapped at every such step. False,
+  // and nothing taken, when no cell is free.
+  bool keep_state_before_step(SeqState& s);
+  // Gives back the slots reserved for positions >= s.n that no step committed (the tokens of a
+  // verification step that were not accepted).
+  void drop_uncommitted(SeqState& s);
   // Gives back everything s owns (not what it shares), leaving it empty.
   void release(SeqState& s);
   // A sequence's computed state as bytes (sequence_bytes.cpp): its K/V rows of every position it
@@ -86,8 +98,9 @@ class SequenceStore {
   int64_t n_free_cells() const { return cells_ ? cells_->n_free() : 0; }
   SlotPool& pool(Pool p) { return *pools_[int(p)]; }
   SlotPool& cell_pool() { return *cells_; }
-  // The most a sequence of n positions, computed in steps of at most `chunk`, holds at once.
-  Capacity need(int n, int chunk) const;
+  // The most a sequence of n positions, computed in steps of at most `chunk`, holds at once
+  // (with `checkpoint`: steps that keep the state before them, keep_state_before_step).
+  Capacity need(int n, int chunk, bool checkpoint = false) const;
   size_t bytes() const { return kv_.bytes() + state_bytes_; }
 
  private:

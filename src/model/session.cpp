@@ -9,11 +9,11 @@
 namespace hart {
 namespace {
 
-kv::Capacity session_capacity(const HParams& hp, int n_ctx, int n_batch, int n_seq) {
+kv::Capacity session_capacity(const HParams& hp, int n_ctx, int n_batch, int n_seq, bool speculative) {
   // Each sequence may grow to n_ctx; a window layer holds what a sequence's next position
-  // attends plus one step's tokens.
+  // attends plus one step's tokens. Speculative decoding (of sequence 0) keeps a second cell.
   const int64_t seqs = n_seq;
-  return {seqs * n_ctx, seqs * std::min(n_ctx, hp.sliding_window - 1 + n_batch), seqs};
+  return {seqs * n_ctx, seqs * std::min(n_ctx, hp.sliding_window - 1 + n_batch), seqs + (speculative ? 1 : 0)};
 }
 
 int checked_n_seq(int n_seq) {
@@ -29,7 +29,8 @@ Session::Session(const Model& model, const SessionParams& params, BackendSet bac
     : model_(model),
       n_ctx_(params.n_ctx > 0 ? params.n_ctx : default_n_ctx(model.hp)),
       n_batch_(std::max(1, params.n_batch)),
-      store_(state_layout(model.hp), session_capacity(model.hp, n_ctx_, n_batch_, checked_n_seq(params.n_seq)),
+      store_(state_layout(model.hp),
+             session_capacity(model.hp, n_ctx_, n_batch_, checked_n_seq(params.n_seq), params.speculative),
              params.cache_type),
       seqs_(size_t(params.n_seq)),
       executor_(model, store_, n_ctx_, std::move(backends)),
@@ -61,12 +62,22 @@ std::span<const float> Session::hidden_states(std::span<const int32_t> tokens) {
 
 void Session::decode_seqs(std::span<const SeqTokens> inputs) { run(inputs, false); }
 
+const ForwardGraph& Session::step(std::span<const int32_t> tokens, Logits logits, bool hidden) {
+  batch_.clear();
+  batch_.add(seqs_[0], store_.layout(), tokens, logits);
+  return executor_.forward(batch_, hidden);
+}
+
 void Session::check_inputs(std::span<const SeqTokens> inputs) const {
   if (inputs.empty()) throw Error("decode called with no sequences");
   for (size_t i = 0; i < inputs.size(); i++) {
     const SeqTokens& in = inputs[i];
     if (in.seq < 0 || in.seq >= n_seq())
       throw Error("sequence " + std::to_string(in.seq) + " is outside the session's " + std::to_string(n_seq()));
+    if (tentative_ && in.seq != 0)
+      throw Error("speculative decoding: sequence " + std::to_string(in.seq) + " decodes while sequence 0's tokens are tentative");
+    if (tentative_ && int(tentative_tokens_.size() + in.tokens.size()) > n_batch_)
+      throw Error("speculative decoding: more than " + std::to_string(n_batch_) + " tentative tokens (the batch size)");
     for (size_t j = 0; j < i; j++)
       if (inputs[j].seq == in.seq) throw Error("sequence " + std::to_string(in.seq) + " is given twice in one batch");
     const int n = int(in.tokens.size()), past = seqs_[size_t(in.seq)].n;
@@ -81,6 +92,11 @@ void Session::check_inputs(std::span<const SeqTokens> inputs) const {
 
 void Session::run(std::span<const SeqTokens> inputs, bool hidden) {
   check_inputs(inputs);
+  compute(inputs, hidden);
+  if (tentative_) tentative_tokens_.insert(tentative_tokens_.end(), inputs[0].tokens.begin(), inputs[0].tokens.end());
+}
+
+void Session::compute(std::span<const SeqTokens> inputs, bool hidden) {
   // Where each input's rows go when they take several steps: its place in logits_.
   offset_.assign(inputs.size() + 1, 0);
   for (size_t i = 0; i < inputs.size(); i++) {
@@ -112,7 +128,8 @@ void Session::run(std::span<const SeqTokens> inputs, bool hidden) {
       if (last) remaining--;
     }
     const ForwardGraph& fg = executor_.forward(batch_, hidden);
-    for (const StepEntry& e : step_) store_.commit(seqs_[size_t(inputs[e.input].seq)], e.n);
+    // Tentative positions keep their window slots: keep() may go back to any of them.
+    for (const StepEntry& e : step_) store_.commit(seqs_[size_t(inputs[e.input].seq)], e.n, /*slide_window=*/!tentative_);
     if (!fg.logits) continue;
     width = size_t(fg.logits->ne[0]);
     const auto* all = static_cast<const float*>(fg.logits->data);
@@ -135,7 +152,44 @@ void Session::run(std::span<const SeqTokens> inputs, bool hidden) {
     rows_[i] = std::span<const float>(logits_).subspan(offset_[i] * width, (offset_[i + 1] - offset_[i]) * width);
 }
 
+void Session::begin_tentative() {
+  if (tentative_) throw Error("speculative decoding: begin_tentative() before keep()");
+  kv::SeqState& seq = seqs_[0];
+  // The tentative steps write a cell other than the one holding the state now.
+  if (!store_.keep_state_before_step(seq))
+    throw Error("speculative decoding: the session keeps no second state cell (SessionParams::speculative)");
+  tentative_ = true;
+  checkpoint_n_ = seq.n;
+  checkpoint_cell_ = seq.cell_src;
+  tentative_tokens_.clear();
+}
+
+void Session::keep(int n) {
+  if (!tentative_) throw Error("speculative decoding: keep() without begin_tentative()");
+  if (n < 0 || n > int(tentative_tokens_.size()))
+    throw Error("speculative decoding: keep(" + std::to_string(n) + ") of " + std::to_string(tentative_tokens_.size()) +
+                " tentative tokens");
+  tentative_ = false;
+  kv::SeqState& seq = seqs_[0];
+  if (n < int(tentative_tokens_.size())) {
+    seq.n = checkpoint_n_;
+    if (store_.layout().has_recurrent()) {
+      seq.cell_src = checkpoint_cell_;  // not written since: the tentative steps wrote seq.cell
+      if (n > 0) {
+        const std::span<const int32_t> kept = std::span<const int32_t>(tentative_tokens_).first(size_t(n));
+        if (!store_.reserve(seq, n)) throw Error("speculative decoding: the kept positions lost their slots (a bug)");
+        step(kept, Logits::NONE, false);
+      }
+    }
+    if (n > 0) store_.commit(seq, n, false);  // (with none kept, the state stays the checkpoint's)
+    store_.drop_uncommitted(seq);
+  }
+  store_.slide_window(seq);
+  tentative_tokens_.clear();
+}
+
 int Session::truncate(int seq, int n) {
+  if (tentative_ && seq == 0) keep(int(tentative_tokens_.size()));
   kv::SeqState& s = seqs_.at(size_t(seq));
   n = std::clamp(n, 0, s.n);
   if (store_.truncate(s, n)) return n;
@@ -143,19 +197,20 @@ int Session::truncate(int seq, int n) {
   return 0;
 }
 
-void Session::check_state_on_host() const {
+void Session::check_state_access(int seq) const {
   if (!state_on_host_)
     throw Error("a sequence's state can be saved, loaded or copied only in a session on the CPU alone "
                 "(a device keeps the state in its own memory)");
+  if (tentative_ && seq == 0) throw Error("speculative decoding: sequence 0's state is tentative (keep() first)");
 }
 
 void Session::save(int seq, std::vector<uint8_t>& out) const {
-  check_state_on_host();
+  check_state_access(seq);
   store_.save(seqs_.at(size_t(seq)), out);
 }
 
 void Session::load(int seq, std::span<const uint8_t> bytes) {
-  check_state_on_host();
+  check_state_access(seq);
   store_.load(seqs_.at(size_t(seq)), bytes);
 }
 

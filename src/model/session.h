@@ -19,7 +19,10 @@ struct SessionParams {
   int n_ctx = 0;                // 0: the model's training context, capped at 4096
   int n_batch = 512;            // most tokens computed in one step (a longer prompt is split)
   Type cache_type = Type::F16;  // F16 (as llama.cpp) or F32
-  int n_seq = 1;                // sequences, each of up to n_ctx positions (the store holds them all)
+  // Speculative decoding (verify / accept): a recurrent state gets a second cell, so the state
+  // before a verification step survives it.
+  bool speculative = false;
+  int n_seq = 1;  // sequences, each of up to n_ctx positions (the store holds them all)
 };
 
 // One sequence's new tokens in a batch of several (Session::decode_seqs).
@@ -35,7 +38,7 @@ class Session {
   Session(const Model& model, const SessionParams& params, BackendSet backends);
   ~Session();
 
-  // Appends `tokens` at positions [n_past, n_past + n) and returns the logits of the last
+  // Appends `tokens` to sequence 0 at positions [n_past, n_past + n) and returns the logits of the last
   // token (n_vocab floats), or of every token (n_vocab * n) with all_logits.
   // The span stays valid until the next call. Throws hart::Error when the tokens do not fit.
   std::span<const float> decode(std::span<const int32_t> tokens, bool all_logits = false);
@@ -52,6 +55,19 @@ class Session {
   // Input i's logits of the last decode_seqs (n_vocab floats a row); valid until the next call.
   std::span<const float> rows(size_t i) const { return rows_[i]; }
 
+  // Speculative decoding, of sequence 0 (no other sequence decodes meanwhile). After
+  // begin_tentative(), the tokens decode() computes are tentative:
+  // keep(n) then keeps the first n of them, as if only those had been decoded, and gives back
+  // the rest (attention layers their K/V slots; a recurrent state, written past them, is
+  // computed again over the n tokens from the state begin_tentative() kept: one step of n tokens,
+  // unless all are kept). At most n_batch tokens may be tentative; a recurrent state needs
+  // SessionParams::speculative.
+  void begin_tentative();
+  void keep(int n);
+  bool tentative() const { return tentative_; }
+  // The positions that are not tentative.
+  int n_kept() const { return tentative_ ? checkpoint_n_ : seqs_[0].n; }
+
   int n_past(int seq = 0) const { return seqs_[size_t(seq)].n; }
   int n_ctx() const { return n_ctx_; }
   int n_seq() const { return int(seqs_.size()); }
@@ -61,7 +77,8 @@ class Session {
   int truncate(int n) { return truncate(0, n); }
   int truncate(int seq, int n);
   // A sequence's state as bytes (kv::SequenceStore::save) and back; copy() is the two in one.
-  // Throw hart::Error when the session runs on a device that keeps the state in its own memory.
+  // Throw hart::Error when the session runs on a device that keeps the state in its own memory,
+  // or while sequence 0's tokens are tentative.
   void save(int seq, std::vector<uint8_t>& out) const;
   void load(int seq, std::span<const uint8_t> bytes);
   void copy(int src, int dst);
@@ -82,8 +99,16 @@ class Session {
   bool state_on_host_;  // the CPU alone runs it: the store's memory holds the state
   Batch batch_;  // each step's, cleared and refilled: its vectors keep their capacity
   void run(std::span<const SeqTokens> inputs, bool hidden);
+  void compute(std::span<const SeqTokens> inputs, bool hidden);  // run's steps, for checked inputs
   void check_inputs(std::span<const SeqTokens> inputs) const;
-  void check_state_on_host() const;
+  void check_state_access(int seq) const;
+  // One step over `tokens` at sequence 0's next positions, reserved beforehand; not committed.
+  const ForwardGraph& step(std::span<const int32_t> tokens, Logits logits, bool hidden);
+
+  bool tentative_ = false;
+  int checkpoint_n_ = 0;               // positions before the tentative ones
+  int32_t checkpoint_cell_ = 0;        // the state cell holding the state there
+  std::vector<int32_t> tentative_tokens_;
 
   // Per input of the last call: its rows, in the last step's graph when one step computed them
   // all, else in logits_ (inputs computed over several steps); kept from call to call.

@@ -1,6 +1,7 @@
 #include "sample/sampler.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "common/error.h"
@@ -76,21 +77,52 @@ int32_t Sampler::sample(std::span<const float> logits) {
   if (logits.size() != static_cast<size_t>(n_vocab_))
     require(false, "got " + std::to_string(logits.size()) + " logits for a vocabulary of " + std::to_string(n_vocab_));
 
-  std::span<const float> view = logits;
-  if (penalties_active(params_) && !recent_.empty()) {
-    penalized_.assign(logits.begin(), logits.end());
-    recent_.apply(penalized_, {params_.repeat_penalty, params_.frequency_penalty, params_.presence_penalty});
-    view = penalized_;
-  }
-
+  const std::span<const float> view = penalized(logits);
   const int32_t token = constraint_ ? pick_constrained(view) : pick(view);
   if (params_.logprobs) record_logprobs(logits, token);
   return token;
 }
 
+std::span<const float> Sampler::penalized(std::span<const float> logits) {
+  if (!penalties_active(params_) || recent_.empty()) return logits;
+  penalized_.assign(logits.begin(), logits.end());
+  recent_.apply(penalized_, {params_.repeat_penalty, params_.frequency_penalty, params_.presence_penalty});
+  return penalized_;
+}
+
+void Sampler::distribution(std::span<const float> logits, std::vector<TokenProb>& out) {
+  if (logits.size() != static_cast<size_t>(n_vocab_))
+    require(false, "got " + std::to_string(logits.size()) + " logits for a vocabulary of " + std::to_string(n_vocab_));
+  std::span<const float> view = penalized(logits);
+  if (constraint_) {
+    masked_.assign(view.begin(), view.end());
+    if (constraint_->mask(masked_) == 0) throw Error("sampler: the constraint allows no token here");
+    view = masked_;
+  }
+  out.clear();
+  if (params_.temperature <= 0.0f) {
+    out.push_back({argmax(view), 1.0f});
+    return;
+  }
+  truncate(view);
+  const float top = max_logit(cands_);
+  double total = 0.0;
+  for (const Candidate& c : cands_) total += std::exp(static_cast<double>(c.logit - top));
+  for (const Candidate& c : cands_)
+    if (c.logit > -std::numeric_limits<float>::infinity())  // masked by the constraint
+      out.push_back({c.id, static_cast<float>(std::exp(static_cast<double>(c.logit - top)) / total)});
+}
+
+double Sampler::uniform() { return uniform01(rng_); }
+
 // The chain after the penalties: greedy argmax, or top-k -> top-p -> min-p -> temperature -> draw.
 int32_t Sampler::pick(std::span<const float> view) {
   if (params_.temperature <= 0.0f) return argmax(view);
+  truncate(view);
+  return draw(cands_);
+}
+
+void Sampler::truncate(std::span<const float> view) {
   const bool use_top_k = params_.top_k > 0 && params_.top_k < n_vocab_;
   if (use_top_k) {
     top_k_candidates(view, params_.top_k, cands_);
@@ -100,7 +132,6 @@ int32_t Sampler::pick(std::span<const float> view) {
   if (params_.top_p < 1.0f) top_p_filter(cands_, use_top_k, params_.top_p);
   if (params_.min_p > 0.0f) min_p_filter(cands_, params_.min_p);
   for (Candidate& c : cands_) c.logit /= params_.temperature;
-  return draw(cands_);
 }
 
 int32_t Sampler::pick_constrained(std::span<const float> view) {

@@ -49,6 +49,11 @@ struct TokenLogprob {
   float logprob;
 };
 
+struct TokenProb {
+  int32_t token;
+  float p;
+};
+
 class Sampler {
  public:
   // Throws hart::Error for invalid params (NaN anywhere, top_p/min_p outside [0,1],
@@ -57,6 +62,13 @@ class Sampler {
 
   // logits: (n_vocab,) for the position being predicted. Does not accept() the result.
   int32_t sample(std::span<const float> logits);
+  // The distribution sample() draws from for these logits (after the penalties, the constraint,
+  // the truncation filters and the temperature): the tokens it may draw with their probabilities,
+  // summing to 1; greedy: the argmax alone. What speculative decoding's rejection sampling
+  // compares a draft's distribution with.
+  void distribution(std::span<const float> logits, std::vector<TokenProb>& out);
+  // A uniform draw in [0, 1) from the sampler's RNG (the same stream sample() draws from).
+  double uniform();
   void accept(int32_t token);
   // Not owned; nullptr to remove. Throws hart::Error from sample() when it allows no token.
   void set_constraint(TokenConstraint* c) { constraint_ = c; }
@@ -71,7 +83,9 @@ class Sampler {
   std::span<const TokenLogprob> last_top_logprobs() const;
 
  private:
+  std::span<const float> penalized(std::span<const float> logits);
   int32_t pick(std::span<const float> logits);
+  void truncate(std::span<const float> logits);  // temperature > 0: cands_ after the filters
   int32_t pick_constrained(std::span<const float> logits);
   int32_t draw(std::span<Candidate> cands);
   void record_logprobs(std::span<const float> logits, int32_t token);

@@ -86,14 +86,16 @@ std::string ChatReply::finish_reason(const std::string& engine_reason) const {
   return engine_reason == "stop" || at_limit ? "tool_calls" : engine_reason;
 }
 
-OutputSyntax reply_syntax(const std::string& template_source, const std::string& prompt, const ToolRequest& tools) {
-  OutputSyntax s = output_syntax_of_template(template_source);
-  if (!tools.parse_calls) s.tools = ToolCallSyntax::NONE;
-  else if (s.tools == ToolCallSyntax::NONE)
-    throw ApiError(400, "invalid_request_error",
-                   "this model's chat template has no tool-call syntax the server can read (Hermes/Qwen, Llama 3.x, "
-                   "Mistral, gpt-oss, Gemma 4)",
-                   "tools");
+OutputSyntax reply_syntax(OutputSyntax s, const std::string& prompt, const ToolRequest& tools) {
+  if (!tools.parse_calls) s.tools = ToolCallSyntax::NONE, s.derived = nullptr;
+  if (s.tools == ToolCallSyntax::DERIVED)
+    for (const auto& t : tools.tools) {
+      const auto& f = t["function"];
+      std::set<std::string>& strings = s.string_args[f["name"].get<std::string>()];
+      if (const auto p = f.find("parameters"); p != f.end() && p->is_object() && p->contains("properties") && (*p)["properties"].is_object())
+        for (const auto& [key, schema] : (*p)["properties"].items())
+          if (schema.is_object() && schema.value("type", nlohmann::ordered_json()) == "string") strings.insert(key);
+    }
   if (!tools.parallel) s.max_calls = 1;
   if (!s.think_open.empty()) {
     size_t end = prompt.size();

@@ -34,10 +34,10 @@ class ChatReply {
   std::vector<std::string> ids_; // one per call, fixed when the call first shows
 };
 
-// How the reply to a request is read: the template's syntax; tool calls only when the request
-// allows them (a 400 naming 'tools' when the template has no syntax the server can parse);
-// reasoning already open when the prompt ends inside a reasoning block.
-OutputSyntax reply_syntax(const std::string& template_source, const std::string& prompt, const ToolRequest& tools);
+// How the reply to a request is read: the template's syntax (ChatFormatter::output_syntax); tool
+// calls only when the request allows them; reasoning already open when the prompt ends inside a
+// reasoning block.
+OutputSyntax reply_syntax(OutputSyntax template_syntax, const std::string& prompt, const ToolRequest& tools);
 
 // The control tokens among a syntax's markers (output_markers): the engine must keep their text
 // in the output, where decoding drops it.

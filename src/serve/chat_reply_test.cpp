@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
 
 #include "common/testdata.h"
@@ -30,12 +31,12 @@ struct Tools : ::testing::Test {
     HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
     tok = Tokenizer::from_gguf(*gguf::File::open(path, gguf::LoadMode::Mmap));
   }
-  ApiRequest parse(const std::string& body, const ChatFormatter* with = nullptr) {
-    return parse_request(Body::parse(body), Endpoint::CHAT, {*tok, with ? *with : chat, 512});
+  ApiRequest parse(const std::string& body, const ChatFormatter* with = nullptr, int n_ctx = 512) {
+    return parse_request(Body::parse(body), Endpoint::CHAT, {*tok, with ? *with : chat, n_ctx});
   }
-  std::string blamed(const std::string& body, const ChatFormatter* with = nullptr) {
+  std::string blamed(const std::string& body, const ChatFormatter* with = nullptr, int n_ctx = 512) {
     try {
-      parse(body, with);
+      parse(body, with, n_ctx);
     } catch (const ApiError& e) {
       EXPECT_EQ(e.status, 400);
       EXPECT_EQ(e.type, "invalid_request_error");
@@ -80,10 +81,11 @@ TEST_F(Tools, BadToolFieldsAre400s) {
   EXPECT_EQ(blamed(with_tools(R"(, "tool_choice": "required", "response_format": {"type": "json_object"})")), "tool_choice");
   EXPECT_NE(parse(with_tools(R"(, "tool_choice": "required")")).gen.grammar, nullptr);
   EXPECT_EQ(parse(with_tools("")).gen.grammar, nullptr);
-  // A template the server cannot read calls from: tools would be silently ignored.
+  // A template without a call syntax takes tools in the generic format, itself a grammar.
   const ChatFormatter chatml{ChatTemplate::CHATML};
-  EXPECT_EQ(blamed(with_tools(""), &chatml), "tools");
-  EXPECT_EQ(blamed(with_tools(R"(, "tool_choice": "none")"), &chatml), "(accepted)");
+  EXPECT_EQ(blamed(with_tools(""), &chatml), "(accepted)");
+  EXPECT_EQ(blamed(with_tools(R"(, "response_format": {"type": "json_object"})"), &chatml), "tools");
+  EXPECT_EQ(blamed(with_tools(R"(, "tool_choice": "none", "response_format": {"type": "json_object"})"), &chatml), "(accepted)");
 }
 
 TEST_F(Tools, ToolMessagesMustAnswerACall) {
@@ -111,6 +113,81 @@ Event piece(int index, std::string text, bool done = false, std::string reason =
 
 const std::vector<std::string> kReply = {"<think>Need", " data.</think>\n\nChecking.", "<tool_", "call>\n{\"name\": \"get_weather\", ",
                                          "\"arguments\": {\"city\": ", "\"Paris\"}}\n</tool_call>", "\n<tool_call>{\"name\": \"now\", \"arguments\": {}}</tool_call>"};
+
+// What a client sees of a reply, streamed: content and each call's name and arguments.
+struct Streamed {
+  std::string content, finish;
+  std::vector<std::string> names, args;
+};
+
+Streamed stream_reply(ApiRequest r, const Tokenizer& tok, const std::vector<std::string>& pieces) {
+  r.stream = true;
+  ResponseWriter w(r, tok, "m");
+  Streamed s;
+  for (size_t i = 0; i < pieces.size(); i++)
+    for (const json& c : w.chunks(piece(0, pieces[i], i + 1 == pieces.size()))) {
+      const json& ch = c["choices"][0];
+      s.content += ch["delta"].value("content", "");
+      if (!ch["finish_reason"].is_null()) s.finish = ch["finish_reason"].get<std::string>();
+      if (ch["delta"].contains("tool_calls"))
+        for (const json& tc : ch["delta"]["tool_calls"]) {
+          const size_t k = tc["index"];
+          if (k >= s.names.size()) s.names.resize(k + 1), s.args.resize(k + 1);
+          if (tc["function"].contains("name")) s.names[k] = tc["function"]["name"];
+          s.args[k] += tc["function"]["arguments"].get<std::string>();
+        }
+    }
+  return s;
+}
+
+TEST_F(Tools, GenericFormatForATemplateWithoutToolSyntax) {
+  const ChatFormatter chatml{ChatTemplate::CHATML};
+  const ApiRequest r = parse(with_tools(""), &chatml);
+  EXPECT_EQ(r.reply.tools, ToolCallSyntax::GENERIC);
+  ASSERT_NE(r.gen.grammar, nullptr);  // {"tool_calls": [...]} or {"response": ...}, always
+  const std::string prompt = tok->decode(r.gen.prompt);
+  EXPECT_NE(prompt.find("Respond in JSON format, either with `tool_call`"), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find("\"name\": \"get_weather\""), std::string::npos) << prompt;
+  const std::vector<std::string> reply = {"{\"tool_calls\": [{\"name\": \"get_", "weather\", \"arguments\": {\"city\"", ": \"Paris\"}, \"id\": \"call_1___\"}]}"};
+  const Streamed s = stream_reply(r, *tok, reply);
+  EXPECT_EQ(s.content, "");
+  EXPECT_EQ(s.finish, "tool_calls");
+  EXPECT_EQ(s.names, std::vector<std::string>{"get_weather"});
+  EXPECT_EQ(s.args, std::vector<std::string>{R"({"city": "Paris"})"});
+  ResponseWriter w(r, *tok, "m");
+  w.add(piece(0, reply[0] + reply[1] + reply[2], true));
+  const json m = w.response()["choices"][0]["message"];
+  ASSERT_EQ(m["tool_calls"].size(), 1u);
+  EXPECT_EQ(m["tool_calls"][0]["id"].get<std::string>().rfind("call_", 0), 0u);
+  EXPECT_NE(m["tool_calls"][0]["id"], "call_1___");
+  EXPECT_EQ(m["content"], nullptr);
+  // A text reply streams as content.
+  const Streamed text = stream_reply(r, *tok, {"{\"response\": \"It is", " sunny.\"}"});
+  EXPECT_EQ(text.content, "It is sunny.");
+  EXPECT_EQ(text.finish, "stop");
+  EXPECT_TRUE(text.names.empty());
+  // tool_choice "required": the grammar has no response branch; a named function, only that one.
+  EXPECT_NE(parse(with_tools(R"(, "tool_choice": "required")"), &chatml).gen.grammar, nullptr);
+}
+
+TEST_F(Tools, DerivedSyntaxForATemplateHartHasNoParserFor) {
+  HART_REQUIRE_TESTDATA(dir, "chat_templates/templates/Qwen3-Coder.jinja");
+  std::ifstream in(dir);
+  const std::string src((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const ChatFormatter coder(std::make_shared<const JinjaChatTemplate>(src, "", ""), false, false);
+  const std::string body = R"({"messages": [{"role": "user", "content": "weather?"}], "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}}]})";
+  const ApiRequest r = parse(body, &coder, 4096);
+  ASSERT_EQ(r.reply.tools, ToolCallSyntax::DERIVED);
+  EXPECT_EQ(r.gen.grammar, nullptr);  // calls are read, not forced
+  const Streamed s = stream_reply(r, *tok, {"Sure.\n<tool_call>\n<function=get_we", "ather>\n<parameter=city>\n1", "0 Downing St\n</parameter>\n",
+                                            "<parameter=days>\n2\n</parameter>\n</function>\n</tool_call>"});
+  EXPECT_EQ(s.content, "Sure.\n");
+  EXPECT_EQ(s.finish, "tool_calls");
+  EXPECT_EQ(s.names, std::vector<std::string>{"get_weather"});
+  EXPECT_EQ(s.args, std::vector<std::string>{R"({"city": "10 Downing St", "days": 2})"});
+  // Tagged arguments have no forced-call grammar: refused, not ignored.
+  EXPECT_EQ(blamed(body.substr(0, body.size() - 1) + R"(, "tool_choice": "required"})", &coder, 4096), "tool_choice");
+}
 
 TEST_F(Tools, ReplyWithCallsNonStreaming) {
   ApiRequest r = parse(with_tools(""));

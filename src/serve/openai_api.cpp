@@ -93,9 +93,15 @@ std::string render_chat(const Body& body, const ChatFormatter& chat, ToolRequest
 std::vector<int32_t> chat_prompt(const Body& body, const PromptContext& pc, ApiRequest& api) {
   ToolRequest tools;
   const std::string prompt = render_chat(body, pc.chat, tools);
-  api.reply = reply_syntax(pc.chat.template_source(!tools.tools.is_null()), prompt, tools);
+  api.reply = reply_syntax(pc.chat.output_syntax(!tools.tools.is_null()), prompt, tools);
   api.gen.shown_tokens = marker_tokens(pc.tok, output_markers(api.reply));
-  if (!tools.forced.empty()) {
+  if (api.reply.tools == ToolCallSyntax::GENERIC) {
+    // The generic format is a grammar on every reply (the JSON of a call or of a response).
+    if (api.gen.grammar)
+      invalid_request("tools", "this model's template has no tool-call syntax, so its tools use the generic JSON format, "
+                               "which cannot be combined with 'response_format', 'json_schema' or 'grammar'");
+    api.gen.grammar = generic_reply_grammar(tools.tools, tools.forced, tools.parallel);
+  } else if (!tools.forced.empty()) {
     if (api.gen.grammar)
       invalid_request("tool_choice", "a forced tool call (tool_choice \"required\" or a named function) cannot be combined with "
                              "'response_format', 'json_schema' or 'grammar'");

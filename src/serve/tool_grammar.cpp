@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "chat/chat_tools_generic.h"
 #include "grammar/json_schema.h"
 #include "serve/openai_api.h"
 
@@ -52,6 +53,36 @@ std::string named_call_rules(const std::vector<std::pair<std::string, Body>>& fn
          (after.empty() ? "" : " \"" + after + "\"") + "\n";
 }
 
+// A derived syntax's call: its texts as they are, function i's name tied to its arguments
+// (args-i) and any id as an identifier. Tagged arguments have no schema grammar here.
+std::string derived_call_rules(const DerivedToolSyntax& d, const std::vector<std::pair<std::string, Body>>& fns) {
+  if (d.tagged)
+    throw ApiError(400, "invalid_request_error",
+                   "tool_choice \"required\" and named functions are not supported for this template's tagged "
+                   "arguments (its tool-call syntax is read off the template): use \"auto\"",
+                   "tool_choice");
+  std::vector<std::pair<std::string, Body>> rules;
+  std::string alts;
+  for (size_t i = 0; i < fns.size(); i++) {
+    rules.emplace_back("args-" + std::to_string(i), fns[i].second);
+    std::string seq;
+    for (const DerivedToolSyntax::Piece& p : d.call) {
+      if (p.kind == DerivedToolSyntax::Piece::TEXT && p.text.empty()) continue;
+      seq += seq.empty() ? "" : " ";
+      if (p.kind == DerivedToolSyntax::Piece::TEXT) seq += grammar::gbnf_literal(p.text);
+      else if (p.kind == DerivedToolSyntax::Piece::NAME) seq += grammar::gbnf_literal(fns[i].first);
+      else if (p.kind == DerivedToolSyntax::Piece::ARGS) seq += "args-" + std::to_string(i);
+      else seq += "[a-zA-Z0-9_]+";
+    }
+    alts += (i ? " | " : "") + ("(" + seq + ")");
+  }
+  std::string call = "call ::= ";
+  if (!d.section_open.empty()) call += grammar::gbnf_literal(d.section_open) + " ";
+  call += "(" + alts + ")";
+  if (!d.section_close.empty()) call += " " + grammar::gbnf_literal(d.section_close);
+  return grammar::json_schemas_to_gbnf(rules, grammar::ValueNotation::JSON) + call + "\n";
+}
+
 // The rules of one call (rule `call`) in the family's syntax (facts from llama.cpp's
 // common/chat.cpp, whose forced-call grammars these follow, and the reply parsers in
 // chat_output_families.cpp and chat_output_gemma4.cpp).
@@ -70,7 +101,10 @@ std::string call_gbnf(const OutputSyntax& syntax, const std::vector<std::pair<st
       return named_call_rules(fns, "<|channel|>commentary to=functions.", " <|constrain|>json<|message|>");
     case ToolCallSyntax::GEMMA4:  // <|tool_call>call:NAME{key:value,...}<tool_call|> in its own notation
       return named_call_rules(fns, "<|tool_call>call:", "", "<tool_call|>", grammar::ValueNotation::GEMMA4);
+    case ToolCallSyntax::DERIVED:
+      return derived_call_rules(*syntax.derived, fns);
     case ToolCallSyntax::NONE:
+    case ToolCallSyntax::GENERIC:  // its grammar is generic_reply_grammar's
       break;
   }
   throw ApiError(400, "invalid_request_error",
@@ -79,7 +113,25 @@ std::string call_gbnf(const OutputSyntax& syntax, const std::vector<std::pair<st
                  "tool_choice");
 }
 
+std::shared_ptr<const grammar::Grammar> compile(const std::string& gbnf, const char* what) {
+  try {
+    return std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(gbnf));
+  } catch (const grammar::GrammarError& e) {  // SchemaError too
+    throw ApiError(400, "invalid_request_error", std::string(what) + e.what(), "tools");
+  }
+}
+
 }  // namespace
+
+std::shared_ptr<const grammar::Grammar> generic_reply_grammar(const Body& tools, const std::vector<std::string>& forced, bool parallel) {
+  std::string gbnf;
+  try {
+    gbnf = grammar::json_schema_to_gbnf(generic_reply_schema(tools, forced, parallel, !forced.empty()));
+  } catch (const grammar::GrammarError& e) {
+    throw ApiError(400, "invalid_request_error", std::string("a tool's parameters: ") + e.what(), "tools");
+  }
+  return compile(gbnf, "a tool's parameters: ");
+}
 
 std::shared_ptr<const grammar::Grammar> forced_call_grammar(const OutputSyntax& syntax, const Body& tools,
                                                             const std::vector<std::string>& names) {
@@ -89,12 +141,13 @@ std::shared_ptr<const grammar::Grammar> forced_call_grammar(const OutputSyntax& 
   std::string lead;
   if (syntax.thinking_open)
     lead = grammar::gbnf_literal(syntax.think_close + (syntax.tools == ToolCallSyntax::HERMES ? "\n\n" : "")) + " ";
+  std::string gbnf;
   try {
-    const std::string gbnf = call_gbnf(syntax, functions(tools, names)) + "root ::= " + lead + "call\n";
-    return std::make_shared<const grammar::Grammar>(grammar::parse_gbnf(gbnf));
+    gbnf = call_gbnf(syntax, functions(tools, names)) + "root ::= " + lead + "call\n";
   } catch (const grammar::GrammarError& e) {  // SchemaError too
     throw ApiError(400, "invalid_request_error", std::string("a forced tool's parameters: ") + e.what(), "tools");
   }
+  return compile(gbnf, "a forced tool's parameters: ");
 }
 
 }  // namespace hart::serve

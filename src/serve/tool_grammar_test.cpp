@@ -46,6 +46,18 @@ OutputSyntax syntax(ToolCallSyntax t, bool named_args = false) {
   return s;
 }
 
+// A syntax derived from a template (DeepSeek V3.1's layout, in ASCII): JSON arguments between
+// the template's texts.
+OutputSyntax derived() {
+  using P = DerivedToolSyntax::Piece;
+  DerivedToolSyntax d;
+  d.section_open = "<calls>", d.section_close = "</calls>", d.parallel = true;
+  d.call = {{P::TEXT, "<call>"}, {P::NAME, ""}, {P::TEXT, "<sep>"}, {P::ARGS, ""}, {P::TEXT, "</call>"}};
+  OutputSyntax s = syntax(ToolCallSyntax::DERIVED);
+  s.derived = std::make_shared<const DerivedToolSyntax>(d);
+  return s;
+}
+
 const Family kFamilies[] = {
     {"hermes", syntax(ToolCallSyntax::HERMES),
      [](const std::string& n, const std::string& a) {
@@ -67,7 +79,32 @@ const Family kFamilies[] = {
      [](const std::string& n, const std::string& a) {
        return "<|tool_call>call:" + n + gemma(Body::parse(a)) + "<tool_call|>";
      }},
+    {"derived", derived(),
+     [](const std::string& n, const std::string& a) { return "<calls><call>" + n + "<sep>" + a + "</call></calls>"; }},
 };
+
+// The generic format's grammar: a call or a response as JSON, read back by its parser.
+TEST(GenericReply, GrammarAdmitsCallsOrAResponse) {
+  const OutputSyntax s = syntax(ToolCallSyntax::GENERIC);
+  const auto any = generic_reply_grammar(kTools, {}, true);
+  const std::string call = R"({"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}, "id": "call_1"}]})";
+  for (const std::string& ok : {call, std::string(R"({"response": "Hello"})"),
+                                std::string(R"({"tool_calls": [{"name": "ping", "arguments": {}, "id": "abcd"}, {"name": "ping", "arguments": {}, "id": "efgh"}]})")})
+    EXPECT_TRUE(matches(*any, ok)) << ok;
+  for (const std::string& bad : {std::string("Hello"), std::string(R"({"tool_calls": []})"),
+                                 std::string(R"({"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "call_1"}]})"),
+                                 std::string(R"({"tool_calls": [{"name": "nope", "arguments": {}, "id": "abcd"}]})")})
+    EXPECT_FALSE(matches(*any, bad)) << bad;
+  const ParsedOutput out = parse_chat_output(s, call, false);
+  ASSERT_EQ(out.calls.size(), 1u);
+  EXPECT_EQ(Body::parse(out.calls[0].arguments), Body::parse(R"({"city": "Paris", "days": 3})"));
+  // Forced: no response; parallel calls off: {"tool_call": ...}.
+  const auto forced = generic_reply_grammar(kTools, {"ping"}, false);
+  EXPECT_TRUE(matches(*forced, R"({"tool_call": {"name": "ping", "arguments": {}}})"));
+  EXPECT_FALSE(matches(*forced, R"({"response": "Hello"})"));
+  EXPECT_FALSE(matches(*forced, R"({"tool_call": {"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}})"));
+  EXPECT_EQ(parse_chat_output(s, R"({"tool_call": {"name": "ping", "arguments": {}}})", false).calls.size(), 1u);
+}
 
 TEST(ForcedCall, EachFamilyAdmitsValidCallsAndItsParserReadsThemBack) {
   const std::string args = R"({"city": "Paris", "days": 3})";

@@ -160,6 +160,41 @@ TEST(Cli, ErrorsAreOneLineAndNonZero) {
   EXPECT_NE(hart("run -n 1 --cpu-mask zz").status, 0);
 }
 
+// hart run's speculative flags (llama.cpp's spellings, -md and -lcs included): the text is the
+// same with and without, the timings count the drafts, and what cannot be honoured is refused.
+TEST(Cli, SpeculativeRunGivesTheSameTextAndRefusesBadInput) {
+  HART_REQUIRE_TESTDATA(target, "models/TinyStories-656K-Q8_0.gguf");
+  HART_REQUIRE_TESTDATA(draft, "models/TinyStories-656K-requant-Q4_0.gguf");
+  HART_REQUIRE_TESTDATA(other, "models/stories260K.gguf");
+  const std::string base = "run -m " + target + " -p 'Once upon a time' -n 32 --temp 0 --json";
+  const Result plain = hart(base);
+  ASSERT_EQ(plain.status, 0);
+  for (const std::string& spec : {" --spec-type draft-simple -md " + draft + " --spec-draft-n-max 4",
+                                 std::string(" --spec-type ngram-simple --spec-ngram-simple-size-n 2")}) {
+    const Result r = hart(base + spec);
+    ASSERT_EQ(r.status, 0) << spec;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["generated_tokens"], nlohmann::json::parse(plain.out)["generated_tokens"]) << spec;
+    EXPECT_TRUE(j["timings"].contains("draft_n_accepted")) << spec;
+  }
+  EXPECT_GT(nlohmann::json::parse(hart(base + " --spec-type draft-simple -md " + draft).out)["timings"]["draft_n"], 0);
+
+  const auto refused = [&](const std::string& args, const std::string& says) {
+    const Result r = hart_stderr("run -m " + target + " -n 4 " + args);
+    EXPECT_NE(r.status, 0) << args;
+    EXPECT_NE(r.out.find(says), std::string::npos) << args << ": " << r.out;
+  };
+  refused("--spec-type draft-simple -md " + other, "vocabulary is not the target's");
+  refused("--spec-type draft-simple -md " + draft + " --spec-draft-n-max 0", "at least 1");
+  refused("--spec-type draft-simple -md " + draft + " --spec-draft-n-max 100000", "does not fit");
+  refused("--draft-max 8", "use --spec-draft-n-max");
+  refused("--spec-type draft-mtp", "not implemented in hart");
+  const std::string bad = std::filesystem::temp_directory_path() / "hart_cli_bad_lookup.bin";
+  std::ofstream(bad) << "not a lookup cache";
+  refused("--spec-type ngram-cache -lcs " + bad, "is corrupt");
+  std::filesystem::remove(bad);
+}
+
 // `hart serve` listens before it loads the model; a model that fails to load still ends it with
 // the one-line error and status 1 (no abort from threads left running, no hang in the HTTP loop).
 TEST(Cli, ServeEndsWithTheErrorWhenTheModelFailsToLoad) {

@@ -38,8 +38,10 @@ export async function freePortRange(n) {
 // port: a given port (a replica restarted where it was) instead of a free one.
 export async function startServer(args, { apiKey = 'none', port: fixedPort } = {}) {
   const port = fixedPort ?? await freePort();
+  // A fixed clock for templates that print the date (gpt-oss, Llama 3.2, ...): tests that ask twice
+  // and compare the answers got two prompts once, when midnight passed between the requests.
   const proc = spawn(HART, ['serve', '--host', '127.0.0.1', '--port', String(port), '-t', '2', ...args], {
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SOURCE_DATE_EPOCH: '1700000000' },
   });
   let log = '';
   proc.stderr.on('data', (d) => (log += d));

@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/error.h"
 
@@ -11,9 +13,16 @@ namespace hart::cli {
 
 // Parses argv into app. Returns false when --help was asked for and printed (the command then
 // exits 0); throws hart::Error naming the bad flag or value otherwise.
-inline bool parse_args(CLI::App& app, int argc, char** argv) {
+// `aliases`: names llama.cpp spells with one dash and several letters (-md), which CLI11 does not
+// take, each rewritten to its long name first.
+inline bool parse_args(CLI::App& app, int argc, char** argv,
+                       const std::vector<std::pair<std::string, std::string>>& aliases = {}) {
+  std::vector<char*> args(argv, argv + argc);
+  for (char*& a : args)
+    for (const auto& [alias, name] : aliases)
+      if (alias == a) a = const_cast<char*>(name.c_str());
   try {
-    app.parse(argc, argv);
+    app.parse(int(args.size()), args.data());
     return true;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) {

@@ -11,6 +11,7 @@
 #include "grammar_options.h"
 #include "model_options.h"
 #include "print.h"
+#include "spec_options.h"
 #include "tokenizer/text_output.h"
 
 namespace hart::cli {
@@ -21,12 +22,14 @@ int cmd_run(int argc, char** argv) {
   ModelOptions mo;
   SamplingOptions so;
   GrammarOptions grammar_opts;
+  SpecOptions spo;
   std::string prompt;
   int n_predict = 128;
   bool json = false, logits = false, ignore_eos = false, verbose = false;
   mo.add_to(app);
   so.add_to(app);
   grammar_opts.add_to(app);
+  spo.add_to(app);
   app.add_option("-p,--prompt", prompt, "prompt text (special tokens parsed; default: BOS alone)");
   app.add_option("-n,--n-predict", n_predict, "tokens to generate (-1: until end of text)")
       ->capture_default_str();
@@ -34,8 +37,10 @@ int cmd_run(int argc, char** argv) {
   app.add_flag("--logits", logits, "with --json: include the first generated step's logits");
   app.add_flag("--ignore-eos", ignore_eos, "keep generating past end-of-generation tokens");
   app.add_flag("-v,--verbose", verbose, "print the model's shape and the weight bytes a token reads to stderr");
-  if (!parse_args(app, argc, argv)) return 0;
+  if (!parse_args(app, argc, argv, kSpecShortAliases)) return 0;
   if (print_devices_if_asked(mo)) return 0;
+  SessionParams sp = mo.session_params();
+  sp.speculative = spo.enabled(sp.n_batch);
   const bool have_prompt = app.count("--prompt") > 0;
   const auto grammar = grammar_opts.load();  // before loading the model: a bad grammar fails fast
 
@@ -56,7 +61,9 @@ int cmd_run(int argc, char** argv) {
   }
   if (prompt_tokens.empty()) throw Error("the prompt is empty after tokenization");
 
-  Session session(*lm.model, mo.session_params(), mo.backends());
+  Session session(*lm.model, sp, mo.backends());
+  Speculation speculation;
+  if (sp.speculative) speculation = make_speculation(spo, mo, lm, so.p);
   Sampler sampler(so.p, lm.model->hp.n_vocab);
   ConstrainedSampling constrained;
   constrained.attach(grammar, tok, sampler);
@@ -72,8 +79,16 @@ int cmd_run(int argc, char** argv) {
     return constrained.accept(t);
   };
   if (json && logits) go.logits_step0 = &logits0;
-  const GenerateStats st = generate(session, sampler, prompt_tokens, go);
+  spec::SpecStats spec_stats;
+  const GenerateStats st = sp.speculative
+                               ? spec::generate(session, sampler, prompt_tokens, go, *speculation.speculator, spec_stats)
+                               : generate(session, sampler, prompt_tokens, go);
   if (!json) print(stream.flush());
+  if (sp.speculative) {
+    std::vector<int32_t> all = prompt_tokens;
+    all.insert(all.end(), generated.begin(), generated.end());
+    speculation.save_dynamic_cache(all);
+  }
 
   if (json) {
     nlohmann::json j;
@@ -85,6 +100,8 @@ int cmd_run(int argc, char** argv) {
                     {"prompt_tokens_per_s", st.prompt_ms > 0 ? st.n_prompt * 1e3 / st.prompt_ms : 0},
                     {"generate_tokens_per_s",
                      st.generate_ms > 0 ? st.n_generated * 1e3 / st.generate_ms : 0}};
+    // llama-server's names
+    if (sp.speculative) j["timings"].update({{"draft_n", spec_stats.n_drafted}, {"draft_n_accepted", spec_stats.n_accepted}});
     if (logits) j["logits_step0"] = logits0;
     std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
@@ -93,6 +110,10 @@ int cmd_run(int argc, char** argv) {
                  st.n_prompt, st.prompt_ms, st.prompt_ms > 0 ? st.n_prompt * 1e3 / st.prompt_ms : 0.0,
                  st.n_generated, st.generate_ms,
                  st.generate_ms > 0 ? st.n_generated * 1e3 / st.generate_ms : 0.0);
+    if (sp.speculative)
+      std::fprintf(stderr, "hart: draft acceptance %.3f (%lld accepted / %lld drafted, %lld verification steps)\n",
+                   spec_stats.acceptance(), (long long)spec_stats.n_accepted, (long long)spec_stats.n_drafted,
+                   (long long)spec_stats.n_verified);
   }
   return 0;
 }

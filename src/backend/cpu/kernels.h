@@ -60,14 +60,22 @@ struct DotKernel {
 // pack: W rows [0, rows) (w_stride bytes apart, n elements each) -> one panel at `panel`.
 using PackFn = void (*)(int64_t n, int rows, const void* w, size_t w_stride, void* panel);
 // y[j * y_stride + i] = dot(W row i, X row j) for i < n_panels * rows, j < nx; X rows are the
-// type's DotKernel::act_type (the same integer sums as vec_dot), x_stride bytes apart.
+// type's DotKernel::act_type (the same integer sums as vec_dot), x_stride bytes apart. `scratch`
+// is PanelKernel::scratch_bytes(n, nx) bytes of the caller's (64-byte aligned), the kernel's
+// own during the call (the X rows' blocks rearranged once per call). The caller's, so that a
+// step's memory is planned with its graph: a buffer the kernel grew itself would be grown by
+// whichever thread first met the largest shape, in any step of the run.
 using PanelGemmFn = void (*)(int64_t n, int64_t n_panels, int64_t nx, const void* panels, size_t panel_stride,
-                             const void* x, size_t x_stride, float* y, size_t y_stride);
+                             const void* x, size_t x_stride, float* y, size_t y_stride, std::byte* scratch);
+using PanelScratchFn = size_t (*)(int64_t n, int64_t nx);
 
 struct PanelKernel {
   int rows = 0;  // panel height; 0: this set has no packed layout for the type
   PackFn pack = nullptr;
   PanelGemmFn gemm = nullptr;  // nx == 1 is the decode GEMV
+  PanelScratchFn scratch = nullptr;  // the bytes gemm needs for nx X rows of n elements; nullptr: none
+
+  size_t scratch_bytes(int64_t n, int64_t nx) const { return scratch ? scratch(n, nx) : 0; }
 };
 
 struct Kernels {

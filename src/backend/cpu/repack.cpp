@@ -8,7 +8,6 @@
 #include <mutex>
 #include <new>
 #include <unordered_set>
-#include <vector>
 
 #include "common/memory_budget.h"
 #include "gguf/gguf.h"
@@ -352,12 +351,6 @@ const PackedWeight* WeightPacks::find(const Tensor& w, const Kernels& k) const {
 }
 
 size_t repacked_bytes() { return g_repacked.load(); }
-
-std::byte* panel_scratch(size_t bytes) {
-  thread_local std::vector<std::byte> buffer;
-  if (buffer.size() < bytes) buffer.resize(bytes);
-  return buffer.data();
-}
 
 bool repack_enabled() {
   static const bool on = [] {

@@ -158,9 +158,6 @@ class WeightPacks {
 
 // Bytes of packed weights alive in this process (every backend's), for memory reports.
 size_t repacked_bytes();
-// A buffer of at least `bytes` bytes for the calling thread, kept across calls: scratch for panel
-// kernels (which live in ISA-targeted translation units that must not instantiate std templates).
-std::byte* panel_scratch(size_t bytes);
 // HART_REPACK=0 turns packing off (every weight takes the row-major path), to compare the two.
 bool repack_enabled();
 

@@ -50,6 +50,9 @@ struct ProfileRecord {
   double host_start_s = 0, host_end_s = 0;
   double device_start_s = 0, device_s = 0;
   bool failed = false;
+  // Launches on the vendor's simulator (et-sysemu): its own count of cycles and retired
+  // instructions, beside the modelled device_s.
+  std::optional<uint64_t> sysemu_cycles, sysemu_insns;
   // Launches whose harts met at launch barriers (uberkernels): one entry per phase between them.
   struct Phase {
     double host_end_s = 0;  // when the phase's last hart arrived (seconds since profiler_start)

@@ -1,5 +1,9 @@
-// "et" in the backend registry: the accelerator, on the emulator, configured from the environment.
+// "et" and "et-sysemu" in the backend registry: the accelerator on the built-in emulator, or on
+// the vendor's simulator, configured from the environment.
+#include <cstdlib>
+
 #include "backend/et/et_backend.h"
+#include "backend/et/sysemu/sysemu_device.h"
 #include "backend/registry.h"
 
 namespace hart::et {
@@ -12,6 +16,24 @@ const RegisterBackend kEt({"et", {"et0"},
                              options.perf_log = o.perf_log;
                              return open_et_backend(options);
                            }});
+
+// The matrix engine's kernels are not chosen there: the minion program does not issue the tensor
+// instructions yet (minion/minion_env.c).
+const RegisterBackend kEtSysemu({"et-sysemu", {"sysemu"},
+                                 "ET-SoC-1 on the vendor's simulator (sw-sysemu's sys_emu, a process per launch; "
+                                 "HART_ET_SYSEMU)",
+                                 false, [](const BackendOptions& o) -> std::unique_ptr<Backend> {
+                                   EtOptions options = EtOptions::from_env();
+                                   options.perf_log = o.perf_log;
+                                   options.matrix_engine = false;
+                                   // One kernel per launch unless asked: between an uberkernel's
+                                   // phases sys_emu's memory checker still reports a stale read.
+                                   if (!std::getenv("HART_ET_UBERKERNEL") && !std::getenv("GGML_ET_UBERKERNEL"))
+                                     options.uberkernel = false;
+                                   emu::EmuConfig config;
+                                   config.name = "sysemu0";
+                                   return std::make_unique<EtBackend>(sysemu::open_sysemu(config), options);
+                                 }});
 
 }  // namespace
 

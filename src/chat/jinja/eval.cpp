@@ -404,7 +404,8 @@ class Interpreter {
       return found == (op == "in");
     }
     if (op == "~") {
-      std::string s = to_str(a) + to_str(b);
+      // llama.cpp joins a string with none as with "" (Jinja2 would write "None").
+      std::string s = (a.is_none() && b.is_string() ? "" : to_str(a)) + (b.is_none() && a.is_string() ? "" : to_str(b));
       check_size(s.size());
       return s;
     }
@@ -424,6 +425,10 @@ class Interpreter {
         check_size(a.as_string().size() + b.as_string().size());
         return a.as_string() + b.as_string();
       }
+      // As llama.cpp's renderer: a string plus an undefined value or none is the string, so
+      // `"..." + functions` renders when the caller passes no `functions` (Jinja2 would fail).
+      const auto absent = [](const Value& v) { return v.is_undefined() || v.is_none(); };
+      if ((a.is_string() && absent(b)) || (absent(a) && b.is_string())) return a.is_string() ? a : b;
       if (a.is_list() && b.is_list()) {
         List l = a.as_list();
         check_size(l.size() + b.as_list().size());

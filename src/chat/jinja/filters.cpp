@@ -244,18 +244,19 @@ Value map(const Value& v, const Args& a) {
 Value apply_filter(const std::string& name, const Value& v, const Args& a) {
   if (name == "default" || name == "d") {
     const bool boolean = flag(a, 1, "boolean", false);
-    const bool use = v.is_undefined() || (boolean && !v.truthy());
+    // llama.cpp counts none as missing too (Jinja2 would keep it).
+    const bool use = boolean ? !v.truthy() : v.is_undefined() || v.is_none();
     return use ? arg_or(a, 0, "default_value", Value("")) : v;
   }
   if (name == "tojson") return tojson(v, a);
-  if (name == "safe") return v;
+  if (name == "safe") return v.is_undefined() ? Value("") : v;  // llama.cpp: undefined | safe is ""
   if (name == "string") return to_str(v);
   if (name == "length" || name == "count") return length(v);
   if (name == "list") return Value::list(iterate(v));
   if (name == "int") return to_int(v, a);
   if (name == "float") return to_float(v, a);
   if (name == "items") {
-    if (v.is_undefined()) return Value::list();
+    if (v.is_undefined() || v.is_none()) return Value::list();  // llama.cpp is as lenient with none
     if (!v.is_dict()) throw Error("items needs a dict, not " + v.type_name());
     List l;
     for (const auto& e : v.as_dict().items) l.push_back(Value::list({e.key_value(), e.second}));

@@ -2,6 +2,8 @@
 // failing with a clear hart::Error instead of crashing or hanging.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "chat/jinja/template.h"
 #include "common/error.h"
 
@@ -127,6 +129,31 @@ TEST(Jinja, RunawayTemplatesAreStopped) {
             std::string::npos);
   // Appending while looping walks the list as it was: no endless loop.
   EXPECT_EQ(r("{% set l = [1] %}{% for x in l %}{% set _ = l.append(x) %}{% endfor %}{{ l | length }}"), "2");
+}
+
+// Undefined values as llama.cpp's renderer treats them ("..." + undefined is the string, loops
+// over undefined run no times, filters on it give empty values), each case's expected output
+// rendered by llama.cpp's own engine (undefined_cases.json says how).
+TEST(Jinja, UndefinedValuesAsLlamaCppRendersThem) {
+  std::ifstream in(HART_JINJA_UNDEFINED_CASES);
+  ASSERT_TRUE(in) << HART_JINJA_UNDEFINED_CASES;
+  const json doc = json::parse(in);
+  ASSERT_GE(doc.at("cases").size(), 25u);
+  for (const json& c : doc.at("cases")) {
+    SCOPED_TRACE(c.at("name").get<std::string>());
+    const std::string src = c.at("template");
+    if (c.value("error", false)) {
+      EXPECT_NE(error_of(src, c.at("context")), "(no error)");
+      continue;
+    }
+    std::string got;
+    try {
+      got = r(src, c.at("context"));
+    } catch (const Error& e) {
+      got = std::string("error: ") + e.what();
+    }
+    EXPECT_EQ(got, c.at("expected").get<std::string>());
+  }
 }
 
 }  // namespace

@@ -22,8 +22,8 @@ bool apply_test(const std::string& name, const Value& v, const Args& args) {
   if (name == "true") return v.is_bool() && v.as_bool();
   if (name == "false") return v.is_bool() && !v.as_bool();
   if (name == "mapping") return v.is_dict();
-  if (name == "sequence") return v.is_list() || v.is_string() || v.is_dict();
-  if (name == "iterable") return v.is_list() || v.is_string() || v.is_dict();
+  // An undefined value is an empty sequence to llama.cpp (a loop over it runs no times).
+  if (name == "sequence" || name == "iterable") return v.is_list() || v.is_string() || v.is_dict() || v.is_undefined();
   if (name == "callable") return v.is_function();
   if (name == "odd" || name == "even") {
     if (!v.is_int()) throw Error("test '" + name + "' needs an integer");

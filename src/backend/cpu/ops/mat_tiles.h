@@ -24,6 +24,13 @@ inline int64_t tile_rows_w(int64_t n, int nth, int64_t x_tiles) {
 
 inline size_t gather_bytes(int64_t k) { return align_up(size_t(k) * sizeof(float)); }
 
+// The scratch mat_tile needs for up to nx X rows against w if the backend repacked it: the set's
+// panel GEMM's (PanelKernel::scratch_bytes), part of the op's planned work buffer.
+inline size_t panel_scratch_bytes(const Tensor& w, const Kernels& k, int64_t nx) {
+  const PanelKernel& pk = k.panel[size_t(w.type)];
+  return pk.rows > 0 ? align_up(pk.scratch_bytes(w.ne[0], nx)) : 0;
+}
+
 // X row `src` (k elements of src_type, F32 or F16, `stride` bytes apart) as a row of `act` at out;
 // a strided or F16 row bound for a quantized type is gathered into tmp (k floats) first.
 inline void convert_row(const Kernels& kern, Type act, int64_t k, const char* src, size_t stride, Type src_type,
@@ -44,19 +51,20 @@ inline void convert_row(const Kernels& kern, Type act, int64_t k, const char* sr
 // y[j * y_stride + i] = dot(W row w0 + i, X row j) for i < nw, j < nx, with W rows from
 // `matrix` (w_rows: the first of its rows, w_stride bytes apart) or, when it was repacked, from
 // `packed`, whose panels of matrix `plane` start plane * n / rows panels in (the rows past the
-// last whole panel of a 2-D weight, n % rows of them, come from the matrix). The set's GEMM for
+// last whole panel of a 2-D weight, n % rows of them, come from the matrix); the panel GEMM gets
+// `scratch` (panel_scratch_bytes(w, kernels, nx) bytes). The set's GEMM for
 // several X rows, else vec_dot per (W row, X row): for a lone X row (decode) nothing is reused
 // and the row-at-a-time dot streams the weights fastest (measured: gemm/q8_0/avx512_vnni/1
 // takes twice the CPU time of gemv/q8_0/avx512_vnni in bench/).
 inline void mat_tile(const DotKernel& d, const PackedWeight* packed, int64_t k, int64_t n, int64_t plane, int64_t w0,
                      int64_t nw, int64_t nx, const char* w_rows, size_t w_stride, const std::byte* x, size_t x_stride,
-                     float* y, size_t y_stride) {
+                     float* y, size_t y_stride, std::byte* scratch) {
   if (packed) {
     const int rows = packed->kernel->rows;
     const int64_t in_panels = std::clamp<int64_t>(n / rows * rows - w0, 0, nw);  // w0: a panel's first row
     if (in_panels > 0)
       packed->kernel->gemm(k, in_panels / rows, nx, packed->data + size_t((plane * n + w0) / rows) * packed->panel_stride,
-                           packed->panel_stride, x, x_stride, y, y_stride);
+                           packed->panel_stride, x, x_stride, y, y_stride, scratch);
     if (in_panels == nw) return;
     w_rows += size_t(in_panels) * w_stride;
     y += in_panels;

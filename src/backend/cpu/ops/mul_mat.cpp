@@ -41,11 +41,19 @@ Plan plan(const Tensor& node, const Kernels& k, int nth) {
 
 bool gather_tmp(const Plan& p) { return p.gather && p.act != Type::F32; }
 
-// Layout: the converted rows (nth copies when converted privately), then one gather row per thread.
-size_t mul_mat_work_size(const Tensor& node, const Kernels& k, int nth) {
-  const Plan p = plan(node, k, nth);
+// Layout: the converted rows (nth copies when converted privately), one gather row per thread,
+// then one panel GEMM scratch per thread.
+size_t converted_bytes(const Plan& p, int64_t k, int nth) {
   if (!p.convert) return 0;
-  return p.rows_bytes * size_t(p.privately ? nth : 1) + (gather_tmp(p) ? size_t(nth) * gather_bytes(node.src[1]->ne[0]) : 0);
+  return p.rows_bytes * size_t(p.privately ? nth : 1) + (gather_tmp(p) ? size_t(nth) * gather_bytes(k) : 0);
+}
+
+size_t tile_scratch_bytes(const Tensor& node, const Kernels& k) {
+  return panel_scratch_bytes(*node.src[0], k, std::min(node.src[1]->ne[1], kTileX));
+}
+
+size_t mul_mat_work_size(const Tensor& node, const Kernels& k, int nth) {
+  return converted_bytes(plan(node, k, nth), node.src[1]->ne[0], nth) + size_t(nth) * tile_scratch_bytes(node, k);
 }
 
 bool mul_mat_team(const Tensor& node, const Kernels& k, int nth) {
@@ -80,6 +88,7 @@ void compute_mul_mat(const Tensor& node, const OpContext& ctx) {
   const int64_t tiles_per_plane = tiles_w * tiles_x;
   const int64_t n_tiles = tiles_per_plane * planes;
   std::byte* rows = ctx.work;
+  std::byte* scratch = ctx.work + converted_bytes(p, k, ctx.nth) + size_t(ctx.ith) * tile_scratch_bytes(node, ctx.k);
   if (!mul_mat_team(node, ctx.k, ctx.nth) && ctx.chunk.load(std::memory_order_relaxed) >= n_tiles)
     return;  // a late piece: the other pieces took every tile
   if (p.convert && p.privately) {
@@ -104,7 +113,7 @@ void compute_mul_mat(const Tensor& node, const OpContext& ctx) {
     const size_t x_stride = p.convert ? p.act_row : x.nb[1];
     float* y = reinterpret_cast<float*>(row_ptr(node, x0, i2, i3)) + w0;
     mat_tile(d, packed, k, n, i2 / r2 + (i3 / r3) * w.ne[2], w0, nw, nx, row_ptr(w, w0, i2 / r2, i3 / r3), w.nb[1],
-             xrow, x_stride, y, y_stride);
+             xrow, x_stride, y, y_stride, scratch);
   }
 }
 

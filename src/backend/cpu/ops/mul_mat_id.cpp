@@ -25,6 +25,7 @@ struct Shape {
   size_t rows_bytes;   // all pairs' converted rows
   bool privately;      // each thread converts every row into its own copy (few pairs, or one thread)
   int64_t max_tile_w;  // the tallest W tile: with the most X tiles the pairs can make
+  size_t panel_bytes;  // mat_tile's scratch for a tile of X rows
 };
 
 Shape shape(const Tensor& node, const Kernels& k, int nth) {
@@ -44,22 +45,24 @@ Shape shape(const Tensor& node, const Kernels& k, int nth) {
   // Each expert's X tiles hold up to kTileX pairs: at most pairs / kTileX + E tiles, and never
   // more than one per pair. Fewer X tiles make shorter W tiles (tile_rows_w), so this bounds all.
   s.max_tile_w = tile_rows_w(s.n, nth, std::min(s.pairs, s.pairs / kTileX + s.n_expert));
+  s.panel_bytes = panel_scratch_bytes(w, k, std::min(s.pairs, kTileX));
   return s;
 }
 
 // One thread's slice: the pairs in group order, each expert's first pair and first X tile, a
-// scratch tile, a gather row.
+// scratch tile, a gather row, the panel GEMM's scratch.
 struct Slice {
   int32_t* order;      // [pairs]: pair r = t * n_used + i, grouped by expert
   int64_t* start;      // [E + 1]: expert e's pairs are order[start[e] .. start[e + 1])
   int64_t* tile_start; // [E + 1]: expert e's X tiles are [tile_start[e], tile_start[e + 1])
   float* tile;         // [max_tile_w * kTileX]
   float* gather;       // [k]
+  std::byte* panel;    // [panel_bytes]
 };
 
 size_t slice_bytes(const Shape& s) {
   return align_up(size_t(s.pairs) * 4) + 2 * align_up(size_t(s.n_expert + 1) * 8) +
-         align_up(size_t(s.max_tile_w * kTileX) * 4) + gather_bytes(s.k);
+         align_up(size_t(s.max_tile_w * kTileX) * 4) + gather_bytes(s.k) + s.panel_bytes;
 }
 
 // Layout: the converted rows (nth copies when converted privately), then one Slice per thread.
@@ -82,6 +85,8 @@ Slice slice_of(const Shape& s, const OpContext& ctx) {
   sl.tile = reinterpret_cast<float*>(p);
   p += align_up(size_t(s.max_tile_w * kTileX) * 4);
   sl.gather = reinterpret_cast<float*>(p);
+  p += gather_bytes(s.k);
+  sl.panel = p;
   return sl;
 }
 
@@ -163,7 +168,7 @@ void compute(const Tensor& node, const OpContext& ctx) {
     };
     float* y = nx == 1 ? y_row(p0) : sl.tile;
     mat_tile(d, packed, s.k, s.n, e, w0, nw, nx, row_ptr(w, w0, e, 0), w.nb[1], rows + size_t(p0) * s.act_row,
-             s.act_row, y, size_t(nw));
+             s.act_row, y, size_t(nw), sl.panel);
     if (nx > 1)
       for (int64_t j = 0; j < nx; j++) std::copy(y + j * nw, y + (j + 1) * nw, y_row(p0 + j));
   }

@@ -5,10 +5,18 @@
 #include <filesystem>
 
 #include "backend/cpu/kernels.h"
+#include "backend/et/minion/et_minion.h"
+#include "backend/et/sysemu/sysemu_device.h"
 #include "common/fp16.h"
 #include "quant/quant.h"
 
 namespace hart::et::test {
+
+// Each test's device allocations are freed when it ends, so the memory the et-sysemu device
+// loads and dumps per launch stays one test's.
+class FreeAtTestEnd : public ::testing::EmptyTestEventListener {
+  void OnTestEnd(const ::testing::TestInfo&) override { Dev::get().free_test_allocations(); }
+};
 
 Dev& Dev::get() {
   static Dev dev;
@@ -21,22 +29,75 @@ Dev::Dev() {
   emu::EmuConfig cfg;
   cfg.lock_dir = lock_dir_ = dir;
   cfg.memory_bytes = 256ull << 20;
+  const char* mirror = std::getenv("HART_ET_TEST_DEVICE");
+  if (mirror && std::string(mirror) == "et-sysemu") {
+    cfg.memory_base = ET_MINION_HEAP;  // the same addresses on both devices
+    emu::EmuConfig sys = cfg;
+    sys.name = "sysemu-test";
+    mirror_ = sysemu::open_sysemu(sys);
+    mirror_stream_ = mirror_->create_stream();
+  } else if (mirror) {
+    std::fprintf(stderr, "HART_ET_TEST_DEVICE: unknown device '%s' (known: et-sysemu)\n", mirror);
+    std::abort();
+  }
   device_ = emu::open_emulator(cfg);
   stream_ = device_->create_stream();
+  ::testing::UnitTest::GetInstance()->listeners().Append(new FreeAtTestEnd);
 }
 
 Dev::~Dev() {
   device_.reset();
+  mirror_.reset();
   std::filesystem::remove_all(lock_dir_);
 }
 
-DeviceAddr Dev::alloc(size_t bytes) { return device_->malloc(bytes); }
+DeviceAddr Dev::alloc(size_t bytes) {
+  const DeviceAddr a = device_->malloc(bytes);
+  allocs_.emplace_back(a, bytes);
+  if (mirror_ && mirror_->malloc(bytes) != a) {
+    std::fprintf(stderr, "et-sysemu mirror: allocation at another address\n");
+    std::abort();
+  }
+  return a;
+}
+
+void Dev::free_test_allocations() {
+  for (const auto& [a, bytes] : allocs_) {
+    device_->free(a);
+    if (mirror_) mirror_->free(a);
+  }
+  allocs_.clear();
+}
 
 DeviceAddr Dev::upload(const void* data, size_t bytes) {
   const DeviceAddr a = alloc(bytes);
   device_->memcpy_h2d(a, data, bytes);
+  if (mirror_) mirror_->memcpy_h2d(a, data, bytes);
   return a;
 }
+
+void Dev::compare_mirror(const char* name) {
+  for (const auto& [a, bytes] : allocs_) {
+    std::vector<uint8_t> want(bytes), got(bytes);
+    device_->memcpy_d2h(want.data(), a, bytes);
+    mirror_->memcpy_d2h(got.data(), a, bytes);
+    for (size_t i = 0; i < bytes; i++) {
+      if (want[i] == got[i]) continue;
+      ADD_FAILURE() << "kernel " << name << ": et-sysemu differs from the emulator at byte " << i << " of the "
+                    << bytes << "-byte allocation at 0x" << std::hex << a << std::dec << " (emulator "
+                    << int(want[i]) << ", sysemu " << int(got[i]) << ")";
+      return;
+    }
+  }
+}
+
+namespace {
+// The engine kernels need the tensor instructions, which the minion program does not issue yet.
+bool runs_on_sysemu(const char* name) {
+  const std::string_view n = name;
+  return !n.ends_with("_matrix_engine") && !n.ends_with("_me");
+}
+}  // namespace
 
 et_tensor Dev::describe(DeviceAddr addr, Type type, Shape ne) {
   et_tensor t{};
@@ -63,15 +124,28 @@ void Dev::launch_and_check(const char* name, const void* params, size_t bytes, u
   device_->wait(stream_);
   const auto err = device_->take_error(stream_);
   ASSERT_FALSE(err.has_value()) << *err;
+  if (!mirror_ || !runs_on_sysemu(name)) return;
+  mirror_->launch(mirror_stream_, mirror_->load_kernel(name), params, bytes, mask);
+  mirror_->wait(mirror_stream_);
+  const auto mirror_err = mirror_->take_error(mirror_stream_);
+  ASSERT_FALSE(mirror_err.has_value()) << "et-sysemu: " << *mirror_err;
+  compare_mirror(name);
 }
 
 std::string Dev::launch_for_error(const char* name, const void* params, size_t bytes) {
-  const Stream s = device_->create_stream();
-  device_->launch(s, device_->load_kernel(name), params, bytes, kSmallMask);
-  device_->wait(s);
-  const auto err = device_->take_error(s);
-  device_->destroy_stream(s);
+  const auto error_of = [&](emu::EmuDevice& d) {
+    const Stream s = d.create_stream();
+    d.launch(s, d.load_kernel(name), params, bytes, kSmallMask);
+    d.wait(s);
+    const auto err = d.take_error(s);
+    d.destroy_stream(s);
+    return err;
+  };
+  const auto err = error_of(*device_);
   EXPECT_TRUE(err.has_value()) << name << " did not fail";
+  if (mirror_ && runs_on_sysemu(name)) {
+    EXPECT_TRUE(error_of(*mirror_).has_value()) << name << " did not fail on et-sysemu";
+  }
   return err.value_or("");
 }
 

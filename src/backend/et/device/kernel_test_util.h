@@ -1,6 +1,10 @@
 // Shared by the device kernel tests: one emulated device per test binary, tensors uploaded from
 // host vectors (or graph tensors) and described as et_tensor, launches that must succeed, random
 // data, and the CPU backend's reference result of a graph node to compare with.
+// With HART_ET_TEST_DEVICE=et-sysemu (ctest's et_kernels_sysemu_test) every launch also runs on
+// the et-sysemu device, which mirrors every allocation and copy: after each launch the two
+// devices' memories must be equal bit for bit (the engine kernels run on the emulator alone: the
+// minion program does not issue tensor instructions yet).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -62,8 +66,13 @@ class Dev {
   std::string lock_dir_;
   void launch_and_check(const char* name, const void* params, size_t bytes, uint64_t mask);
   std::string launch_for_error(const char* name, const void* params, size_t bytes);
+  void free_test_allocations();
+  void compare_mirror(const char* name);
   std::unique_ptr<emu::EmuDevice> device_;
-  Stream stream_ = 0;
+  std::unique_ptr<emu::EmuDevice> mirror_;  // et-sysemu, in conformance mode
+  Stream stream_ = 0, mirror_stream_ = 0;
+  std::vector<std::pair<DeviceAddr, size_t>> allocs_;  // the running test's, freed when it ends
+  friend class FreeAtTestEnd;
 };
 
 std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f);

@@ -53,9 +53,22 @@ struct StreamState {
   std::optional<std::string> error;
 };
 
+// The built-in emulator's runner: the kernels compiled for the host, on HartRunner's fibers.
+class FiberRunner final : public LaunchRunner {
+ public:
+  explicit FiberRunner(const EmuConfig& c) : harts_(c.shires, c.host_threads, c.hart_stack_bytes) {}
+  LaunchOutcome run(const LaunchRequest& r, DeviceMemory& memory) override {
+    const Translate translate = [&memory](uint64_t addr, uint64_t bytes) { return memory.translate(addr, bytes); };
+    return harts_.run(r.name, r.fn, r.params, r.shire_mask, translate);
+  }
+
+ private:
+  HartRunner harts_;
+};
+
 class Emulator final : public EmuDevice {
  public:
-  explicit Emulator(const EmuConfig& config);
+  Emulator(const EmuConfig& config, std::unique_ptr<LaunchRunner> runner);
   ~Emulator() override;
 
   const Properties& properties() const override { return props_; }
@@ -91,7 +104,7 @@ class Emulator final : public EmuDevice {
   Properties props_;
   DeviceLock lock_;  // first: a second opener fails before anything else is set up
   DeviceMemory memory_;
-  HartRunner harts_;
+  std::unique_ptr<LaunchRunner> runner_;
 
   std::mutex kernels_mutex_;
   std::vector<std::pair<std::string, et_kernel_fn>> kernels_;
@@ -114,13 +127,13 @@ class Emulator final : public EmuDevice {
   std::thread executor_;  // last: starts once everything above exists
 };
 
-Emulator::Emulator(const EmuConfig& config)
+Emulator::Emulator(const EmuConfig& config, std::unique_ptr<LaunchRunner> runner)
     : config_(validated(config)),
       props_{config.name, config.shires, ET_MINIONS_PER_SHIRE, ET_HARTS_PER_MINION, config.memory_bytes,
              config.cost.clock_hz, ET_CACHE_LINE},
       lock_(config.name, config.lock_dir),
-      memory_(config.memory_bytes),
-      harts_(config.shires, config.host_threads, config.hart_stack_bytes) {
+      memory_(config.memory_bytes, config.memory_base),
+      runner_(std::move(runner)) {
   for (const auto& [name, fn] : builtin_kernels()) kernels_.emplace_back(std::string(name), fn);
   streams_[0] = {};
   executor_ = std::thread([this] { executor_loop(); });
@@ -346,8 +359,16 @@ std::optional<std::string> Emulator::execute(const Command& c, ProfileRecord& re
       rec.kind = ProfileRecord::Kind::Launch;
       rec.name = kernel.first;
       rec.shire_mask = c.shire_mask;
-      const Translate translate = [this](uint64_t addr, uint64_t bytes) { return memory_.translate(addr, bytes); };
-      LaunchOutcome out = harts_.run(kernel.first, kernel.second, c.params.data(), c.shire_mask, translate);
+      LaunchRequest req;
+      req.name = kernel.first;
+      req.kernel_id = c.kernel;
+      req.fn = kernel.second;
+      req.params = c.params.data();
+      req.params_bytes = c.params.size() * 8;
+      req.shire_mask = c.shire_mask;
+      LaunchOutcome out = runner_->run(req, memory_);
+      rec.sysemu_cycles = out.sim_cycles;
+      rec.sysemu_insns = out.sim_insns;
       for (const et_counters& k : out.counters) {
         rec.flops += k.flops;
         rec.bytes_read += k.bytes_read;
@@ -413,6 +434,12 @@ void Emulator::executor_loop() {
 
 }  // namespace
 
-std::unique_ptr<EmuDevice> open_emulator(const EmuConfig& config) { return std::make_unique<Emulator>(config); }
+std::unique_ptr<EmuDevice> open_emulator(const EmuConfig& config) {
+  return std::make_unique<Emulator>(validated(config), std::make_unique<FiberRunner>(validated(config)));
+}
+
+std::unique_ptr<EmuDevice> open_emulated_device(const EmuConfig& config, std::unique_ptr<LaunchRunner> runner) {
+  return std::make_unique<Emulator>(config, std::move(runner));
+}
 
 }  // namespace hart::et::emu

@@ -3,6 +3,9 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -231,7 +234,17 @@ struct FiberCalls {
     execute_tensor_insn(self, *insn, *env->counters);
   }
 
+  // The minion's FPU flushes subnormal operands and results to zero (sw-sysemu builds its
+  // softfloat with SOFTFLOAT_DENORMALS_TO_ZERO); on x86-64 the kernels run that way too (MXCSR
+  // DAZ + FTZ, per fiber: swapcontext saves and restores it). Other hosts keep IEEE subnormals.
+  static void chip_float_mode() {
+#if defined(__x86_64__)
+    _mm_setcsr(_mm_getcsr() | 0x8040);
+#endif
+  }
+
   static void main() {
+    chip_float_mode();
     HartRunner::Fiber* f = t_current;
     f->launch->fn(f->launch->params, &f->env);
     f->state = FiberState::Done;
@@ -360,7 +373,11 @@ LaunchOutcome HartRunner::run(const std::string& name, et_kernel_fn fn, const vo
   launch.counters.assign(num_threads, et_counters{});
   launch.seams.assign(num_threads, {});
   launch.participants = std::min(workers_.size(), active.size());
-  if (launch.participants == 0) return {std::move(launch.counters), {}, {}, {}, std::nullopt};
+  if (launch.participants == 0) {
+    LaunchOutcome none;
+    none.counters = std::move(launch.counters);
+    return none;
+  }
 
   // Shires in contiguous blocks per worker; harts keep their rank order within the launch.
   for (size_t w = 0; w < launch.participants; w++) {
@@ -425,8 +442,13 @@ LaunchOutcome HartRunner::run(const std::string& name, et_kernel_fn fn, const vo
     cv_.wait(lock, [&] { return running_ == 0; });
     launch_ = nullptr;
   }
-  return {std::move(launch.counters), std::move(launch.barrier_counters), std::move(launch.barrier_times),
-          std::move(launch.seams), std::move(launch.error)};
+  LaunchOutcome out;
+  out.counters = std::move(launch.counters);
+  out.barrier_counters = std::move(launch.barrier_counters);
+  out.barrier_times = std::move(launch.barrier_times);
+  out.seams = std::move(launch.seams);
+  out.error = std::move(launch.error);
+  return out;
 }
 
 }  // namespace hart::et::emu

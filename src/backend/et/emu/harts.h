@@ -35,6 +35,8 @@ struct LaunchOutcome {
   // what each sub-kernel did, whether or not harts waited for each other between them.
   std::vector<std::vector<et_counters>> seams;
   std::optional<std::string> error;
+  // From a simulator that counts them (sysemu/): its cycles and retired instructions.
+  std::optional<uint64_t> sim_cycles, sim_insns;
 };
 
 class HartRunner {

@@ -23,11 +23,12 @@ std::string hex(uint64_t v) {
 
 }  // namespace
 
-DeviceMemory::DeviceMemory(uint64_t bytes) : size_((bytes + kGranule - 1) / kGranule * kGranule) {
+DeviceMemory::DeviceMemory(uint64_t bytes, DeviceAddr base)
+    : size_((bytes + kGranule - 1) / kGranule * kGranule), base_(base) {
   void* p = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) throw Error("cannot reserve " + std::to_string(size_) + " bytes of emulated device memory: " + std::strerror(errno));
   host_ = static_cast<uint8_t*>(p);
-  free_[kBase] = size_;
+  free_[base_] = size_;
 }
 
 DeviceMemory::~DeviceMemory() { munmap(host_, size_); }
@@ -80,7 +81,17 @@ uint8_t* DeviceMemory::translate(DeviceAddr addr, uint64_t bytes) const {
   --it;
   const uint64_t offset = addr - it->first;
   if (offset > it->second || bytes > it->second - offset) return nullptr;
-  return host_ + (addr - kBase);
+  return host_ + (addr - base_);
+}
+
+std::vector<std::pair<DeviceAddr, uint64_t>> DeviceMemory::allocations() const {
+  std::shared_lock lock(mutex_);
+  return {live_.begin(), live_.end()};
+}
+
+DeviceAddr DeviceMemory::used_end() const {
+  std::shared_lock lock(mutex_);
+  return live_.empty() ? base_ : live_.rbegin()->first + live_.rbegin()->second;
 }
 
 }  // namespace hart::et::emu

@@ -190,7 +190,7 @@ struct FloatStrips {
 // PanelGemmFn: W panels (n_panels x 32 rows, n columns) @ X (nx rows) -> y
 template <class W>
 void gemm_panels(int64_t n, int64_t n_panels, int64_t nx, const void* panels, size_t panel_stride, const void* x,
-                 size_t x_stride, float* y, size_t y_stride) {
+                 size_t x_stride, float* y, size_t y_stride, std::byte*) {
   const FloatStrips<W> s{n, static_cast<const std::byte*>(x), x_stride, y_stride};
   run_panels(s, n_panels, panels, panel_stride, nx, y, y_stride);
 }

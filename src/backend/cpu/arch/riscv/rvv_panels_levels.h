@@ -298,7 +298,7 @@ struct LevelStrips : Q8KRows {
 // PanelGemmFn of Q2_K / Q3_K / IQ4_XS panels against Q8_K activation rows.
 template <class H, class L>
 void gemm_level_panels(int64_t n, int64_t n_panels, int64_t nx, const void* panels, size_t panel_stride,
-                       const void* x, size_t x_stride, float* y, size_t y_stride) {
+                       const void* x, size_t x_stride, float* y, size_t y_stride, std::byte*) {
   const LevelStrips<H, L> s{{static_cast<const std::byte*>(x), x_stride, y_stride, n / QK_K}};
   run_panels(s, n_panels, panels, panel_stride, nx, y, y_stride);
 }

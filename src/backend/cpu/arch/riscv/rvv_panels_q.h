@@ -33,9 +33,10 @@ namespace hart::cpu::riscv {
 namespace {
 
 // The activation rows' block scales as floats, dx[j * nb + b] (converted once per GEMM call
-// rather than once per panel strip), in the calling thread's panel scratch.
-inline const float* activation_scales(const std::byte* x, size_t x_stride, int64_t nx, int64_t nb) {
-  auto* dx = reinterpret_cast<float*>(panel_scratch(size_t(nx * nb) * sizeof(float)));
+// rather than once per panel strip), in the GEMM's scratch (activation_scales_bytes).
+inline size_t activation_scales_bytes(int64_t n, int64_t nx) { return size_t(nx * (n / QK8_0)) * sizeof(float); }
+inline const float* activation_scales(const std::byte* x, size_t x_stride, int64_t nx, int64_t nb, std::byte* scratch) {
+  auto* dx = reinterpret_cast<float*>(scratch);
   for (int64_t j = 0; j < nx; j++) {
     const auto* xb = reinterpret_cast<const block_q8_0*>(x + size_t(j) * x_stride);
     for (int64_t b = 0, vl; b < nb; b += vl) {
@@ -326,22 +327,26 @@ struct Block32Strips {
 // PanelGemmFn of a 32-element block type's panels against Q8_0 activation rows.
 template <class H, class Levels>
 void gemm_block32_panels(int64_t n, int64_t n_panels, int64_t nx, const void* panels, size_t panel_stride,
-                         const void* x, size_t x_stride, float* y, size_t y_stride) {
+                         const void* x, size_t x_stride, float* y, size_t y_stride, std::byte* scratch) {
   const auto* xb = static_cast<const std::byte*>(x);
   const int64_t nb = n / QK8_0;
-  const Block32Strips<H, Levels> s{xb, x_stride, y_stride, activation_scales(xb, x_stride, nx, nb), nb};
+  const Block32Strips<H, Levels> s{xb, x_stride, y_stride, activation_scales(xb, x_stride, nx, nb, scratch), nb};
   run_panels(s, n_panels, panels, panel_stride, nx, y, y_stride);
 }
 
 template <class H>
 void fill_quant_panels(Kernels& k) {
-  k.panel[uint32_t(Type::Q8_0)] = {kPanelRows, pack_panel_q8_0_bytes, gemm_block32_panels<H, PairLevels<Q8Columns>>};
-  k.panel[uint32_t(Type::Q4_0)] = {kPanelRows, pack_panel_q4_0_bytes, gemm_block32_panels<H, ChainLevels<Q4Columns>>};
-  k.panel[uint32_t(Type::Q5_0)] = {kPanelRows, pack_panel_q5_0_masks, gemm_block32_panels<H, ChainLevels<Q5Columns>>};
-  k.panel[uint32_t(Type::IQ4_NL)] =
-      {kPanelRows, pack_panel_iq4_nl_bytes, gemm_block32_panels<H, PairLevels<Iq4NlColumns>>};
-  k.panel[uint32_t(Type::Q4_K)] = {kPanelRows, pack_panel_q4_K_bytes, gemm_nibble_panels<H, Q4KNibbles>};
-  k.panel[uint32_t(Type::Q5_K)] = {kPanelRows, pack_panel_q5_K_masks, gemm_nibble_panels<H, Q5KNibbles>};
+  auto block32 = [&](Type t, PackFn pack, PanelGemmFn gemm) {
+    k.panel[uint32_t(t)] = {kPanelRows, pack, gemm, activation_scales_bytes};
+  };
+  block32(Type::Q8_0, pack_panel_q8_0_bytes, gemm_block32_panels<H, PairLevels<Q8Columns>>);
+  block32(Type::Q4_0, pack_panel_q4_0_bytes, gemm_block32_panels<H, ChainLevels<Q4Columns>>);
+  block32(Type::Q5_0, pack_panel_q5_0_masks, gemm_block32_panels<H, ChainLevels<Q5Columns>>);
+  block32(Type::IQ4_NL, pack_panel_iq4_nl_bytes, gemm_block32_panels<H, PairLevels<Iq4NlColumns>>);
+  k.panel[uint32_t(Type::Q4_K)] = {kPanelRows, pack_panel_q4_K_bytes, gemm_nibble_panels<H, Q4KNibbles>,
+                                   activation_sub_sums_bytes};
+  k.panel[uint32_t(Type::Q5_K)] = {kPanelRows, pack_panel_q5_K_masks, gemm_nibble_panels<H, Q5KNibbles>,
+                                   activation_sub_sums_bytes};
   k.panel[uint32_t(Type::Q6_K)] = {kPanelRows, pack_panel_q6_K_bytes, gemm_q6_K_panels<H>};
   k.panel[uint32_t(Type::Q2_K)] = {kPanelRows, pack_panel_q2_K_bytes, gemm_level_panels<H, Q2KLevels>};
   k.panel[uint32_t(Type::Q3_K)] = {kPanelRows, pack_panel_q3_K_bytes, gemm_level_panels<H, Q3KLevels>};

@@ -29,9 +29,13 @@ constexpr int kSubBlocks = QK_K / 32;
 
 // The activation rows' sums per 32-element sub-block, bsums[2s] + bsums[2s + 1], at
 // [(j * nsb + b) * kSubBlocks + s] (|sum| <= 32 * 128: int16), once per GEMM call rather than once
-// per panel strip, in the calling thread's panel scratch.
-inline const int16_t* activation_sub_sums(const std::byte* x, size_t x_stride, int64_t nx, int64_t nsb) {
-  auto* out = reinterpret_cast<int16_t*>(panel_scratch(size_t(nx * nsb * kSubBlocks) * sizeof(int16_t)));
+// per panel strip, in the GEMM's scratch (activation_sub_sums_bytes).
+inline size_t activation_sub_sums_bytes(int64_t n, int64_t nx) {
+  return size_t(nx * (n / QK_K) * kSubBlocks) * sizeof(int16_t);
+}
+inline const int16_t* activation_sub_sums(const std::byte* x, size_t x_stride, int64_t nx, int64_t nsb,
+                                          std::byte* scratch) {
+  auto* out = reinterpret_cast<int16_t*>(scratch);
   const size_t vl = __riscv_vsetvl_e16m1(kSubBlocks);  // 8 lanes fit VLEN 128
   for (int64_t j = 0; j < nx; j++) {
     const auto* xb = reinterpret_cast<const block_q8_K*>(x + size_t(j) * x_stride);
@@ -242,10 +246,10 @@ struct NibbleStrips : Q8KRows {
 // PanelGemmFn of Q4_K / Q5_K panels against Q8_K activation rows.
 template <class H, class L>
 void gemm_nibble_panels(int64_t n, int64_t n_panels, int64_t nx, const void* panels, size_t panel_stride,
-                        const void* x, size_t x_stride, float* y, size_t y_stride) {
+                        const void* x, size_t x_stride, float* y, size_t y_stride, std::byte* scratch) {
   const auto* xb = static_cast<const std::byte*>(x);
   const int64_t nsb = n / QK_K;
-  const NibbleStrips<H, L> s{{xb, x_stride, y_stride, nsb}, activation_sub_sums(xb, x_stride, nx, nsb)};
+  const NibbleStrips<H, L> s{{xb, x_stride, y_stride, nsb}, activation_sub_sums(xb, x_stride, nx, nsb, scratch)};
   run_panels(s, n_panels, panels, panel_stride, nx, y, y_stride);
 }
 

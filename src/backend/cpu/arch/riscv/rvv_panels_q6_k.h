@@ -122,7 +122,7 @@ struct Q6KStrips : Q8KRows {
 // PanelGemmFn of Q6_K panels against Q8_K activation rows.
 template <class H>
 void gemm_q6_K_panels(int64_t n, int64_t n_panels, int64_t nx, const void* panels, size_t panel_stride, const void* x,
-                      size_t x_stride, float* y, size_t y_stride) {
+                      size_t x_stride, float* y, size_t y_stride, std::byte*) {
   const Q6KStrips<H> s{{static_cast<const std::byte*>(x), x_stride, y_stride, n / QK_K}};
   run_panels(s, n_panels, panels, panel_stride, nx, y, y_stride);
 }

@@ -255,7 +255,9 @@ TEST_P(X86Set, QuantizedPanelGemmsMatchVecDot) {
           for (int64_t nx : {1, 2, 3, 4, 5, 7, 11, 16, 35}) {  // 16 and 35: AMX's tiles of 16 and a tail
             const size_t y_stride = size_t(rows) + 3;
             std::vector<float> y(y_stride * size_t(nx), -7.0f);
-            pk.gemm(n, n_panels, nx, panels.data(), size_t(pk.rows) * w_row, x.data(), x_row, y.data(), y_stride);
+            std::vector<std::byte> scratch(pk.scratch_bytes(n, nx));  // exactly: ASan sees an overrun
+            pk.gemm(n, n_panels, nx, panels.data(), size_t(pk.rows) * w_row, x.data(), x_row, y.data(), y_stride,
+                    scratch.data());
             for (int64_t j = 0; j < nx; ++j)
               for (int64_t i = 0; i < rows; ++i)
                 ASSERT_NEAR(y[size_t(j) * y_stride + size_t(i)], want[size_t(j * rows + i)], tol[size_t(j * rows + i)])
@@ -423,8 +425,10 @@ TEST_P(X86Set, AmxPanelsEqualTheVnniPanelsBitForBit) {
     for (int64_t p = 0; p < 2; ++p)
       pk.pack(n, pk.rows, w.data() + size_t(p * pk.rows) * w_row, w_row, panels.data() + size_t(p * pk.rows) * w_row);
     std::vector<float> got(size_t(rows * nx)), want(got.size());
-    pk.gemm(n, 2, nx, panels.data(), size_t(pk.rows) * w_row, x.data(), x_row, got.data(), size_t(rows));
-    pv.gemm(n, 2, nx, panels.data(), size_t(pk.rows) * w_row, x.data(), x_row, want.data(), size_t(rows));
+    std::vector<std::byte> scratch(std::max(pk.scratch_bytes(n, nx), pv.scratch_bytes(n, nx)));
+    pk.gemm(n, 2, nx, panels.data(), size_t(pk.rows) * w_row, x.data(), x_row, got.data(), size_t(rows), scratch.data());
+    pv.gemm(n, 2, nx, panels.data(), size_t(pk.rows) * w_row, x.data(), x_row, want.data(), size_t(rows),
+            scratch.data());
     EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float))) << type_name(t);
   }
 }

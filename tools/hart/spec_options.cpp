@@ -1,0 +1,112 @@
+#include "spec_options.h"
+
+#include <cstdio>
+
+#include "common/error.h"
+#include "spec/draft_model.h"
+#include "spec/ngram_cache.h"
+#include "spec/ngram_simple.h"
+
+namespace hart::cli {
+
+const std::vector<std::pair<std::string, std::string>> kSpecShortAliases = {
+    {"-md", "--spec-draft-model"},
+    {"-devd", "--spec-draft-device"},
+    {"-lcs", "--lookup-cache-static"},
+    {"-lcd", "--lookup-cache-dynamic"}};
+
+void SpecOptions::add_to(CLI::App& app) {
+  app.add_option("--spec-type", types,
+                 "speculative decoding: a comma-separated list of none, ngram-simple, ngram-cache, draft-simple "
+                 "(default: none)");
+  app.add_option("--spec-draft-model,--model-draft", draft_model, "draft model (GGUF) for --spec-type draft-simple (also -md)");
+  app.add_option("--spec-draft-n-max", p.n_max, "tokens a draft model drafts per step")->capture_default_str();
+  app.add_option("--spec-draft-n-min", p.n_min, "a shorter draft of a draft model is not verified")
+      ->capture_default_str();
+  app.add_option("--spec-draft-p-min,--draft-p-min", p.p_min,
+                 "a draft model stops drafting at a token it gives less probability (greedy)")
+      ->capture_default_str();
+  app.add_option("--spec-draft-device,--device-draft", draft_devices,
+                 "devices of the draft model, e.g. et,cpu (default: --device's; also -devd)")
+      ->delimiter(',');
+  app.add_option("--spec-ngram-simple-size-n", p.ngram_size_n, "ngram-simple: length of the n-gram looked up")
+      ->capture_default_str();
+  app.add_option("--spec-ngram-simple-size-m", p.ngram_size_m, "ngram-simple: length of the draft after it")
+      ->capture_default_str();
+  app.add_option("--lookup-cache-static", p.lookup_cache_static,
+                 "ngram-cache: static lookup cache (llama-lookup-create's file; not updated; also -lcs)");
+  app.add_option("--lookup-cache-dynamic", p.lookup_cache_dynamic,
+                 "ngram-cache: dynamic lookup cache, updated with each generation's text (also -lcd)");
+  app.add_option("--spec-synth-len", p.synth_len,
+                 "benchmarking: accept draft tokens at random for this mean accepted length, the target token "
+                 "included (the output is not the model's)");
+  app.add_option("--spec-synth-rates", p.synth_rates,
+                 "benchmarking: per draft position, the chance it is accepted, e.g. 0.9,0.8,0.7 (non-increasing)")
+      ->delimiter(',');
+  // llama.cpp removed these; it refuses them naming the new flag, and so does hart.
+  for (const char* removed : {"--draft,--draft-n,--draft-max", "--draft-min,--draft-n-min"}) {
+    const bool is_min = std::string(removed).find("min") != std::string::npos;
+    app.add_option_function<int>(
+           removed,
+           [is_min](int) {
+             throw Error(std::string("this flag was removed (as in llama.cpp): use ") +
+                         (is_min ? "--spec-draft-n-min" : "--spec-draft-n-max"));
+           },
+           is_min ? "removed: use --spec-draft-n-min" : "removed: use --spec-draft-n-max")
+        ->group("");
+  }
+}
+
+bool SpecOptions::enabled(int n_batch) {
+  p.types = spec::types_from_list(types);
+  if (!draft_model.empty() && !p.uses_draft_model())
+    throw Error("-md/--spec-draft-model needs --spec-type draft-simple");
+  if (p.uses_draft_model() && draft_model.empty()) throw Error("--spec-type draft-simple needs -md/--spec-draft-model");
+  p.validate(n_batch);
+  return !p.types.empty();
+}
+
+Speculation make_speculation(const SpecOptions& opt, const ModelOptions& mo, const LoadedModel& target,
+                             const SamplerParams& sampling, int threads) {
+  Speculation s;
+  const int n_vocab = target.model->hp.n_vocab;
+  std::vector<std::unique_ptr<spec::Drafter>> drafters;
+  for (spec::SpecType t : opt.p.types) {
+    switch (t) {
+      case spec::SpecType::NGRAM_SIMPLE:
+        drafters.push_back(std::make_unique<spec::NgramSimpleDrafter>(opt.p.ngram_size_n, opt.p.ngram_size_m));
+        break;
+      case spec::SpecType::NGRAM_CACHE: {
+        auto d = std::make_unique<spec::NgramCacheDrafter>(opt.p.lookup_cache_static, opt.p.lookup_cache_dynamic,
+                                                            n_vocab);
+        s.cache = d.get();
+        drafters.push_back(std::move(d));
+        break;
+      }
+      case spec::SpecType::DRAFT_SIMPLE: {
+        ModelOptions dmo = mo;
+        dmo.model = opt.draft_model;
+        if (!opt.draft_devices.empty()) dmo.devices = opt.draft_devices;
+        s.draft = std::make_unique<LoadedModel>(load_model(dmo));
+        spec::check_compatible(*target.tokenizer, *s.draft->tokenizer);
+        drafters.push_back(std::make_unique<spec::DraftModelDrafter>(*s.draft->model, mo.session_params(),
+                                                                      dmo.backends(threads), sampling, n_vocab,
+                                                                      opt.p.p_min, opt.p.n_min));
+        break;
+      }
+      case spec::SpecType::NONE: break;
+    }
+  }
+  s.speculator = std::make_unique<spec::Speculator>(opt.p, std::move(drafters));
+  if (!s.speculator->synth_probs().empty())
+    std::fprintf(stderr, "hart: synthetic speculative acceptance (benchmarking): the output is not the model's\n");
+  return s;
+}
+
+void Speculation::save_dynamic_cache(const std::vector<int32_t>& tokens) const {
+  if (!cache) return;
+  cache->update_dynamic(tokens);
+  cache->save_dynamic();
+}
+
+}  // namespace hart::cli

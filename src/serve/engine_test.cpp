@@ -347,10 +347,10 @@ struct SpecServed {
 // state goes back to the cell the verification step did not write, its kept tokens computed
 // again beside the next draft; prompts share prefixes in the radix cache (state snapshots too).
 void expect_speculative_equals_alone(const std::string& model, const spec::SpecParams& sp, float temperature,
-                                     const std::string& draft = "", const std::string& lead = kLongLead) {
+                                     const std::string& draft = "", const std::string& lead = kLongLead,
+                                     EngineOptions opt = with_ctx(256)) {
   HART_REQUIRE_TESTDATA(path, model);
   HART_REQUIRE_TESTDATA(draft_path, draft.empty() ? model : draft);
-  EngineOptions opt = with_ctx(256);
   opt.chunk_size = 16;
   SpecServed sv(path, draft.empty() ? "" : draft_path, opt, sp);
   std::vector<GenParams> reqs = workload(*sv.l.tok, 8, 32, lead);
@@ -409,6 +409,15 @@ TEST(EngineSpeculative, RecurrentModelsSeeded) {
   expect_speculative_equals_alone("archs/models/rwkv7-tiny-F32.gguf", ngram_simple(), 0.6f);
   expect_speculative_equals_alone("archs/models/qwen35-tiny-F32.gguf", ngram_simple(), 0.3f);
   expect_speculative_equals_alone("archs/models/arwkv7-tiny-F32.gguf", ngram_simple(), 0.3f);
+}
+
+// Pools that hold two or three requests at a time: admission promises a drafting request its
+// verification slots and, for a recurrent state, its second cell; the prefix cache is evicted
+// for them (snapshots too) while others draft and decode.
+TEST(EngineSpeculative, TinyPoolsEvictWhileDrafting) {
+  expect_speculative_equals_alone("models/stories260K.gguf", ngram_simple(), 0.0f, "", "", with_ctx(64, 96));
+  expect_speculative_equals_alone("archs/models/qwen35-tiny-F32.gguf", ngram_simple(), 0.0f, "", kLongLead,
+                                  with_ctx(128, 160));
 }
 
 // draft-simple: a draft model's session per drafting request, reused by the next one.

@@ -36,19 +36,32 @@ Session::Session(const Model& model, const SessionParams& params, BackendSet bac
 Session::~Session() = default;
 
 std::span<const float> Session::decode(std::span<const int32_t> tokens, bool all_logits) {
-  return run(tokens, all_logits, false);
+  return run(tokens, {}, all_logits, false);
 }
 
-std::span<const float> Session::hidden_states(std::span<const int32_t> tokens) { return run(tokens, true, true); }
+std::span<const float> Session::decode_embeddings(std::span<const float> embd) {
+  const size_t width = size_t(model_.hp.n_embd);
+  if (embd.empty() || embd.size() % width != 0)
+    throw Error(std::to_string(embd.size()) + " floats are not whole embeddings of the model's width " +
+                std::to_string(width));
+  if (tentative_) throw Error("speculative decoding: embeddings cannot be tentative");
+  return run({}, embd, false, false);
+}
 
-const ForwardGraph& Session::step(std::span<const int32_t> tokens, Logits logits, bool hidden) {
+std::span<const float> Session::hidden_states(std::span<const int32_t> tokens) { return run(tokens, {}, true, true); }
+
+const ForwardGraph& Session::step(std::span<const int32_t> tokens, std::span<const float> embd, Logits logits,
+                                  bool hidden) {
   batch_.clear();
-  batch_.add(seq_, store_.layout(), tokens, logits);
+  if (embd.empty()) batch_.add(seq_, store_.layout(), tokens, logits);
+  else batch_.add_embeddings(seq_, store_.layout(), embd, model_.hp.n_embd, logits);
   return executor_.forward(batch_, hidden);
 }
 
-std::span<const float> Session::run(std::span<const int32_t> tokens, bool all_logits, bool hidden) {
-  const int n = int(tokens.size());
+std::span<const float> Session::run(std::span<const int32_t> tokens, std::span<const float> embd, bool all_logits,
+                                    bool hidden) {
+  const size_t width = size_t(model_.hp.n_embd);
+  const int n = embd.empty() ? int(tokens.size()) : int(embd.size() / width);
   if (n == 0) throw Error("decode called with no tokens");
   if (seq_.n + n > n_ctx_)
     throw Error("context is full: " + std::to_string(seq_.n) + " + " + std::to_string(n) +
@@ -64,8 +77,9 @@ std::span<const float> Session::run(std::span<const int32_t> tokens, bool all_lo
     const int chunk = std::min(n_batch_, n - done);
     const bool last = done + chunk == n;
     if (!store_.reserve(seq_, chunk)) throw Error("the session's state store is full (a bug: it is sized for n_ctx)");
-    const ForwardGraph& fg = step(tokens.subspan(size_t(done), size_t(chunk)),
-                                  all_logits ? Logits::ALL : last ? Logits::LAST : Logits::NONE, hidden);
+    const Logits rows = all_logits ? Logits::ALL : last ? Logits::LAST : Logits::NONE;
+    const ForwardGraph& fg = embd.empty() ? step(tokens.subspan(size_t(done), size_t(chunk)), {}, rows, hidden)
+                                          : step({}, embd.subspan(size_t(done) * width, size_t(chunk) * width), rows, hidden);
     // Tentative positions keep their window slots: keep() may go back to any of them.
     store_.commit(seq_, chunk, /*slide_window=*/!tentative_);
     if (fg.logits) {
@@ -103,7 +117,7 @@ void Session::keep(int n) {
       if (n > 0) {
         const std::span<const int32_t> kept = std::span<const int32_t>(tentative_tokens_).first(size_t(n));
         if (!store_.reserve(seq_, n)) throw Error("speculative decoding: the kept positions lost their slots (a bug)");
-        step(kept, Logits::NONE, false);
+        step(kept, {}, Logits::NONE, false);
       }
     }
     if (n > 0) store_.commit(seq_, n, false);  // (with none kept, the state stays the checkpoint's)

@@ -33,6 +33,9 @@ class Session {
   // token (n_vocab floats), or of every token (n_vocab * n) with all_logits.
   // The span stays valid until the next call. Throws hart::Error when the tokens do not fit.
   std::span<const float> decode(std::span<const int32_t> tokens, bool all_logits = false);
+  // As decode, for input embeddings in place of tokens (n_embd floats each, row after row: an
+  // image's from a projector), at the next positions. Returns the last one's logits.
+  std::span<const float> decode_embeddings(std::span<const float> embd);
   // As decode with all_logits, but every token's last hidden state after the output norm
   // (n_embd * n floats): what embeddings are pooled from.
   std::span<const float> hidden_states(std::span<const int32_t> tokens);
@@ -67,9 +70,11 @@ class Session {
   kv::SeqState seq_;
   Executor executor_;
   Batch batch_;  // each step's, cleared and refilled: its vectors keep their capacity
-  std::span<const float> run(std::span<const int32_t> tokens, bool all_rows, bool hidden);
-  // One step over `tokens` at the sequence's next positions, reserved beforehand; not committed.
-  const ForwardGraph& step(std::span<const int32_t> tokens, Logits logits, bool hidden);
+  // tokens, or with `embd` non-empty its embeddings (tokens then empty).
+  std::span<const float> run(std::span<const int32_t> tokens, std::span<const float> embd, bool all_rows, bool hidden);
+  // One step over `tokens` (or embeddings) at the sequence's next positions, reserved beforehand;
+  // not committed.
+  const ForwardGraph& step(std::span<const int32_t> tokens, std::span<const float> embd, Logits logits, bool hidden);
 
   bool tentative_ = false;
   int checkpoint_n_ = 0;               // positions before the tentative ones

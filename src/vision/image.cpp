@@ -6,7 +6,7 @@
 #include <iterator>
 #include <memory>
 
-#include <stb/stb_image.h>
+#include <stb_image.h>
 
 #include "common/error.h"
 

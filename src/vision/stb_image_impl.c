@@ -7,8 +7,8 @@
 #define STBI_NO_STDIO
 #define STBI_NO_LINEAR
 #define STBI_NO_HDR
-#include <stb/stb_image.h>
+#include <stb_image.h>
 
 // And its PNG writer, for the test images the vision fixtures make.
 #define STB_IMAGE_WRITE_IMPLEMENTATION
-#include <stb/stb_image_write.h>
+#include <stb_image_write.h>

@@ -141,7 +141,31 @@ TensorList list_tensors(const ClipHParams& hp, ClipWeights& w) {
   return l;
 }
 
+// The encoder's tensors and the projector's, whose output width is the text model's: any, checked
+// against it when both are loaded (check_pair).
+TensorList list_all_tensors(const gguf::File& f, const ClipHParams& hp, ClipWeights& w) {
+  TensorList list = list_tensors(hp, w);
+  const gguf::TensorInfo* fc = f.find_tensor("mm.model.fc.weight");
+  const int64_t merged = int64_t(hp.n_embd) * hp.n_merge * hp.n_merge;
+  const int64_t n_out = fc && fc->n_dims == 2 && fc->ne[1] > 0 && fc->ne[1] <= kMaxWidth ? fc->ne[1] : 1;
+  list.add("mm.model.fc.weight", {merged, n_out}, TensorRole::MATRIX, &w.mm_fc);
+  return list;
+}
+
 }  // namespace
+
+FileCheck check_clip_file(const gguf::File& f) {
+  FileCheck c;
+  c.arch = "clip";
+  try {
+    const ClipHParams hp = read_hparams(f);
+    ClipWeights w;
+    c.tensors = check_tensors(f, list_all_tensors(f, hp, w));
+  } catch (const Error& e) {
+    c.error = e.what();
+  }
+  return c;
+}
 
 const char* projector_name(Projector p) {
   switch (p) {
@@ -157,11 +181,7 @@ std::unique_ptr<ClipModel> ClipModel::from_file(std::unique_ptr<gguf::File> file
   m->file = std::move(file);
   try {
     m->hp = read_hparams(*m->file);
-    TensorList list = list_tensors(m->hp, m->w);
-    const gguf::TensorInfo* fc = m->file->find_tensor("mm.model.fc.weight");
-    const int64_t merged = int64_t(m->hp.n_embd) * m->hp.n_merge * m->hp.n_merge;
-    const int64_t n_out = fc && fc->n_dims == 2 && fc->ne[1] > 0 && fc->ne[1] <= kMaxWidth ? fc->ne[1] : 1;
-    list.add("mm.model.fc.weight", {merged, n_out}, TensorRole::MATRIX, &m->w.mm_fc);
+    const TensorList list = list_all_tensors(*m->file, m->hp, m->w);
     const TensorCheck check = check_tensors(*m->file, list);
     if (!check.problems.empty()) {
       std::string msg = "mmproj: " + check.problems[0];

@@ -12,6 +12,7 @@
 
 #include "gguf/gguf.h"
 #include "graph/graph.h"
+#include "model/model.h"
 
 namespace hart::vision {
 
@@ -75,5 +76,9 @@ struct ClipModel {
   static std::unique_ptr<ClipModel> from_file(std::unique_ptr<gguf::File> file);
   static std::unique_ptr<ClipModel> open(const std::string& path);
 };
+
+// What hart's loader makes of a clip file (hart info): why its hyper-parameters cannot be read
+// (else empty), and how its tensors compare with the projector's list.
+FileCheck check_clip_file(const gguf::File& f);
 
 }  // namespace hart::vision

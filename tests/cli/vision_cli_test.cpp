@@ -38,6 +38,21 @@ TEST(VisionCli, RunGivesLlamaCppsTokensAndRefusesBadInput) {
   EXPECT_EQ(j["generated_tokens"], g["generated_tokens"]);
   EXPECT_EQ(j["n_image_tokens"], 2 * 5 * 4);  // two images of 5 tiles, 4 embeddings each
 
+  // On the ET device (emulated), encoder and text model share it: the encoder's hold on it ends
+  // before the session opens it (the device's lock file in the test's own folder).
+  if (run("run --list-devices", " 2>/dev/null").out.find("et0") != std::string::npos) {
+    const Result et = hart::testing::run_command("XDG_RUNTIME_DIR=" + dir.path.string() + " " + HART_BINARY + " run " +
+                                                 model + vision + " --json --device et,cpu 2>/dev/null");
+    ASSERT_EQ(et.status, 0);
+    EXPECT_EQ(nlohmann::json::parse(et.out)["n_image_tokens"], 5 * 4);
+  }
+
+  // hart info checks a projector as hart loads it.
+  const auto info = nlohmann::json::parse(run("info --json --no-tensors " + dir.file("mmproj.gguf"), " 2>/dev/null").out);
+  EXPECT_EQ(info["check"]["architecture"], "clip");
+  EXPECT_EQ(info["check"]["loadable"], true);
+  EXPECT_EQ(info["check"]["tensors_used"], 38);
+
   // No marker in the prompt: the image goes before it, as llama-mtmd-cli puts it.
   EXPECT_EQ(run("run " + model + vision + " -p 'Answer:'", " 2>/dev/null").status, 0);
 

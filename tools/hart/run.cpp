@@ -1,6 +1,7 @@
 // hart run: generate text from a prompt, streaming it to stdout (or one JSON object with --json).
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,17 +61,22 @@ int cmd_run(int argc, char** argv) {
                  m.hp.arch_name.c_str(), m.hp.n_layer, m.hp.n_embd, m.hp.n_vocab,
                  double(m.weight_bytes) / (1 << 20), describe_decode_reads(m).c_str());
   }
-  const Vision vis = load_vision(vo, mo, lm);
+  std::optional<vision::EncodedPrompt> encoded;
+  if (!images.empty()) {
+    // The encoder's backends (a device, with --device) are released before the session opens its own.
+    const Vision vis = load_vision(vo, mo, lm);
+    encoded = vision::encode_prompt(*vis.clip, *vis.encoder, tok, with_markers(prompt, images.size()), images, true);
+  } else if (!vo.mmproj.empty()) {
+    load_vision(vo, mo, lm);  // checked even without an image: a wrong projector is an error
+  }
   Session session(*lm.model, sp, mo.backends());
   std::vector<int32_t> prompt_tokens;
   int n_image_tokens = 0;
-  if (!images.empty()) {
+  if (encoded) {
     // Everything before the prompt's last text goes into the session here; generate() takes that text.
-    const vision::EncodedPrompt ep =
-        vision::encode_prompt(*vis.clip, *vis.encoder, tok, with_markers(prompt, images.size()), images, true);
-    prompt_tokens = vision::decode_all_but_last(session, ep);
-    n_image_tokens = ep.n_tokens();
-    for (const vision::PromptChunk& c : ep.chunks) n_image_tokens -= int(c.tokens.size());
+    prompt_tokens = vision::decode_all_but_last(session, *encoded);
+    n_image_tokens = encoded->n_tokens();
+    for (const vision::PromptChunk& c : encoded->chunks) n_image_tokens -= int(c.tokens.size());
   } else if (have_prompt) {
     prompt_tokens = tok.encode(prompt, /*add_special=*/true, /*parse_special=*/true);
   } else {

@@ -28,7 +28,7 @@ constexpr int64_t kDistinctRows = 16;  // quantized once, then repeated down the
 
 const Type kWeightTypes[] = {Type::F32,  Type::F16,  Type::BF16,   Type::Q8_0, Type::Q4_0, Type::Q4_1,
                              Type::Q5_0, Type::Q5_1, Type::IQ4_NL, Type::Q2_K, Type::Q3_K, Type::Q4_K,
-                             Type::Q5_K, Type::Q6_K, Type::IQ4_XS};
+                             Type::Q5_K, Type::Q6_K, Type::IQ4_XS, Type::Q1_0, Type::Q2_0};
 
 std::vector<float> random_floats(int64_t n, uint32_t seed) {
   std::mt19937 rng(seed);

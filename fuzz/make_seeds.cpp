@@ -7,7 +7,7 @@
 //              special ids inside the vocabulary)
 //   tokenize/  the conformance test strings, each after a byte that picks vocabulary and flags
 //   chat/      the chat templates stored in the test files and chat_templates/templates/*.jinja
-//   request/   OpenAI-style request bodies for both endpoints (a byte picking the endpoint first)
+//   request/   OpenAI-style and Anthropic request bodies (a byte picking the endpoint first)
 //   grammar/   GBNF grammars and JSON schemas, each with a text to match
 //   et_launch/ (empty: the fuzzer starts from nothing)
 // Usage: fuzz_seeds OUT
@@ -148,6 +148,22 @@ int main(int argc, char** argv) {
       "\x00{\"prompt\":\"hi\",\"json_schema\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/$defs/n\"},"
       "\"$defs\":{\"n\":{\"type\":\"integer\"}}}}"sv,
       "\x00{\"prompt\":\"hi\",\"grammar\":\"root ::= [a-z]{1,4} (\\\"!\\\" | \\\"?\\\")*\"}"sv,
+      // Anthropic messages (0xC3: the Hermes Jinja template): system blocks, a tool_use answered by
+      // its tool_result, thinking, tool_choice, stop sequences.
+      "\xC3{\"system\":[{\"type\":\"text\",\"text\":\"Be brief.\"}],\"max_tokens\":8,\"messages\":["
+      "{\"role\":\"user\",\"content\":\"weather?\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\","
+      "\"thinking\":\"hm\"},{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"w\",\"input\":{}}]},{\"role\":\"user\","
+      "\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"t1\",\"content\":[{\"type\":\"text\",\"text\":\"3 C\"}]}]}],"
+      "\"tools\":[{\"name\":\"w\",\"input_schema\":{\"type\":\"object\"}}],\"tool_choice\":{\"type\":\"any\"},"
+      "\"stop_sequences\":[\"a\",\"b\",\"c\",\"d\",\"e\"],\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":1024}}"sv,
+      "\x81{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}],\"top_k\":5}"sv,
+      "\x86{\"query\":\"dog\",\"documents\":[\"a dog\",\"a cat\"],\"top_n\":1}"sv,
+      "\x86{\"query\":\"q\",\"texts\":[\"x\"],\"return_text\":true}"sv,
+      // llama-server's /completion (0x82), /infill (0x84) and /v1/rerank (0x86, above).
+      "\x82{\"prompt\":[\"Once\",450,\" upon\"],\"n_predict\":0,\"n_probs\":3,\"samplers\":\"ekt\",\"seed\":-1,"
+      "\"stop\":[\"a\",\"b\",\"c\",\"d\",\"e\"],\"mirostat\":0,\"id_slot\":1,\"return_tokens\":true}"sv,
+      "\x84{\"input_prefix\":\"def f():\\n    \",\"input_suffix\":\"\\n\",\"prompt\":\"return\",\"input_extra\":"
+      "[{\"filename\":\"a.py\",\"text\":\"x = 1\"},{\"text\":\"y\"}],\"n_predict\":4,\"samplers\":[\"top_k\",\"temperature\"]}"sv,
   };
   for (size_t i = 0; i < std::size(kRequests); i++) write_file(out / "request" / std::to_string(i), std::string(kRequests[i]));
   // Byte 0: even = GBNF, odd = JSON schema; a NUL byte, then a text to match.

@@ -4,9 +4,13 @@
 // the context (embeddings: inputs of ids inside the vocabulary and the context). A chat request
 // that parses has the body's text read as its reply (the tool-call parsers: every call's
 // arguments JSON).
-// Input: byte 0 picks the endpoint (bit 7: embeddings, bit 0: chat) and the chat template (bits
-// 1-6: a built-in family, or past them a Jinja template with Hermes tool calls and <think>), the
-// rest is the request body.
+// Anthropic's /v1/messages (parse_anthropic_request, count_anthropic_tokens) and llama-server's
+// /completion and /infill (on StarCoder's vocabulary, which has FIM tokens) are held to the same,
+// and /v1/rerank's parser to inputs of ids inside the vocabulary and the context.
+// Input: byte 0 picks the endpoint (bit 7 clear: bit 0 chat or completions; bit 7 set: bit 0
+// Anthropic messages, else bits 1-2 embeddings, /completion, /infill or rerank) and the chat template
+// (bits 1-6: a built-in family, or past them a Jinja template with Hermes tool calls and
+// <think>), the rest is the request body.
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -18,7 +22,9 @@
 #include "chat/chat_output.h"
 #include "fuzz_testdata.h"
 #include "gguf/gguf.h"
+#include "serve/anthropic_api.h"
 #include "serve/embeddings.h"
+#include "serve/native_api.h"
 #include "serve/openai_api.h"
 #include "tokenizer/tokenizer.h"
 
@@ -30,12 +36,22 @@ std::unique_ptr<Tokenizer>& vocab() {
   static std::unique_ptr<Tokenizer> tok;
   return tok;
 }
+std::unique_ptr<gguf::File>& vocab_file() {
+  static std::unique_ptr<gguf::File> f;
+  return f;
+}
+std::unique_ptr<Tokenizer>& fim_vocab() {
+  static std::unique_ptr<Tokenizer> tok;
+  return tok;
+}
 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  const auto f = gguf::File::open(fuzz::testdata_path("tokenizer/ggml-vocab-llama-spm.gguf"), gguf::LoadMode::Memory);
+  auto f = gguf::File::open(fuzz::testdata_path("tokenizer/ggml-vocab-llama-spm.gguf"), gguf::LoadMode::Memory);
   vocab() = Tokenizer::from_gguf(*f);
+  vocab_file() = std::move(f);
+  fim_vocab() = Tokenizer::from_gguf(*gguf::File::open(fuzz::testdata_path("tokenizer/ggml-vocab-starcoder.gguf"), gguf::LoadMode::Memory));
   return 0;
 }
 
@@ -63,6 +79,23 @@ const ChatFormatter& hermes_jinja() {
 
 constexpr int kCtx = 512;
 
+int fuzz_rerank(const nlohmann::json& body, const Tokenizer& tok) {
+  serve::RerankRequest r;
+  try {
+    r = serve::parse_rerank_request(body, *vocab_file(), tok, kCtx);
+  } catch (const serve::ApiError& e) {
+    if (!expected(e)) unexpected(e);
+    return 0;
+  }
+  if (r.inputs.empty() || r.inputs.size() != r.documents.size() || r.top_n > r.inputs.size()) __builtin_trap();
+  for (const auto& ids : r.inputs) {
+    if (ids.empty() || int(ids.size()) > kCtx) __builtin_trap();
+    for (int32_t id : ids)
+      if (id < 0 || id >= tok.n_vocab()) __builtin_trap();
+  }
+  return 0;
+}
+
 int fuzz_embeddings(const nlohmann::json& body, const Tokenizer& tok) {
   serve::EmbeddingsRequest r;
   try {
@@ -80,6 +113,30 @@ int fuzz_embeddings(const nlohmann::json& body, const Tokenizer& tok) {
   return 0;
 }
 
+// What the scheduler needs of a parsed request, and a chat reply's calls read from the body's text.
+void check_generation(const serve::ApiRequest& r, const nlohmann::json& body, const Tokenizer& tok) {
+  const serve::GenParams& g = r.gen;
+  if (g.prompt.empty() || g.max_tokens < 1 || int64_t(g.prompt.size()) + g.max_tokens > kCtx || g.n < 1) __builtin_trap();
+  for (int32_t id : g.prompt) {
+    if (id < 0 || id >= tok.n_vocab()) __builtin_trap();
+  }
+  if (r.endpoint == serve::Endpoint::CHAT) {
+    const std::string reply = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    for (bool partial : {true, false})
+      for (const ParsedToolCall& c : parse_chat_output(r.reply, reply, partial).calls)
+        if (!partial && !nlohmann::json::accept(c.arguments)) __builtin_trap();
+  }
+}
+
+void fuzz_anthropic(const nlohmann::json& body, const serve::PromptContext& pc) {
+  try {
+    if (serve::count_anthropic_tokens(body, pc) < 1) __builtin_trap();
+    check_generation(serve::parse_anthropic_request(body, pc), body, pc.tok);
+  } catch (const serve::ApiError& e) {
+    if (!expected(e)) unexpected(e);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -88,29 +145,32 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const nlohmann::json body = nlohmann::json::parse(data + 1, data + size, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) return 0;
   const Tokenizer& tok = *vocab();
-  if (data[0] & 0x80) return fuzz_embeddings(body, tok);
-
-  const serve::Endpoint endpoint = data[0] & 1 ? serve::Endpoint::CHAT : serve::Endpoint::COMPLETION;
-  const size_t which = ((data[0] & 0x7f) >> 1) % (templates.size() + 1);
-  const ChatFormatter builtin(chat_template_from_name(templates[which % templates.size()]));
-  const ChatFormatter& chat = which == templates.size() ? hermes_jinja() : builtin;
-  serve::ApiRequest r;
-  try {
-    r = serve::parse_request(body, endpoint, serve::PromptContext{tok, chat, kCtx});
-  } catch (const serve::ApiError& e) {
-    if (!expected(e)) unexpected(e);
+  if ((data[0] & 0x87) == 0x80) return fuzz_embeddings(body, tok);
+  if ((data[0] & 0x87) == 0x86) return fuzz_rerank(body, tok);
+  if ((data[0] & 0x81) == 0x80) {  // llama-server's /completion or /infill
+    static const ChatFormatter chatml(ChatTemplate::CHATML);
+    const bool infill = data[0] & 4;
+    const serve::PromptContext pc{infill ? *fim_vocab() : tok, chatml, kCtx};
+    try {
+      check_generation(infill ? serve::parse_infill(body, pc, 2) : serve::parse_native_completion(body, pc, 2), body, pc.tok);
+    } catch (const serve::ApiError& e) {
+      if (!expected(e)) unexpected(e);
+    }
     return 0;
   }
-  const serve::GenParams& g = r.gen;
-  if (g.prompt.empty() || g.max_tokens < 1 || int64_t(g.prompt.size()) + g.max_tokens > kCtx || g.n < 1) __builtin_trap();
-  for (int32_t id : g.prompt) {
-    if (id < 0 || id >= tok.n_vocab()) __builtin_trap();
+
+  const size_t which = ((data[0] & 0x7f) >> 1) % (templates.size() + 1);
+  const ChatFormatter builtin(chat_template_from_name(templates[which % templates.size()]));
+  const serve::PromptContext pc{tok, which == templates.size() ? hermes_jinja() : builtin, kCtx};
+  if (data[0] & 0x80) {
+    fuzz_anthropic(body, pc);
+    return 0;
   }
-  if (endpoint == serve::Endpoint::CHAT) {
-    const std::string reply = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    for (bool partial : {true, false})
-      for (const ParsedToolCall& c : parse_chat_output(r.reply, reply, partial).calls)
-        if (!partial && !nlohmann::json::accept(c.arguments)) __builtin_trap();
+  const serve::Endpoint endpoint = data[0] & 1 ? serve::Endpoint::CHAT : serve::Endpoint::COMPLETION;
+  try {
+    check_generation(serve::parse_request(body, endpoint, pc), body, tok);
+  } catch (const serve::ApiError& e) {
+    if (!expected(e)) unexpected(e);
   }
   return 0;
 }

@@ -43,6 +43,8 @@ class ChatFormatter {
   OutputSyntax output_syntax(bool has_tools) const;
   // "jinja" or the built-in family's name.
   std::string name() const;
+  // The Jinja template's text ("" for a built-in family), as llama-server's /props shows it.
+  std::string source() const { return jinja_ ? jinja_->source() : ""; }
 
  private:
   // The tool format of the template requests with tools render with, found once.

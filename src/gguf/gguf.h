@@ -75,6 +75,10 @@ class File {
                                     const ReadProgress& progress = {});
   // Parse a file already in memory (tests, fuzzers). The bytes are copied.
   static std::unique_ptr<File> from_bytes(std::span<const uint8_t> bytes, std::string name = "<memory>");
+  // Parse bytes that stay valid and unchanged as long as the File (a model embedded in the
+  // binary), using them in place: nothing is copied. They must start on a 64-byte boundary, as a
+  // file read into memory does, since tensors are used where they lie.
+  static std::unique_ptr<File> from_memory(std::span<const uint8_t> bytes, std::string name);
   ~File();
 
   // Gives back to the system the memory of the whole pages within bytes [p, p + n) of an open
@@ -125,7 +129,7 @@ class File {
   size_t size_ = 0;
   void* mmap_ = nullptr;             // open(): the file mapped, or read into anonymous pages
   bool mapped_ = false;              // which of the two
-  std::unique_ptr<uint8_t[]> heap_;  // from_bytes
+  std::unique_ptr<uint8_t[]> heap_;  // from_bytes (from_memory owns nothing)
   struct stat disk_ {};              // the file as loaded (release_pages checks it is unchanged)
   std::vector<KeyValue> kv_;
   std::vector<TensorInfo> tensors_;

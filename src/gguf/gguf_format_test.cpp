@@ -246,6 +246,41 @@ TEST(GgufFormat, WriteThenOpenInBothModes) {
   }
 }
 
+// from_memory parses bytes where they lie (the binary's embedded model): the tensors point into
+// them, nothing is copied; bytes off a 64-byte boundary, or not GGUF, are refused by name.
+TEST(GgufFormat, FromMemoryUsesTheBytesInPlace) {
+  const auto a = random_bytes(4 * 64, 3);
+  Writer w;
+  w.set("general.architecture", std::string("llama"));
+  const int64_t ne[] = {64};
+  w.add_tensor("a", Type::F32, ne, a.data(), a.size());
+  const std::vector<uint8_t> bytes = w.to_bytes();
+  alignas(64) static uint8_t buf[4096];
+  ASSERT_LE(bytes.size() + 1, sizeof buf);
+  std::memcpy(buf, bytes.data(), bytes.size());
+  auto f = File::from_memory({buf, bytes.size()}, "built-in");
+  EXPECT_EQ(f->path(), "built-in");
+  EXPECT_EQ(f->file_size(), bytes.size());
+  EXPECT_EQ(f->require_string("general.architecture"), "llama");
+  ASSERT_EQ(f->tensors().size(), 1u);
+  EXPECT_EQ(f->tensors()[0].data, buf + f->data_offset());
+  EXPECT_EQ(std::memcmp(f->tensors()[0].data, a.data(), a.size()), 0);
+  EXPECT_FALSE(File::release_pages(f->tensors()[0].data, a.size()));  // no file behind it
+
+  const auto error_of = [](std::span<const uint8_t> b) -> std::string {
+    try {
+      File::from_memory(b, "built-in");
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  std::memmove(buf + 1, buf, bytes.size());
+  EXPECT_EQ(error_of({buf + 1, bytes.size()}), "built-in: in-memory GGUF bytes must start on a 64-byte boundary");
+  buf[0] = 'X';
+  EXPECT_EQ(error_of({buf, bytes.size()}), "built-in: not a GGUF file (bad magic)");
+}
+
 TEST(GgufFormat, OpenReportsMissingAndNonRegularFiles) {
   TempDir dir;
   for (LoadMode mode : {LoadMode::Mmap, LoadMode::Memory}) {

@@ -271,6 +271,17 @@ std::unique_ptr<File> File::from_bytes(std::span<const uint8_t> bytes, std::stri
   return f;
 }
 
+std::unique_ptr<File> File::from_memory(std::span<const uint8_t> bytes, std::string name) {
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % kHeapAlignment != 0)
+    throw Error(name + ": in-memory GGUF bytes must start on a " + std::to_string(kHeapAlignment) + "-byte boundary");
+  std::unique_ptr<File> f(new File());
+  f->path_ = std::move(name);
+  f->size_ = bytes.size();
+  f->base_ = bytes.data();
+  f->parse();
+  return f;
+}
+
 File::~File() {
   if (!mmap_) return;
   {

@@ -130,6 +130,28 @@ bool SequenceStore::keep_state_before_step(SeqState& s) {
   return true;
 }
 
+bool SequenceStore::shift(SeqState& s, int keep, int n_discard, std::vector<int32_t> (&moved)[kPools]) {
+  if (keep < s.n_shared || n_discard <= 0 || keep > s.n - n_discard) return false;
+  const int gone_end = keep + n_discard;  // positions [keep, gone_end) go
+  if (pools_[0]) {  // position p is s.full[p]
+    pools_[0]->free(std::span(s.full).subspan(size_t(keep), size_t(n_discard)));
+    moved[0].insert(moved[0].end(), s.full.begin() + gone_end, s.full.end());
+    s.full.erase(s.full.begin() + keep, s.full.begin() + gone_end);
+  }
+  if (pools_[1]) {  // the window holds [window_begin, window_begin + size): its part in the range goes
+    const int begin = s.window_begin, end = begin + int(s.window.size());
+    const int lo = std::clamp(keep, begin, end) - begin, hi = std::clamp(gone_end, begin, end) - begin;
+    pools_[1]->free(std::span(s.window).subspan(size_t(lo), size_t(hi - lo)));
+    moved[1].insert(moved[1].end(), s.window.begin() + hi, s.window.end());
+    s.window.erase(s.window.begin() + lo, s.window.begin() + hi);
+    // What is left is contiguous again: [begin, keep) stays, [gone_end, end) moves down to keep.
+    s.window_begin = begin < keep ? begin : begin >= gone_end ? begin - n_discard : keep;
+    s.window_from = s.window_begin;
+  }
+  s.n -= n_discard;
+  return true;
+}
+
 void SequenceStore::release(SeqState& s) {
   if (pools_[0] && int(s.full.size()) > s.n_shared)
     pools_[0]->free(std::span(s.full).subspan(size_t(s.n_shared)));

@@ -43,6 +43,10 @@ struct SeqState {
   std::vector<int32_t> full;    // FULL slot of position p (every position taken so far)
   std::vector<int32_t> window;  // WINDOW slot of position window_begin + i
   int window_begin = 0;
+  // After a context shift: the window holds nothing below this position, though the next ones
+  // would attend it (what it had dropped before the shift); they attend what it holds, as
+  // llama.cpp's SWA cache does.
+  int window_from = 0;
   int32_t cell = -1;            // the cell its steps write; -1: not taken yet
   int32_t cell_src = 0;         // the cell its next step reads
   int32_t cell_spare = -1;      // a second cell it owns, for steps that keep the state before them
@@ -82,6 +86,14 @@ class SequenceStore {
   // Gives back the slots reserved for positions >= s.n that no step committed (the tokens of a
   // verification step that were not accepted).
   void drop_uncommitted(SeqState& s);
+  // llama.cpp's context shift (seq_rm of [keep, keep + n_discard), then seq_add of -n_discard
+  // to every later position): forgets those positions and numbers the later ones n_discard
+  // lower. Their FULL and WINDOW slots stay where they are, appended to moved[pool] in position
+  // order: their K rows were rotated for the old positions, and the caller rotates them back.
+  // A recurrent state is kept as it is: it has taken the forgotten tokens in, as in llama.cpp.
+  // False, changing nothing, when the range is not inside [0, s.n) or reaches into the
+  // positions shared with the prefix cache.
+  bool shift(SeqState& s, int keep, int n_discard, std::vector<int32_t> (&moved)[kPools]);
   // Gives back everything s owns (not what it shares), leaving it empty.
   void release(SeqState& s);
 

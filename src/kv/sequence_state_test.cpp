@@ -43,6 +43,45 @@ TEST(SequenceStore, WindowSlotsStayBounded) {
   EXPECT_EQ(store.n_free(Pool::WINDOW), 16);
 }
 
+// A context shift forgets [keep, keep + n_discard) and numbers the rest down: the FULL slots of
+// the later positions stay (listed as moved, in order), the forgotten ones are free again; the
+// window's part in the range goes, what it held later moves down, and its list stays contiguous.
+TEST(SequenceStore, ShiftForgetsARangeAndMovesTheRestDown) {
+  SequenceStore store(layout(true), {64, 16, 1}, Type::F32);
+  SeqState s;
+  ASSERT_TRUE(store.reserve(s, 12));
+  store.commit(s, 12);  // the window holds positions 9, 10, 11
+  const std::vector<int32_t> full = s.full, window = s.window;
+  const int32_t cell = s.cell;
+  std::vector<int32_t> moved[kPools];
+  EXPECT_FALSE(store.shift(s, 8, 5, moved));  // past the end
+  EXPECT_FALSE(store.shift(s, 3, 0, moved));
+  ASSERT_TRUE(store.shift(s, 3, 5, moved));
+  EXPECT_EQ(s.n, 7);
+  EXPECT_EQ(s.full, std::vector<int32_t>({full[0], full[1], full[2], full[8], full[9], full[10], full[11]}));
+  EXPECT_EQ(moved[0], std::vector<int32_t>(full.begin() + 8, full.end()));
+  EXPECT_EQ(store.n_free(Pool::FULL), 64 - 7);
+  EXPECT_EQ(s.window_begin, 4);  // positions 9..11 are now 4..6, the window's slots unchanged
+  EXPECT_EQ(s.window, window);
+  EXPECT_EQ(moved[1], window);
+  EXPECT_EQ(s.cell, cell);  // the recurrent state stays
+
+  // A range through the window: its part there is freed, the rest stays contiguous.
+  for (auto& m : moved) m.clear();
+  ASSERT_TRUE(store.shift(s, 1, 4, moved));  // positions 1..4 go: the window's 4
+  EXPECT_EQ(s.n, 3);
+  EXPECT_EQ(s.window_begin, 1);
+  EXPECT_EQ(s.window, std::vector<int32_t>({window[1], window[2]}));
+  EXPECT_EQ(store.n_free(Pool::WINDOW), 16 - 2);
+  EXPECT_EQ(moved[0], std::vector<int32_t>({full[10], full[11]}));
+  ASSERT_TRUE(store.reserve(s, 1));  // and the sequence goes on from position 3
+  store.commit(s, 1);
+  EXPECT_EQ(int(s.full.size()), 4);
+  store.release(s);
+  EXPECT_EQ(store.n_free(Pool::FULL), 64);
+  EXPECT_EQ(store.n_free(Pool::WINDOW), 16);
+}
+
 TEST(SequenceStore, ReserveTakesNothingWhenAPoolIsShort) {
   SequenceStore store(layout(false), {64, 5, 0}, Type::F32);
   SeqState s;

@@ -90,6 +90,7 @@ Tensor* attend(Forward& f, int il, Tensor* q, Tensor* k, Tensor* v, float kq_sca
     f.writes.push_back(kc);
     f.writes.push_back(vc);
     f.kv_written[size_t(il)] = {kc, vc};
+    f.fg.key_rope[size_t(il)] = k->op == Op::ROPE ? k : nullptr;
   } else {  // a layer sharing an earlier layer's cache, as written in this step
     std::tie(kc, vc) = f.kv_written.at(size_t(cfg.kv_layer));
   }

@@ -37,18 +37,27 @@ const ForwardGraph& Executor::forward(const Batch& b, bool hidden_states) {
   k->fg.hidden_states = hidden_states;
   build_forward(k->fg, model_, store_, b, n_ctx_);
   built_++;
-  const size_t need = plan_memory(k->fg.graph, nullptr, kArenaAlign, reuse_after_) + kArenaAlign;
+  plan(k->fg.graph);
+  if (kept_.size() == kKeptShapes) kept_.erase(kept_.begin());
+  kept_.push_back(std::move(k));
+  scheduler_.compute(kept_.back()->fg.graph);
+  return kept_.back()->fg;
+}
+
+void Executor::compute(Graph& g) {
+  plan(g);
+  scheduler_.compute(g);
+}
+
+void Executor::plan(Graph& g) {
+  const size_t need = plan_memory(g, nullptr, kArenaAlign, reuse_after_) + kArenaAlign;
   if (arena_size_ < need) {
     // The kept graphs point into the old arena: they go, and are built again when next used.
     kept_.clear();
     arena_.reset(new uint8_t[need]);
     arena_size_ = need;
   }
-  plan_memory(k->fg.graph, align_up(arena_.get()), kArenaAlign, reuse_after_);
-  if (kept_.size() == kKeptShapes) kept_.erase(kept_.begin());
-  kept_.push_back(std::move(k));
-  scheduler_.compute(kept_.back()->fg.graph);
-  return kept_.back()->fg;
+  plan_memory(g, align_up(arena_.get()), kArenaAlign, reuse_after_);
 }
 
 }  // namespace hart

@@ -25,6 +25,10 @@ class Executor {
   // Computes b's forward pass (with hidden_states: the hidden states instead of the logits,
   // ForwardGraph::hidden_states). The graph and its results stay valid until the next call.
   const ForwardGraph& forward(const Batch& b, bool hidden_states = false);
+  // Computes a graph of other work on the same state (a context shift's K-shift), its
+  // intermediate tensors in the arena the forward graphs share. Results of the last forward
+  // call are gone afterwards.
+  void compute(Graph& g);
   // Where the last graph ran (splits, nodes per backend) and on which backends.
   const sched::Scheduler& scheduler() const { return scheduler_; }
   // Graphs built so far; forward() calls minus this is how many replayed a kept graph.
@@ -35,6 +39,10 @@ class Executor {
     BatchShape shape;
     ForwardGraph fg;
   };
+
+  // Lays g's intermediate tensors out in the arena, growing it first (which drops the kept
+  // graphs, planned into the old one) when g needs more.
+  void plan(Graph& g);
 
   const Model& model_;
   const kv::SequenceStore& store_;

@@ -41,7 +41,7 @@ size_t Batch::add(const kv::SeqState& s, const kv::StateLayout& layout, std::spa
     const bool window = kv::Pool(p) == kv::Pool::WINDOW;
     const std::vector<int32_t>& held = window ? s.window : s.full;
     const int begin = window ? s.window_begin : 0;  // position of held[0]
-    if (begin + int(held.size()) < end || (window && begin > std::max(0, s.n - layout.window + 1)))
+    if (begin + int(held.size()) < end || (window && begin > std::max({0, s.n - layout.window + 1, s.window_from})))
       throw Error("batch: the sequence holds no " + std::string(window ? "window " : "") + "slots for positions " +
                   std::to_string(s.n) + ".." + std::to_string(end - 1));
     Attn& a = attn[p];
@@ -125,6 +125,7 @@ Tensor* Forward::output_rows(Tensor* x) {
 void build_forward(ForwardGraph& fg, const Model& m, const kv::SequenceStore& store, const Batch& b, int n_ctx) {
   if (b.size() == 0) throw Error("forward: the batch has no tokens");
   Forward f(fg, m, store, b, n_ctx);
+  fg.key_rope.assign(size_t(m.hp.n_layer), nullptr);
   f.tokens = f.input(InputKind::TOKENS, 0, Type::I32, f.n, "inp_tokens");
   if (!b.embd.empty()) {
     if (b.embd.size() != size_t(f.n) * size_t(m.hp.n_embd))

@@ -85,6 +85,10 @@ struct ForwardGraph {
   std::deque<std::vector<int64_t>> i64;
   std::vector<float> embd;  // EMBD's data
   Tensor* logits = nullptr;  // (n_vocab, out_rows); nullptr when no logits were asked for
+  // Per layer: the ROPE node whose output the layer writes into its K cache; nullptr for a layer
+  // without a cache of its own or whose keys are not rotated. A context shift (key_shift.h)
+  // rotates cached keys again the same way.
+  std::vector<const Tensor*> key_rope;
   // Set before build_forward: `logits` is instead the rows' last hidden states after the output
   // norm, (n_embd, out_rows), what llama.cpp's embeddings are pooled from.
   bool hidden_states = false;

@@ -1,6 +1,7 @@
 #include "model/generate.h"
 
 #include <chrono>
+#include <string>
 
 #include "common/error.h"
 
@@ -32,8 +33,18 @@ GenerateStats generate(Session& session, Sampler& sampler, std::span<const int32
     if (opt.is_eog && opt.is_eog(tok)) break;
     st.n_generated++;
     if (opt.on_token && !opt.on_token(tok)) break;
-    if (session.n_past() >= session.n_ctx()) break;  // context full: stop, as llama.cpp does
     if (opt.n_predict >= 0 && st.n_generated >= opt.n_predict) break;
+    if (opt.context_shift_keep >= 0 && session.n_past() + 1 >= session.n_ctx()) {
+      const int keep = opt.context_shift_keep, n_discard = (session.n_past() - keep) / 2;
+      if (n_discard <= 0)
+        throw Error("context shift: keeping " + std::to_string(keep) + " tokens leaves none to forget in a context of " +
+                    std::to_string(session.n_ctx()));
+      session.shift(keep, n_discard);
+      st.n_shifts++;
+    } else if (session.n_past() >= session.n_ctx()) {
+      st.context_full = true;
+      break;
+    }
     const int32_t one[1] = {tok};
     logits = session.decode(one);
   }

@@ -17,6 +17,8 @@ struct GenerateStats {
   int n_generated = 0;
   double prompt_ms = 0;    // prefill wall time
   double generate_ms = 0;  // wall time of the decode steps
+  bool context_full = false;  // stopped because the context was full (no context shift)
+  int n_shifts = 0;           // context shifts made
 };
 
 struct GenerateOptions {
@@ -25,6 +27,11 @@ struct GenerateOptions {
   // Called with each generated token; return false to stop.
   std::function<bool(int32_t)> on_token;
   std::vector<float>* logits_step0 = nullptr;  // receives the first step's full logits
+  // >= 0: llama.cpp's context shift. When the next token would take the context's last position
+  // (llama-completion's test), the session forgets half of the positions after the first
+  // context_shift_keep (Session::shift) and generation goes on. < 0: generation stops once the
+  // context is full, with GenerateStats::context_full set.
+  int context_shift_keep = -1;
 };
 
 // Appends `prompt` to the session (which may already hold a prefix) and generates.

@@ -127,6 +127,8 @@ HParams read_hparams(const gguf::File& f) {
   hp.n_embd = k.req_int("embedding_length");
   hp.n_layer = k.req_int("block_count");
   if (auto n = k.opt_int("vocab_size")) hp.n_vocab = checked(a + "vocab_size", *n);
+  if (auto labels = f.get_string_array(a + "classifier.output_labels"); labels && !labels->empty())
+    hp.n_cls_out = checked(a + "classifier.output_labels", int64_t(labels->size()));
   const auto n_head = k.per_layer("attention.head_count", hp.n_layer).value_or(std::vector<int64_t>(size_t(hp.n_layer), 0));
   const auto n_head_kv = k.per_layer("attention.head_count_kv", hp.n_layer).value_or(n_head);
   const auto n_ff = k.per_layer("feed_forward_length", hp.n_layer).value_or(std::vector<int64_t>(size_t(hp.n_layer), 0));

@@ -59,6 +59,7 @@ struct HParams {
   const Arch* arch = nullptr;
   std::string arch_name;  // general.architecture as written in the file
   int n_vocab = 0;
+  int n_cls_out = 1;  // a classifier head's outputs: classifier.output_labels, as llama.cpp counts them
   int n_ctx_train = 0;
   int n_embd = 0;
   int n_layer = 0;

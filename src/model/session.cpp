@@ -82,6 +82,7 @@ std::span<const float> Session::run(std::span<const int32_t> tokens, std::span<c
                                           : step({}, embd.subspan(size_t(done) * width, size_t(chunk) * width), rows, hidden);
     // Tentative positions keep their window slots: keep() may go back to any of them.
     store_.commit(seq_, chunk, /*slide_window=*/!tentative_);
+    if (key_rope_.empty()) key_rope_ = key_ropes(fg);
     if (fg.logits) {
       out = {static_cast<const float*>(fg.logits->data), size_t(fg.logits->nelements())};
       if (all_logits && !(done == 0 && last)) logits_.insert(logits_.end(), out.begin(), out.end());
@@ -125,6 +126,17 @@ void Session::keep(int n) {
   }
   store_.slide_window(seq_);
   tentative_tokens_.clear();
+}
+
+void Session::shift(int keep, int n_discard) {
+  if (tentative_) throw Error("context shift: not during a speculative step (keep() first)");
+  check_repeatable(key_rope_);
+  if (!store_.shift(seq_, keep, n_discard, moved_))
+    throw Error("context shift: cannot forget " + std::to_string(n_discard) + " positions after the first " +
+                std::to_string(keep) + " of " + std::to_string(seq_.n));
+  KeyShiftGraph g;
+  if (build_key_shift(g, store_, key_rope_, moved_, -n_discard)) executor_.compute(g.graph);
+  for (auto& m : moved_) m.clear();
 }
 
 int Session::truncate(int n) {

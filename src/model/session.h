@@ -4,12 +4,14 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "kv/sequence_state.h"
 #include "model/executor.h"
+#include "model/key_shift.h"
 #include "model/model.h"
 
 namespace hart {
@@ -57,6 +59,12 @@ class Session {
   // Forgets positions >= n. Returns the positions kept: n, or 0 when the state cannot go back
   // to n (a recurrent state, or a sliding window that has moved on): then all is forgotten.
   int truncate(int n);
+  // llama.cpp's context shift: forgets positions [keep, keep + n_discard) and moves the later
+  // ones n_discard down, turning their cached keys to the new positions (key_shift.h), so that
+  // n_past() drops by n_discard and generation goes on. A recurrent state stays as it is (it has
+  // taken the forgotten tokens in, as in llama.cpp). Throws hart::Error when the range is not
+  // inside [0, n_past()).
+  void shift(int keep, int n_discard);
   const Model& model() const { return model_; }
   const kv::SequenceStore& store() const { return store_; }
   // Where its last step ran (splits, nodes per backend).
@@ -82,6 +90,9 @@ class Session {
   std::vector<int32_t> tentative_tokens_;
 
   std::vector<float> logits_;  // all_logits of a prompt computed in several steps
+  // How each layer rotates its cached keys, from the first forward graph (the same in all).
+  std::vector<std::optional<KeyRope>> key_rope_;
+  std::vector<int32_t> moved_[kv::kPools];  // a shift's moved slots, per pool
 };
 
 int default_n_ctx(const HParams& hp);

@@ -259,13 +259,13 @@ Spec parse_spec(std::string_view spec) {
   const std::string name = colon == std::string_view::npos ? "q8_0" : std::string(spec.substr(colon + 1));
   // "mix:Q2_K": llama-quantize's mix even where its name is also a type's (Q2_K, IQ4_XS, Q6_K, ...).
   if (name.starts_with("mix:")) {
-    if (!(out.mix = find_quantize_target(name.substr(4))))
+    if (!(out.mix = find_quantize_target(name.substr(4))) || out.mix->copy)
       throw Error("synthetic model mix '" + name.substr(4) + "' is not one hart quantize makes");
     return out;
   }
   if (const std::optional<Type> type = type_from_name(name); type && can_quantize(*type))
     out.type = type;  // a plain type: every matrix in it, as the name says
-  else if (!(out.mix = find_quantize_target(name)))
+  else if (!(out.mix = find_quantize_target(name)) || out.mix->copy)  // COPY: a generated model has nothing to copy
     throw Error("synthetic model type '" + name + "' is not one hart can write");
   return out;
 }
@@ -278,7 +278,7 @@ std::vector<gguf::TensorInfo> list_tensors(const Spec& spec) {
   describe(*spec.shape, spec.mix ? Type::F32 : *spec.type, dry);
   if (spec.mix) {
     const std::unique_ptr<gguf::File> meta = gguf::File::from_bytes(dry.w.to_bytes(), "synthetic");
-    const std::vector<TensorPlan> plan = plan_quantization(*meta, dry.listed, *spec.mix, true);
+    const std::vector<TensorPlan> plan = plan_quantization(*meta, dry.listed, *spec.mix, {}, true);
     for (size_t i = 0; i < plan.size(); i++) dry.listed[i].type = plan[i].type;
   }
   return dry.listed;

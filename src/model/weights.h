@@ -94,6 +94,9 @@ struct Weights {
   Tensor* per_layer_tok_embd = nullptr;
   Tensor* per_layer_model_proj = nullptr;  // (n_embd, n_pl * n_layer)
   Tensor* per_layer_proj_norm = nullptr;   // (n_pl,)
+  // A reranker's classifier head (Qwen3-Reranker: the yes / no rows of its LM head), which the
+  // server applies to the pooled hidden state (serve/embeddings.h).
+  Tensor* cls_out = nullptr;  // (n_embd, n_cls_out)
   std::vector<LayerWeights> layers;
 };
 

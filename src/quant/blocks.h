@@ -10,7 +10,7 @@
 namespace hart {
 
 constexpr int QK4_0 = 32, QK4_1 = 32, QK5_0 = 32, QK5_1 = 32, QK8_0 = 32, QK8_1 = 32;
-constexpr int QK4_NL = 32, QK_MXFP4 = 32;
+constexpr int QK4_NL = 32, QK_MXFP4 = 32, QK1_0 = 128, QK2_0 = 64;
 constexpr int QK_K = 256, K_SCALE_SIZE = 12;
 
 struct block_q4_0 { fp16_t d; uint8_t qs[QK4_0 / 2]; };
@@ -31,6 +31,9 @@ struct block_iq4_xs { fp16_t d; uint16_t scales_h; uint8_t scales_l[QK_K / 64]; 
 struct block_tq1_0 { uint8_t qs[(QK_K - 4 * QK_K / 64) / 5]; uint8_t qh[QK_K / 64]; fp16_t d; };
 struct block_tq2_0 { uint8_t qs[QK_K / 4]; fp16_t d; };
 struct block_mxfp4 { uint8_t e; uint8_t qs[QK_MXFP4 / 2]; };  // e: E8M0 shared exponent
+// One bit (the sign: -d or d) and two bits (levels -1..2) per weight under one fp16 scale.
+struct block_q1_0 { fp16_t d; uint8_t qs[QK1_0 / 8]; };
+struct block_q2_0 { fp16_t d; uint8_t qs[QK2_0 / 4]; };
 // The IQ types: grid indices, sign bits and scales of 256 weights (src/quant/iq_levels.h decodes them).
 struct block_iq2_xxs { fp16_t d; uint16_t qs[QK_K / 8]; };
 struct block_iq2_xs { fp16_t d; uint16_t qs[QK_K / 8]; uint8_t scales[QK_K / 32]; };
@@ -62,6 +65,7 @@ static_assert(sizeof(block_q2_K) == 84 && sizeof(block_q3_K) == 110);
 static_assert(sizeof(block_q4_K) == 144 && sizeof(block_q5_K) == 176 && sizeof(block_q6_K) == 210);
 static_assert(sizeof(block_q8_K) == 292 && sizeof(block_iq4_xs) == 136);
 static_assert(sizeof(block_tq1_0) == 54 && sizeof(block_tq2_0) == 66 && sizeof(block_mxfp4) == 17);
+static_assert(sizeof(block_q1_0) == 18 && sizeof(block_q2_0) == 18);
 static_assert(sizeof(block_iq2_xxs) == 66 && sizeof(block_iq2_xs) == 74 && sizeof(block_iq2_s) == 82);
 static_assert(sizeof(block_iq3_xxs) == 98 && sizeof(block_iq3_s) == 110);
 static_assert(sizeof(block_iq1_s) == 50 && sizeof(block_iq1_m) == 56);

@@ -39,6 +39,8 @@ Codec codec_iq4_xs();
 Codec codec_tq1_0();
 Codec codec_tq2_0();
 Codec codec_mxfp4();
+Codec codec_q1_0();
+Codec codec_q2_0();
 Codec codec_iq2_xxs();
 Codec codec_iq2_xs();
 Codec codec_iq2_s();

@@ -35,6 +35,8 @@ std::array<Codec, kTypeCount> make_table() {
   set(Type::TQ1_0, quant::codec_tq1_0());
   set(Type::TQ2_0, quant::codec_tq2_0());
   set(Type::MXFP4, quant::codec_mxfp4());
+  set(Type::Q1_0, quant::codec_q1_0());
+  set(Type::Q2_0, quant::codec_q2_0());
   set(Type::IQ2_XXS, quant::codec_iq2_xxs());
   set(Type::IQ2_XS, quant::codec_iq2_xs());
   set(Type::IQ2_S, quant::codec_iq2_s());
@@ -74,7 +76,7 @@ bool type_supported(Type t) {
     case Type::Q4_K: case Type::Q5_K: case Type::Q6_K: case Type::IQ4_NL: case Type::IQ4_XS:
     case Type::TQ1_0: case Type::TQ2_0: case Type::MXFP4: case Type::IQ2_XXS: case Type::IQ2_XS:
     case Type::IQ2_S: case Type::IQ3_XXS: case Type::IQ3_S: case Type::IQ1_S: case Type::IQ1_M:
-    case Type::I32: case Type::I64:
+    case Type::Q1_0: case Type::Q2_0: case Type::I32: case Type::I64:
       return true;
     default:
       return false;

@@ -23,7 +23,7 @@ void quantize_row(Type t, const float* src, void* dst, int64_t n, const float* i
 bool quantize_needs_importance(Type t);
 
 // The activation type a weight type's integer dot product pairs with, as in ggml:
-// Q8_0 for Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4, Q8_1 for Q4_1/Q5_1, Q8_K for the K-quants, IQ4_XS and
+// Q8_0 for Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4/Q1_0/Q2_0, Q8_1 for Q4_1/Q5_1, Q8_K for the K-quants, IQ4_XS and
 // the ternary TQ1_0/TQ2_0, and the
 // type itself for F32/F16/BF16.
 Type vec_dot_type(Type weight);

@@ -21,11 +21,11 @@ const Type kQuantizable[] = {Type::F32,    Type::F16,    Type::BF16,  Type::Q4_0
                              Type::Q5_1,   Type::Q8_0,   Type::Q8_1,  Type::Q2_K,  Type::Q3_K,  Type::Q4_K,
                              Type::Q5_K,   Type::Q6_K,   Type::Q8_K,  Type::IQ4_NL, Type::IQ4_XS, Type::TQ1_0,
                              Type::TQ2_0,  Type::MXFP4, Type::IQ2_XXS, Type::IQ2_XS, Type::IQ2_S,
-                             Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M};
+                             Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M, Type::Q1_0, Type::Q2_0};
 const Type kWeights[] = {Type::F32,  Type::F16,  Type::BF16, Type::Q4_0,   Type::Q4_1,   Type::Q5_0,  Type::Q5_1,
                          Type::Q8_0, Type::Q2_K, Type::Q3_K, Type::Q4_K,   Type::Q5_K,   Type::Q6_K,  Type::IQ4_NL,
                          Type::IQ4_XS, Type::TQ1_0, Type::TQ2_0, Type::MXFP4, Type::IQ2_XXS, Type::IQ2_XS,
-                         Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M};
+                         Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M, Type::Q1_0, Type::Q2_0};
 
 std::vector<float> random_floats(int64_t n, uint32_t seed, float scale = 1.0f) {
   std::mt19937 rng(seed);
@@ -75,6 +75,8 @@ double error_bound(Type t) {
     case Type::IQ1_S: case Type::IQ1_M: return 0.8;
     case Type::MXFP4: return 0.2;
     case Type::TQ1_0: case Type::TQ2_0: return 0.9;  // ternary, scaled to the block's largest value
+    case Type::Q2_0: return 0.9;                      // levels -1..2 of the block's largest value
+    case Type::Q1_0: return 0.8;                      // signs times the mean magnitude
     default: return 0.12;  // 4-bit types
   }
 }
@@ -268,7 +270,7 @@ TEST(Quant, MatchesGgmlVectors) {
 TEST(Quant, MatchesGgmlVectors2) {
   HART_REQUIRE_TESTDATA(path, "qtypes/ggml_quant_vectors_2.gguf");
   check_ggml_vectors(path, {"tq1_0", "tq2_0", "mxfp4", "q8_K", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s",
-                            "iq1_s", "iq1_m"});
+                            "iq1_s", "iq1_m", "q1_0", "q2_0"});
 }
 
 }  // namespace

@@ -85,15 +85,19 @@ void on_write(size_t done, size_t total, void* user) {
 }  // namespace
 
 QuantizeSummary quantize_model(const std::string& in_path, const std::string& out_path,
-                               const QuantizeTarget& target, int threads,
+                               const QuantizeTarget& target, const QuantizeOptions& options, int threads,
                                const QuantizeCallback& progress, const ImportanceMatrix* imatrix) {
   const auto in = gguf::File::open(in_path, gguf::LoadMode::Mmap);
-  const auto plan = plan_quantization(*in, target, imatrix != nullptr);
+  const auto plan = plan_quantization(*in, target, options, imatrix != nullptr);
   const auto& tensors = in->tensors();
-  // Refuse before converting anything, as llama-quantize does.
+  // Refuse before converting anything (llama-quantize stops at the first such tensor).
   for (size_t i = 0; i < tensors.size(); i++) {
-    if (!plan[i].needs_imatrix || tensors[i].type == plan[i].type) continue;
+    if (tensors[i].type == plan[i].type) continue;
     const std::string type(type_name(plan[i].type));
+    if (type_info(tensors[i].type).quantized && !options.allow_requantize)
+      throw Error("tensor " + tensors[i].name + " is already quantized (" + std::string(type_name(tensors[i].type)) +
+                  "): requantizing it to " + type + " needs --allow-requantize (quality is lower than from F32 / F16)");
+    if (!plan[i].needs_imatrix) continue;
     if (!imatrix)
       throw Error(type + " needs an importance matrix (tensor " + tensors[i].name +
                   "): pass --imatrix FILE, as llama-imatrix writes it");
@@ -108,7 +112,7 @@ QuantizeSummary quantize_model(const std::string& in_path, const std::string& ou
   for (const auto& kv : in->metadata())
     if (kv.key != "general.alignment") w.set(kv.key, kv.value);
   w.set("general.quantization_version", uint32_t(kQuantizationVersion));
-  w.set("general.file_type", uint32_t(target.file_type));
+  w.set("general.file_type", output_file_type(*in, target));
 
   QuantizeSummary s;
   s.file_bytes_in = in->file_size();

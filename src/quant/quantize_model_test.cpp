@@ -7,7 +7,10 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
 
 #include "common/error.h"
 #include "common/testdata.h"
@@ -82,7 +85,7 @@ void expect_plan_like_llama_cpp(const std::string& source, const std::string& re
   HART_REQUIRE_TESTDATA(ref_path, dir + reference);
   const auto src = gguf::File::open(src_path);
   const auto ref = types_of(*gguf::File::open(ref_path));
-  const auto plan = plan_quantization(*src, target(target_name), has_imatrix);
+  const auto plan = plan_quantization(*src, target(target_name), {}, has_imatrix);
   for (size_t i = 0; i < plan.size(); i++) {
     const std::string& name = src->tensors()[i].name;
     ASSERT_TRUE(ref.count(name)) << name;
@@ -111,8 +114,51 @@ TEST(QuantizeModel, PlanMatchesLlamaCppForExperts) {
 // qtypes/: one F32 model (2 layers, 2 heads on 2 KV heads, so no GQA rules; 384-wide ffn_down rows
 // that fall back) and llama-quantize's file of each mix.
 TEST(QuantizeModel, PlanMatchesLlamaCppLowBitMixes) {
-  for (const char* mix : {"Q2_K", "Q3_K_S", "Q3_K_M", "IQ4_XS", "TQ1_0", "TQ2_0", "MXFP4_MOE"})
+  for (const char* mix : {"Q2_K", "Q3_K_S", "Q3_K_M", "IQ4_XS", "TQ1_0", "TQ2_0", "MXFP4_MOE", "Q4_K_S", "Q5_K_S",
+                          "Q5_K_M", "Q6_K"})
     expect_plan_like_llama_cpp("qt-llama-F32.gguf", std::string("qt-llama-") + mix + ".gguf", mix, "qtypes/models/");
+}
+
+// llama-quantize's aliases: Q3_K, Q4_K and Q5_K are its Q3_K_M, Q4_K_M and Q5_K_M (the same per-tensor
+// types and general.file_type), not one type for every matrix.
+TEST(QuantizeModel, AliasesAreLlamaQuantizesMixes) {
+  expect_plan_like_llama_cpp("qt-llama-F32.gguf", "qt-llama-Q3_K_M.gguf", "Q3_K", "qtypes/models/");
+  expect_plan_like_llama_cpp("qt-llama-F32.gguf", "qt-llama-Q5_K_M.gguf", "q5_k", "qtypes/models/");
+  expect_plan_like_llama_cpp("kq-tiny-Q4_K_M.gguf", "kq-tiny-Q4_K_M.gguf", "Q4_K");
+  for (auto [alias, mix] : {std::pair{"Q3_K", "Q3_K_M"}, {"Q4_K", "Q4_K_M"}, {"Q5_K", "Q5_K_M"}}) {
+    EXPECT_EQ(target(alias).file_type, target(mix).file_type) << alias;
+    EXPECT_EQ(target(alias).alias_of, mix);
+  }
+}
+
+// The target list is llama-quantize's: its names, case-insensitive, and its LLAMA_FTYPE numbers,
+// a number naming the first target that has it (12 is listed as Q3_K, 0 as F32 and not COPY).
+TEST(QuantizeModel, TargetsAreLlamaQuantizesList) {
+  std::vector<std::string> names;
+  for (const auto& t : quantize_targets()) names.emplace_back(t.name);
+  const std::vector<std::string> want = {
+      "Q1_0",   "Q2_0",   "Q4_0",   "Q4_1",   "MXFP4_MOE", "Q5_0",   "Q5_1",   "IQ2_XXS", "IQ2_XS", "IQ2_S",
+      "IQ2_M",  "IQ1_S",  "IQ1_M",  "TQ1_0",  "TQ2_0",     "Q2_K",   "Q2_K_S", "IQ3_XXS", "IQ3_S",  "IQ3_M",
+      "Q3_K",   "IQ3_XS", "Q3_K_S", "Q3_K_M", "Q3_K_L",    "IQ4_NL", "IQ4_XS", "Q4_K",    "Q4_K_S", "Q4_K_M",
+      "Q5_K",   "Q5_K_S", "Q5_K_M", "Q6_K",   "Q8_0",      "F16",    "BF16",   "F32",     "COPY"};
+  EXPECT_EQ(names, want);
+  const std::pair<const char*, uint32_t> ids[] = {
+      {"Q1_0", 40}, {"Q2_0", 41}, {"Q4_0", 2},  {"Q4_1", 3},  {"MXFP4_MOE", 38}, {"Q5_0", 8},   {"Q5_1", 9},
+      {"IQ2_XXS", 19}, {"IQ2_XS", 20}, {"IQ2_S", 28}, {"IQ2_M", 29}, {"IQ1_S", 24}, {"IQ1_M", 31}, {"TQ1_0", 36},
+      {"TQ2_0", 37}, {"Q2_K", 10}, {"Q2_K_S", 21}, {"IQ3_XXS", 23}, {"IQ3_S", 26}, {"IQ3_M", 27}, {"IQ3_XS", 22},
+      {"Q3_K_S", 11}, {"Q3_K_M", 12}, {"Q3_K_L", 13}, {"IQ4_NL", 25}, {"IQ4_XS", 30}, {"Q4_K_S", 14},
+      {"Q4_K_M", 15}, {"Q5_K_S", 16}, {"Q5_K_M", 17}, {"Q6_K", 18}, {"Q8_0", 7}, {"F16", 1}, {"BF16", 32},
+      {"F32", 0}};
+  for (auto [name, id] : ids) EXPECT_EQ(target(name).file_type, id) << name;
+  EXPECT_EQ(target("q4_k_s").name, "Q4_K_S");
+  EXPECT_EQ(target("copy").name, "COPY");
+  EXPECT_TRUE(target("COPY").copy);
+  EXPECT_EQ(target("14").name, "Q4_K_S");
+  EXPECT_EQ(target("15").name, "Q4_K");
+  EXPECT_EQ(target("12").name, "Q3_K");
+  EXPECT_EQ(target("0").name, "F32");
+  EXPECT_EQ(target("41").name, "Q2_0");
+  for (const char* bad : {"99", "-1", "15x", "", "Q4_K_XL", "q8_K"}) EXPECT_EQ(find_quantize_target(bad), nullptr) << bad;
 }
 
 // The IQ mixes, quantized by llama-quantize with qt-llama.imatrix.gguf (which changes IQ3_XXS's
@@ -168,7 +214,7 @@ TEST(QuantizeModel, PlanOfIQ2_MIQ3_XSAndIQ3_M) {
       {"IQ3_M", "ffn_down", Type::IQ4_NL}, {"IQ3_M", "", Type::IQ3_S},
   };
   for (const char* mix : {"IQ2_M", "IQ3_XS", "IQ3_M"}) {
-    const auto plan = plan_quantization(*src, target(mix), true);
+    const auto plan = plan_quantization(*src, target(mix), {}, true);
     for (size_t i = 0; i < plan.size(); i++) {
       const gguf::TensorInfo& t = src->tensors()[i];
       const std::string& n = t.name;
@@ -187,6 +233,65 @@ TEST(QuantizeModel, PlanOfIQ2_MIQ3_XSAndIQ3_M) {
   }
 }
 
+// QuantizeOptions from a case's "options" (llama-quantize's flags, named as the struct's fields).
+QuantizeOptions options_of(const nlohmann::json& j) {
+  QuantizeOptions o;
+  auto type = [&](const char* key) -> std::optional<Type> {
+    if (!j.contains(key)) return std::nullopt;
+    const auto t = type_from_name(j[key].get<std::string>());
+    if (!t) throw Error("unknown type in " + j.dump());
+    return t;
+  };
+  o.pure = j.value("pure", false);
+  o.leave_output_tensor = j.value("leave_output_tensor", false);
+  o.allow_requantize = j.value("allow_requantize", false);
+  o.output_tensor_type = type("output_tensor_type");
+  o.token_embedding_type = type("token_embedding_type");
+  return o;
+}
+
+// llama-quantize's own choices, recorded by running it (tests/quantize/llama_quantize_types.json: the
+// commands, and in its "about" how they were run) for --pure, --output-tensor-type, --token-embedding-type
+// (also on tied embeddings), --leave-output-tensor, --allow-requantize, Q1_0, Q2_0, Q4_K_S as its number,
+// the aliases and COPY: every tensor gets llama-quantize's type and the file its general.file_type; where
+// llama-quantize stopped (Q1_0 rows with no fallback, a quantized input without --allow-requantize), hart
+// refuses before writing anything.
+TEST(QuantizeModel, PlansMatchLlamaQuantizeWithItsOptions) {
+  std::ifstream file(HART_QUANTIZE_REFERENCE);
+  const nlohmann::json doc = nlohmann::json::parse(file);
+  TempDir dir;
+  int n_cases = 0;
+  for (const auto& c : doc["cases"]) {
+    SCOPED_TRACE(c["command"].get<std::string>());
+    HART_REQUIRE_TESTDATA(path, c["model"].get<std::string>());
+    const auto src = gguf::File::open(path);
+    const QuantizeTarget& t = target(c["type"].get<std::string>());
+    const QuantizeOptions options = options_of(c.value("options", nlohmann::json::object()));
+    if (c.contains("error")) {
+      EXPECT_THROW(quantize_model(path, dir.file("out.gguf"), t, options, 2), Error);
+      EXPECT_FALSE(fs::exists(dir.file("out.gguf")));
+      n_cases++;
+      continue;
+    }
+    std::vector<gguf::TensorInfo> tensors;
+    for (const auto& info : src->tensors())
+      if (info.name != c.value("without", "")) tensors.push_back(info);
+    const auto plan = plan_quantization(*src, tensors, t, options);
+    const auto& want = c["types"];
+    size_t listed = 0;
+    for (size_t i = 0; i < plan.size(); i++) {
+      const std::string& name = tensors[i].name;
+      const bool in_list = want.contains(name);
+      listed += in_list;
+      EXPECT_EQ(type_name(plan[i].type), in_list ? want[name].get<std::string>() : type_name(tensors[i].type)) << name;
+    }
+    EXPECT_EQ(listed, want.size());
+    EXPECT_EQ(output_file_type(*src, t), c["file_type"].get<uint32_t>());
+    n_cases++;
+  }
+  EXPECT_EQ(n_cases, 25);
+}
+
 // Without an importance matrix the IQ1-IQ3 mixes are refused, naming the flag, before anything is
 // written; with one they quantize.
 TEST(QuantizeModel, IqMixesNeedAnImportanceMatrix) {
@@ -195,7 +300,7 @@ TEST(QuantizeModel, IqMixesNeedAnImportanceMatrix) {
   for (const char* mix : {"IQ2_XXS", "IQ3_XXS", "IQ1_M", "Q2_K_S"}) {
     SCOPED_TRACE(mix);
     try {
-      quantize_model(path, dir.file("out.gguf"), target(mix), 2);
+      quantize_model(path, dir.file("out.gguf"), target(mix), {}, 2);
       ADD_FAILURE() << "no error";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("--imatrix"), std::string::npos) << e.what();
@@ -235,7 +340,7 @@ TEST(QuantizeModel, QtLlamaToLowBitMixes) {
     SCOPED_TRACE(mix);
     HART_REQUIRE_TESTDATA(ref_path, std::string("qtypes/models/qt-llama-") + mix + ".gguf");
     const std::string out_path = dir.file(std::string(mix) + ".gguf");
-    quantize_model(path, out_path, target(mix), 2);
+    quantize_model(path, out_path, target(mix), {}, 2);
     const auto out = gguf::File::open(out_path);
     EXPECT_EQ(types_of(*out), types_of(*gguf::File::open(ref_path)));
     EXPECT_EQ(out->get_int("general.file_type"), target(mix).file_type);
@@ -254,7 +359,7 @@ int expect_imatrix_bytes_like_llama_cpp(const std::string& mix, std::initializer
   TempDir dir;
   const auto imatrix = ImportanceMatrix::load(im_path);
   const std::string out_path = dir.file(mix + ".gguf");
-  quantize_model(path, out_path, target(mix), 2, {}, &imatrix);
+  quantize_model(path, out_path, target(mix), {}, 2, {}, &imatrix);
   const auto out = gguf::File::open(out_path), ref = gguf::File::open(ref_path);
   EXPECT_EQ(types_of(*out), types_of(*ref));
   int compared = 0;
@@ -293,7 +398,7 @@ TEST(QuantizeModel, StoriesToQ8_0) {
   TempDir dir;
   const std::string out_path = dir.file("q8_0.gguf");
   std::vector<QuantizeProgress> events;
-  const auto summary = quantize_model(path, out_path, target("q8_0"), 2,
+  const auto summary = quantize_model(path, out_path, target("q8_0"), {}, 2,
                                       [&](const QuantizeProgress& p) { events.push_back(p); });
   const auto in = gguf::File::open(path);
   const auto out = gguf::File::open(out_path);
@@ -305,7 +410,7 @@ TEST(QuantizeModel, StoriesToQ8_0) {
     SCOPED_TRACE(t.name);
     if (t.n_dims == 1) EXPECT_EQ(t.type, Type::F32);                      // norms
     else if (t.ne[0] % 32 == 0) EXPECT_EQ(t.type, Type::Q8_0);
-    else EXPECT_EQ(t.type, Type::F32);                                    // 172-wide ffn_down
+    else EXPECT_EQ(t.type, Type::F16);  // 172-wide ffn_down: F16, as llama-quantize's fallback
   }
   expect_close(*in, *out, 0.01);
   EXPECT_EQ(summary.n_tensors, in->tensors().size());
@@ -327,7 +432,7 @@ TEST(QuantizeModel, StoriesToQ4_K_MAndRequantize) {
   HART_REQUIRE_TESTDATA(ref_path, "models/stories260K-Q4_K_M.gguf");
   TempDir dir;
   const std::string q4km = dir.file("q4_k_m.gguf"), back = dir.file("f16.gguf");
-  quantize_model(path, q4km, target("Q4_K_M"), 1);
+  quantize_model(path, q4km, target("Q4_K_M"), {}, 1);
   const auto in = gguf::File::open(path);
   const auto out = gguf::File::open(q4km);
   EXPECT_EQ(types_of(*out), types_of(*gguf::File::open(ref_path)));
@@ -335,11 +440,75 @@ TEST(QuantizeModel, StoriesToQ4_K_MAndRequantize) {
   expect_close(*in, *out, 0.08);
 
   // Requantization: the quantized tensors dequantize again, to F16 here.
-  quantize_model(q4km, back, target("F16"), 3);
+  quantize_model(q4km, back, target("F16"), {.allow_requantize = true}, 3);
   const auto f16 = gguf::File::open(back);
   for (const auto& t : f16->tensors())
     EXPECT_EQ(t.type, t.n_dims == 1 ? Type::F32 : Type::F16) << t.name;
   expect_close(*out, *f16, 1e-3);
+}
+
+// llama-quantize refuses to convert a tensor that is already quantized unless --allow-requantize:
+// before anything is written, in one line naming the flag. Tensors that keep their type need no
+// flag (the same mix again converts nothing), and neither do float sources.
+TEST(QuantizeModel, RequantizingNeedsAllowRequantize) {
+  HART_REQUIRE_TESTDATA(path, "models/stories260K-Q4_K_M.gguf");
+  TempDir dir;
+  const std::string out = dir.file("q8_0.gguf");
+  try {
+    quantize_model(path, out, target("Q8_0"), {}, 2);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("--allow-requantize"), std::string::npos) << what;
+    EXPECT_NE(what.find("already quantized"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_EQ(quantize_model(path, out, target("Q4_K_M"), {}, 2).n_converted, 0u);
+  const auto summary = quantize_model(path, out, target("Q8_0"), {.allow_requantize = true}, 2);
+  EXPECT_GT(summary.n_converted, 0u);
+  const auto q8 = gguf::File::open(out);
+  for (const auto& t : q8->tensors()) {
+    if (t.n_dims > 1 && t.ne[0] % 32 == 0) {
+      EXPECT_EQ(t.type, Type::Q8_0) << t.name;
+    }
+  }
+}
+
+// COPY converts nothing (a quantized source needs no --allow-requantize) and keeps the input's
+// file type: its general.file_type, or without one what llama.cpp's loader guesses (the most
+// common tensor type's, F32 here) flagged LLAMA_FTYPE_GUESSED (1024).
+TEST(QuantizeModel, CopyKeepsEveryTensor) {
+  HART_REQUIRE_TESTDATA(q4km, "models/stories260K-Q4_K_M.gguf");
+  HART_REQUIRE_TESTDATA(f32, "qtypes/models/qt-llama-F32.gguf");
+  TempDir dir;
+  for (auto [path, file_type] : {std::pair<std::string, int64_t>{q4km, 15}, {f32, 1024}}) {
+    SCOPED_TRACE(path);
+    const std::string out = dir.file("copy.gguf");
+    EXPECT_EQ(quantize_model(path, out, target("COPY"), {}, 2).n_converted, 0u);
+    const auto in = gguf::File::open(path), copy = gguf::File::open(out);
+    EXPECT_EQ(copy->get_int("general.file_type"), file_type);
+    ASSERT_EQ(copy->tensors().size(), in->tensors().size());
+    for (const auto& t : in->tensors()) {
+      const gguf::TensorInfo* c = copy->find_tensor(t.name);
+      ASSERT_NE(c, nullptr) << t.name;
+      EXPECT_TRUE(c->type == t.type && c->nbytes == t.nbytes && std::memcmp(c->data, t.data, t.nbytes) == 0) << t.name;
+    }
+  }
+}
+
+// Q1_0 has no fallback type in llama-quantize: rows of 64 (stories260K) cannot be made Q1_0, and
+// the error says so before anything is written.
+TEST(QuantizeModel, Q1_0RowsThatDoNotFitAreRefused) {
+  HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
+  TempDir dir;
+  try {
+    quantize_model(path, dir.file("q1_0.gguf"), target("Q1_0"), {}, 2);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no fallback type for q1_0"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir.file("q1_0.gguf")));
 }
 
 TEST(QuantizeModel, ReportsBadInput) {
@@ -347,7 +516,7 @@ TEST(QuantizeModel, ReportsBadInput) {
   EXPECT_EQ(find_quantize_target("IQ5_K"), nullptr);
   EXPECT_EQ(find_quantize_target("q3_k_m")->type, Type::Q3_K);
   EXPECT_EQ(find_quantize_target("q5_k_m")->type, Type::Q5_K);
-  EXPECT_THROW(quantize_model(dir.file("missing.gguf"), dir.file("out.gguf"), target("Q8_0"), 1),
+  EXPECT_THROW(quantize_model(dir.file("missing.gguf"), dir.file("out.gguf"), target("Q8_0"), {}, 1),
                Error);
   EXPECT_FALSE(fs::exists(dir.file("out.gguf")));
 }

@@ -2,6 +2,7 @@
 // (src/llama-quant.cpp) for the targets hart supports.
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <numeric>
 
@@ -12,12 +13,14 @@
 namespace hart {
 namespace {
 
-// llama.cpp's LLAMA_FTYPE numbers of the mixes.
+// llama.cpp's LLAMA_FTYPE numbers.
 enum Ftype : uint32_t {
-  kQ2_K = 10, kQ3_K_S = 11, kQ3_K_M = 12, kQ3_K_L = 13, kQ4_K_M = 15, kQ5_K_M = 17, kIQ2_XXS = 19,
-  kIQ2_XS = 20, kQ2_K_S = 21, kIQ3_XS = 22, kIQ3_XXS = 23, kIQ1_S = 24, kIQ4_NL = 25, kIQ3_S = 26,
-  kIQ3_M = 27, kIQ2_S = 28, kIQ2_M = 29, kIQ4_XS = 30, kIQ1_M = 31, kTQ1_0 = 36, kTQ2_0 = 37,
-  kMXFP4_MOE = 38,
+  kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ8_0 = 7, kQ5_0 = 8, kQ5_1 = 9, kQ2_K = 10, kQ3_K_S = 11,
+  kQ3_K_M = 12, kQ3_K_L = 13, kQ4_K_S = 14, kQ4_K_M = 15, kQ5_K_S = 16, kQ5_K_M = 17, kQ6_K = 18,
+  kIQ2_XXS = 19, kIQ2_XS = 20, kQ2_K_S = 21, kIQ3_XS = 22, kIQ3_XXS = 23, kIQ1_S = 24, kIQ4_NL = 25,
+  kIQ3_S = 26, kIQ3_M = 27, kIQ2_S = 28, kIQ2_M = 29, kIQ4_XS = 30, kIQ1_M = 31, kBF16 = 32, kTQ1_0 = 36,
+  kTQ2_0 = 37, kMXFP4_MOE = 38, kNVFP4 = 39, kQ1_0 = 40, kQ2_0 = 41,
+  kGuessed = 1024,  // LLAMA_FTYPE_GUESSED: the loader's guess, the file had no general.file_type
 };
 
 // The mixes whose matrices are IQ1 / IQ2 types: llama.cpp treats them as one family.
@@ -154,7 +157,7 @@ Type mixed_type(const Model& m, uint32_t ftype, Role role, int64_t ncols, int in
       if (role == Role::TokenEmbd && !m.tied_embeddings) {
         if (any_of(ftype, kIQ2_XXS, kIQ2_XS, kIQ1_S, kIQ1_M)) return Type::Q2_K;
         if (any_of(ftype, kIQ2_S, kIQ2_M, kIQ3_XXS)) return Type::IQ3_S;
-        return ftype == kTQ1_0 || ftype == kTQ2_0 ? Type::Q4_K : type;
+        return any_of(ftype, kTQ1_0, kTQ2_0, kQ2_0) ? Type::Q4_K : type;
       }
       if (falcon || ncols % type_info(type).block_size != 0) return Type::Q8_0;
       if (iq1_iq2_mix(ftype) || ftype == kIQ3_XXS) return Type::Q5_K;
@@ -175,6 +178,7 @@ Type mixed_type(const Model& m, uint32_t ftype, Role role, int64_t ncols, int in
         case kQ3_K_L: type = Type::Q5_K; break;
         case kIQ4_NL: case kIQ4_XS: if (m.n_gqa >= 4) type = Type::Q5_K; break;
         case kQ4_K_M: case kQ5_K_M: if (use_more_bits(index, m.n_attn_v)) type = Type::Q6_K; break;
+        case kQ4_K_S: if (index < 4) type = Type::Q5_K; break;
       }
       if (m.is_70b && (type == Type::Q3_K || type == Type::Q4_K)) type = Type::Q5_K;
       return m.n_expert == 8 ? Type::Q8_0 : type;
@@ -201,13 +205,17 @@ Type mixed_type(const Model& m, uint32_t ftype, Role role, int64_t ncols, int in
           return use_more_bits(index, m.n_layer) ? Type::Q6_K : type;
         case kIQ4_NL: case kIQ4_XS: return first_eighth && !m.has_imatrix ? Type::Q5_K : type;
         case kQ5_K_M: return use_more_bits(index, m.n_layer) ? Type::Q6_K : type;
+        case kQ4_K_S: return !falcon && first_eighth ? Type::Q5_K : type;
+        // With an importance matrix the first layers get the next type up (Q4_1 / Q5_1).
+        case kQ4_0: return m.has_imatrix && first_eighth ? Type::Q4_1 : type;
+        case kQ5_0: return m.has_imatrix && first_eighth ? Type::Q5_1 : type;
       }
       return type;
     case Role::AttnOutput:
       if (falcon) return ftype == kQ3_K_L ? Type::Q4_K : type;
       if (m.n_expert == 8) {
-        const bool more = any_of(ftype, kQ2_K, kIQ3_XS, kIQ3_XXS, kQ3_K_S, kQ3_K_M, kIQ4_NL, kQ4_K_M, kIQ3_S,
-                                 kIQ3_M, kIQ4_XS);
+        const bool more = any_of(ftype, kQ2_K, kIQ3_XS, kIQ3_XXS, kQ3_K_S, kQ3_K_M, kIQ4_NL, kQ4_K_S, kQ4_K_M,
+                                 kIQ3_S, kIQ3_M, kIQ4_XS);
         return more ? Type::Q5_K : type;
       }
       switch (ftype) {
@@ -239,14 +247,16 @@ bool needs_imatrix(Role role, Type type, uint32_t ftype) {
   }
 }
 
-// A row length that is no multiple of the block size: llama.cpp's fallback chain for K-quants
-// (then F16). For the 32-blocks llama.cpp has none; hart keeps a float source as it is, else F16.
-Type fit_rows(Type want, int64_t ncols, Type source, bool* fell_back) {
-  if (ncols % type_info(want).block_size == 0) return want;
+// A row length that is no multiple of the block size: llama.cpp's tensor_type_fallback. The
+// 256-element types fall back to a 32-element one, and whatever still does not fit (a 32-element
+// type included) becomes F16; a larger block with no fallback (Q1_0's 128) is refused.
+Type fit_rows(const gguf::TensorInfo& t, Type want, bool* fell_back) {
+  const int64_t ncols = t.ne[0], block = type_info(want).block_size;
+  if (ncols % block == 0) return want;
   *fell_back = true;
-  Type alt;
+  Type alt = want;
   switch (want) {
-    case Type::Q2_K: case Type::Q3_K: case Type::TQ1_0: case Type::TQ2_0: alt = Type::Q4_0; break;
+    case Type::Q2_0: case Type::Q2_K: case Type::Q3_K: case Type::TQ1_0: case Type::TQ2_0: alt = Type::Q4_0; break;
     case Type::Q4_K: alt = Type::Q5_0; break;
     case Type::Q5_K: alt = Type::Q5_1; break;
     case Type::Q6_K: alt = Type::Q8_0; break;
@@ -255,32 +265,100 @@ Type fit_rows(Type want, int64_t ncols, Type source, bool* fell_back) {
       alt = Type::IQ4_NL;
       break;
     default:
-      return source == Type::F32 || source == Type::BF16 ? source : Type::F16;
+      if (block > 32)
+        throw Error("tensor " + t.name + ": its rows of " + std::to_string(ncols) + " do not fit " +
+                    std::string(type_name(want)) + " blocks of " + std::to_string(block) +
+                    " and llama-quantize has no fallback type for " + std::string(type_name(want)));
   }
   return ncols % type_info(alt).block_size == 0 ? alt : Type::F16;
 }
 
+// Tensors in llama.cpp's order (its model loader's: by layer, the others first, then by name).
+std::vector<size_t> llama_cpp_order(std::span<const gguf::TensorInfo> tensors) {
+  std::vector<size_t> order(tensors.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const int la = layer_of(tensors[a].name), lb = layer_of(tensors[b].name);
+    return la != lb ? la < lb : tensors[a].name < tensors[b].name;
+  });
+  return order;
+}
+
+// The LLAMA_FTYPE llama.cpp's loader guesses for a file without general.file_type: that of the
+// most common tensor type (the first to reach the largest count, in the loader's order), marked
+// as guessed.
+uint32_t guessed_file_type(std::span<const gguf::TensorInfo> tensors) {
+  std::vector<int> count(kTypeCount, 0);
+  Type most = Type::F32;
+  int most_count = 0;
+  for (size_t i : llama_cpp_order(tensors)) {
+    const Type t = tensors[i].type;
+    if (++count[uint32_t(t)] > most_count) most = t, most_count = count[uint32_t(t)];
+  }
+  uint32_t f = kF32;
+  switch (most) {
+    case Type::F16: f = kF16; break;           case Type::BF16: f = kBF16; break;
+    case Type::Q4_0: f = kQ4_0; break;         case Type::Q4_1: f = kQ4_1; break;
+    case Type::Q5_0: f = kQ5_0; break;         case Type::Q5_1: f = kQ5_1; break;
+    case Type::Q8_0: f = kQ8_0; break;         case Type::Q2_K: f = kQ2_K; break;
+    case Type::Q3_K: f = kQ3_K_M; break;       case Type::Q4_K: f = kQ4_K_M; break;
+    case Type::Q5_K: f = kQ5_K_M; break;       case Type::Q6_K: f = kQ6_K; break;
+    case Type::TQ1_0: f = kTQ1_0; break;       case Type::TQ2_0: f = kTQ2_0; break;
+    case Type::IQ2_XXS: f = kIQ2_XXS; break;   case Type::IQ2_XS: f = kIQ2_XS; break;
+    case Type::IQ2_S: f = kIQ2_S; break;       case Type::IQ3_XXS: f = kIQ3_XXS; break;
+    case Type::IQ1_S: f = kIQ1_S; break;       case Type::IQ1_M: f = kIQ1_M; break;
+    case Type::IQ4_NL: f = kIQ4_NL; break;     case Type::IQ4_XS: f = kIQ4_XS; break;
+    case Type::IQ3_S: f = kIQ3_S; break;       case Type::NVFP4: f = kNVFP4; break;
+    case Type::Q1_0: f = kQ1_0; break;         case Type::Q2_0: f = kQ2_0; break;
+    default: break;  // F32, and the types the loader does not name (MXFP4, ...)
+  }
+  return f | kGuessed;
+}
+
+// The type a convertible tensor gets: llama_tensor_get_type. The --token-embedding-type and
+// --output-tensor-type overrides come first and as they are; a float target (F32, F16, BF16)
+// gives every matrix that type; otherwise the mix rules (unless --pure) and then the fallback
+// for rows that do not fit. Tied embeddings take the output's rules, and so its override.
+Type tensor_type(const Model& m, const gguf::TensorInfo& t, Role role, int index, const QuantizeTarget& target,
+                 const QuantizeOptions& options, bool* fell_back) {
+  if (role == Role::TokenEmbd && options.token_embedding_type) return *options.token_embedding_type;
+  if (role == Role::Output && options.output_tensor_type) return *options.output_tensor_type;
+  Type type = target.type;
+  if (!type_info(type).quantized) return type;
+  if (!options.pure) {
+    if (role == Role::TokenEmbd && m.tied_embeddings && options.output_tensor_type)
+      type = *options.output_tensor_type;
+    else
+      type = mixed_type(m, target.file_type, role, t.ne[0], index, t.ne[2] > 1, type);
+  }
+  return fit_rows(t, type, fell_back);
+}
+
 }  // namespace
 
+// llama-quantize's QUANT_OPTIONS, in its order (a numeric id names the first target with it).
 const std::vector<QuantizeTarget>& quantize_targets() {
   static const std::vector<QuantizeTarget> targets = {
-      {"F32", Type::F32, 0, true},     {"F16", Type::F16, 1, true},
-      {"BF16", Type::BF16, 32, true},  {"Q8_0", Type::Q8_0, 7, true},
-      {"Q4_0", Type::Q4_0, 2, true},   {"Q4_1", Type::Q4_1, 3, true},
-      {"Q5_0", Type::Q5_0, 8, true},   {"Q5_1", Type::Q5_1, 9, true},
-      {"Q4_K", Type::Q4_K, 14, false}, {"Q5_K", Type::Q5_K, 16, false},
-      {"Q6_K", Type::Q6_K, 18, true},  {"Q4_K_M", Type::Q4_K, kQ4_K_M, true},
-      {"Q5_K_M", Type::Q5_K, kQ5_K_M, true}, {"Q2_K", Type::Q2_K, kQ2_K, true},
-      {"Q2_K_S", Type::Q2_K, kQ2_K_S, true}, {"Q3_K_S", Type::Q3_K, kQ3_K_S, true},
-      {"Q3_K_M", Type::Q3_K, kQ3_K_M, true}, {"Q3_K_L", Type::Q3_K, kQ3_K_L, true},
-      {"IQ4_XS", Type::IQ4_XS, kIQ4_XS, true}, {"TQ1_0", Type::TQ1_0, kTQ1_0, true},
-      {"TQ2_0", Type::TQ2_0, kTQ2_0, true},    {"MXFP4_MOE", Type::MXFP4, kMXFP4_MOE, true},
-      {"IQ4_NL", Type::IQ4_NL, kIQ4_NL, true}, {"IQ2_XXS", Type::IQ2_XXS, kIQ2_XXS, true},
-      {"IQ2_XS", Type::IQ2_XS, kIQ2_XS, true}, {"IQ2_S", Type::IQ2_XS, kIQ2_S, true},
-      {"IQ2_M", Type::IQ2_S, kIQ2_M, true},    {"IQ3_XXS", Type::IQ3_XXS, kIQ3_XXS, true},
-      {"IQ3_XS", Type::IQ3_S, kIQ3_XS, true},  {"IQ3_S", Type::IQ3_S, kIQ3_S, true},
-      {"IQ3_M", Type::IQ3_S, kIQ3_M, true},    {"IQ1_S", Type::IQ1_S, kIQ1_S, true},
-      {"IQ1_M", Type::IQ1_M, kIQ1_M, true},
+      {"Q1_0", Type::Q1_0, kQ1_0},          {"Q2_0", Type::Q2_0, kQ2_0},
+      {"Q4_0", Type::Q4_0, kQ4_0},          {"Q4_1", Type::Q4_1, kQ4_1},
+      {"MXFP4_MOE", Type::MXFP4, kMXFP4_MOE}, {"Q5_0", Type::Q5_0, kQ5_0},
+      {"Q5_1", Type::Q5_1, kQ5_1},          {"IQ2_XXS", Type::IQ2_XXS, kIQ2_XXS},
+      {"IQ2_XS", Type::IQ2_XS, kIQ2_XS},    {"IQ2_S", Type::IQ2_XS, kIQ2_S},
+      {"IQ2_M", Type::IQ2_S, kIQ2_M},       {"IQ1_S", Type::IQ1_S, kIQ1_S},
+      {"IQ1_M", Type::IQ1_M, kIQ1_M},       {"TQ1_0", Type::TQ1_0, kTQ1_0},
+      {"TQ2_0", Type::TQ2_0, kTQ2_0},       {"Q2_K", Type::Q2_K, kQ2_K},
+      {"Q2_K_S", Type::Q2_K, kQ2_K_S},      {"IQ3_XXS", Type::IQ3_XXS, kIQ3_XXS},
+      {"IQ3_S", Type::IQ3_S, kIQ3_S},       {"IQ3_M", Type::IQ3_S, kIQ3_M},
+      {"Q3_K", Type::Q3_K, kQ3_K_M, "Q3_K_M"}, {"IQ3_XS", Type::IQ3_S, kIQ3_XS},
+      {"Q3_K_S", Type::Q3_K, kQ3_K_S},      {"Q3_K_M", Type::Q3_K, kQ3_K_M},
+      {"Q3_K_L", Type::Q3_K, kQ3_K_L},      {"IQ4_NL", Type::IQ4_NL, kIQ4_NL},
+      {"IQ4_XS", Type::IQ4_XS, kIQ4_XS},    {"Q4_K", Type::Q4_K, kQ4_K_M, "Q4_K_M"},
+      {"Q4_K_S", Type::Q4_K, kQ4_K_S},      {"Q4_K_M", Type::Q4_K, kQ4_K_M},
+      {"Q5_K", Type::Q5_K, kQ5_K_M, "Q5_K_M"}, {"Q5_K_S", Type::Q5_K, kQ5_K_S},
+      {"Q5_K_M", Type::Q5_K, kQ5_K_M},      {"Q6_K", Type::Q6_K, kQ6_K},
+      {"Q8_0", Type::Q8_0, kQ8_0},          {"F16", Type::F16, kF16},
+      {"BF16", Type::BF16, kBF16},          {"F32", Type::F32, kF32},
+      {"COPY", Type::F32, kF32, {}, true},
   };
   return targets;
 }
@@ -288,28 +366,36 @@ const std::vector<QuantizeTarget>& quantize_targets() {
 const QuantizeTarget* find_quantize_target(std::string_view name) {
   for (const auto& t : quantize_targets())
     if (iequal(t.name, name)) return &t;
+  // llama-quantize also takes the LLAMA_FTYPE number (COPY has none of its own).
+  uint32_t id = 0;
+  const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), id);
+  if (name.empty() || ec != std::errc() || end != name.data() + name.size()) return nullptr;
+  for (const auto& t : quantize_targets())
+    if (t.file_type == id) return &t;
   return nullptr;
 }
 
-std::vector<TensorPlan> plan_quantization(const gguf::File& in, const QuantizeTarget& target, bool has_imatrix) {
-  return plan_quantization(in, in.tensors(), target, has_imatrix);
+uint32_t output_file_type(const gguf::File& in, const QuantizeTarget& target) {
+  if (!target.copy) return target.file_type;
+  const int64_t f = int_or(in, "general.file_type", -1);
+  return f >= 0 ? uint32_t(f) : guessed_file_type(in.tensors());
+}
+
+std::vector<TensorPlan> plan_quantization(const gguf::File& in, const QuantizeTarget& target,
+                                          const QuantizeOptions& options, bool has_imatrix) {
+  return plan_quantization(in, in.tensors(), target, options, has_imatrix);
 }
 
 std::vector<TensorPlan> plan_quantization(const gguf::File& meta, std::span<const gguf::TensorInfo> tensors,
-                                          const QuantizeTarget& target, bool has_imatrix) {
+                                          const QuantizeTarget& target, const QuantizeOptions& options,
+                                          bool has_imatrix) {
   Model model = describe(meta, tensors);
   model.has_imatrix = has_imatrix;
 
-  // llama.cpp counts attn_v tensors in its (layer, name) order.
-  std::vector<size_t> order(tensors.size());
-  std::iota(order.begin(), order.end(), size_t(0));
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const int la = layer_of(tensors[a].name), lb = layer_of(tensors[b].name);
-    return la != lb ? la < lb : tensors[a].name < tensors[b].name;
-  });
+  // llama.cpp counts attn_v tensors in its order.
   std::vector<int> attn_v_rank(tensors.size(), 0);
   int n_v = 0;
-  for (size_t i : order)
+  for (size_t i : llama_cpp_order(tensors))
     if (role_of(tensors[i].name) == Role::AttnV) attn_v_rank[i] = n_v++;
 
   std::vector<TensorPlan> plan;
@@ -317,19 +403,24 @@ std::vector<TensorPlan> plan_quantization(const gguf::File& meta, std::span<cons
   for (size_t i = 0; i < tensors.size(); i++) {
     const gguf::TensorInfo& t = tensors[i];
     TensorPlan p{t.type, false, false};
-    if (convertible(t)) {
-      p.type = target.type;
+    const bool kept = target.copy || (options.leave_output_tensor && t.name == "output.weight");
+    if (!kept && convertible(t)) {
       const Role role = role_of(t.name);
-      if (type_info(target.type).quantized) {
-        const int index = role == Role::AttnV ? attn_v_rank[i] : layer_of(t.name);
-        if (target.mix) p.type = mixed_type(model, target.file_type, role, t.ne[0], index, t.ne[2] > 1, p.type);
-        p.type = fit_rows(p.type, t.ne[0], t.type, &p.fallback);
-      }
+      const int index = role == Role::AttnV ? attn_v_rank[i] : layer_of(t.name);
+      p.type = tensor_type(model, t, role, index, target, options, &p.fallback);
       p.needs_imatrix = needs_imatrix(role, p.type, target.file_type);
     }
-    if (p.type != t.type && (!can_dequantize(t.type) || !can_quantize(p.type)))
-      throw Error("tensor " + t.name + ": cannot convert " + std::string(type_name(t.type)) +
-                  " to " + std::string(type_name(p.type)));
+    if (p.type == t.type) {
+      plan.push_back(p);
+      continue;
+    }
+    if (!can_dequantize(t.type) || !can_quantize(p.type) || !type_supported(p.type))
+      throw Error("tensor " + t.name + ": cannot convert " + std::string(type_name(t.type)) + " to " +
+                  std::string(type_name(p.type)));
+    // Only a type given by --output-tensor-type / --token-embedding-type can miss the rows.
+    if (t.ne[0] % type_info(p.type).block_size != 0)
+      throw Error("tensor " + t.name + ": its rows of " + std::to_string(t.ne[0]) + " do not fit " +
+                  std::string(type_name(p.type)) + " blocks of " + std::to_string(type_info(p.type).block_size));
     plan.push_back(p);
   }
   return plan;

@@ -35,6 +35,35 @@ TEST(Embeddings, PoolingAndNormalization) {
   EXPECT_EQ(v, (std::vector<float>{3, -4}));
 }
 
+// Rerank requests on a model without a rerank template: query and document joined as the
+// vocabulary adds BOS / EOS (stories260K adds BOS only); scores sorted, top_n of them.
+TEST(Rerank, RequestsAndResponses) {
+  HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
+  const auto m = Model::from_file(gguf::File::open(path, gguf::LoadMode::Mmap));
+  const auto tok = Tokenizer::from_gguf(*m->file);
+  RerankRequest r = parse_rerank_request(json::parse(R"({"query": "dog", "documents": ["a dog", "a cat"], "top_n": 1})"), *m->file, *tok, 512);
+  ASSERT_EQ(r.inputs.size(), 2u);
+  std::vector<int32_t> want = {tok->bos()};
+  for (const char* part : {"dog", "a cat"})
+    for (int32_t id : tok->encode(part, false, false)) want.push_back(id);
+  EXPECT_EQ(r.inputs[1], want);
+  EXPECT_FALSE(r.tei);
+  const json j = rerank_response({0.2f, 0.9f}, r, json::object(), "m", 11);
+  EXPECT_EQ(j["results"], json::parse(R"([{"index": 1, "relevance_score": 0.8999999761581421}])"));
+  EXPECT_EQ(j["usage"]["prompt_tokens"], 11);
+  RerankRequest tei = parse_rerank_request(json::parse(R"({"query": "q", "texts": ["x", "y"], "return_text": true})"), *m->file, *tok, 512);
+  const json t = rerank_response({0.5f, 0.25f}, tei, json::object(), "m", 4);
+  EXPECT_EQ(t[0]["text"], "x");
+  EXPECT_EQ(t[1]["score"], 0.25);
+  for (const char* bad : {R"({"documents": ["a"]})", R"({"query": "q"})", R"({"query": "q", "documents": []})",
+                          R"({"query": "q", "documents": [1]})", R"({"query": "q", "documents": ["a"], "top_n": -1})"})
+    EXPECT_THROW(parse_rerank_request(json::parse(bad), *m->file, *tok, 512), ApiError) << bad;
+  EXPECT_EQ(pool(std::vector<float>{1, 2, 3, 4}, 2, Pooling::RANK), (std::vector<float>{3, 4}));  // Qwen3's last token
+  EXPECT_EQ(pooling_from_name("rank"), Pooling::RANK);
+  EXPECT_EQ(pooling_from_name("none"), Pooling::MEAN);
+  EXPECT_FALSE(pooling_from_name("max"));
+}
+
 TEST(Embeddings, ResponseFloatAndBase64) {
   EmbeddingsRequest r;
   const std::vector<std::vector<float>> vs = {{1.0f, -2.0f}, {0.5f, 0.0f}};

@@ -62,6 +62,7 @@ struct Engine::Seq {
   kv::Capacity reserved;        // state still promised to this sequence
   kv::RadixCache::Node* node = nullptr;  // the locked end of its cached path
   Clock::time_point t_submit, t_last;
+  Clock::time_point t_admit, t_first;  // admitted; its first token sampled
   int index = 0;  // the choice, of GenParams::n
   // Shared by the choices of one request: set once choice 0's prompt is in the prefix cache (or
   // choice 0 is gone), when the other choices may start from it.
@@ -231,6 +232,7 @@ void Engine::admit() {
     }
     s.reserved = need;
     add(reserved_, need, +1);
+    s.t_admit = Clock::now();
     for (int32_t t : s.p.prompt) s.sampler.accept(t);
     metrics_.prompt(int(s.p.prompt.size()), s.n_cached);
     running_.push_back(std::move(waiting_.front()));
@@ -353,6 +355,7 @@ void Engine::emit(Seq& s, std::span<const float> logits) {
   const Clock::time_point now = Clock::now();
   if (s.n_generated == 0) metrics_.first_token(std::chrono::duration<double>(now - s.t_submit).count());
   else metrics_.next_token(std::chrono::duration<double>(now - s.t_last).count());
+  if (s.n_generated == 0) s.t_first = now;
   s.t_last = now;
 
   Event ev;
@@ -394,9 +397,15 @@ void Engine::finish(Seq& s, const std::string& reason, const std::string& error)
   ev.done = true;
   ev.finish_reason = reason;
   ev.error = error;
+  ev.stop_word = s.text.stop_word();
   ev.prompt_tokens = int(s.p.prompt.size());
   ev.cached_tokens = s.n_cached;
   ev.completion_tokens = s.n_generated;
+  if (s.t_first != Clock::time_point{}) {
+    using Ms = std::chrono::duration<double, std::milli>;
+    ev.prompt_ms = Ms(s.t_first - s.t_admit).count();
+    ev.predicted_ms = Ms(Clock::now() - s.t_first).count();
+  }
   s.stream->push(std::move(ev));
   s.stream.reset();
   metrics_.request_finished(reason);

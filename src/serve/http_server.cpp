@@ -6,7 +6,9 @@
 #include <thread>
 #include <nlohmann/json.hpp>
 
+#include "serve/anthropic_api.h"
 #include "serve/client_socket.h"
+#include "serve/native_api.h"
 #include "serve/openai_api.h"
 #include "serve/responses_api.h"
 
@@ -40,10 +42,24 @@ void send_json(httplib::Response& res, int status, const json& body) {
   res.set_content(to_text(body), "application/json");
 }
 
-void send_error(httplib::Response& res, Metrics& m, int status, const std::string& type, const std::string& message,
-                const std::string& param = {}) {
+// Anthropic's routes answer errors in Anthropic's shape, llama-server's own routes in its shape
+// (the HTTP status as "code"), every other route in OpenAI's.
+bool anthropic_route(const std::string& path) { return path.rfind("/v1/messages", 0) == 0; }
+bool native_route(const std::string& path) {
+  return path == "/completion" || path == "/completions" || path == "/infill" || path == "/props" || path.rfind("/slots", 0) == 0;
+}
+
+void send_error(const httplib::Request& req, httplib::Response& res, Metrics& m, int status, const std::string& type,
+                const std::string& message, const std::string& param = {}) {
   m.request_rejected(status);
-  send_json(res, status, error_body(message, type, param));
+  json body = anthropic_route(req.path) ? anthropic_error_body(status, message) : error_body(message, type, param);
+  if (native_route(req.path)) body = {{"error", {{"code", status}, {"message", message}, {"type", type}}}};
+  send_json(res, status, body);
+}
+
+// The server's key, as OpenAI's clients send it (Authorization: Bearer) or Anthropic's (x-api-key).
+bool authorized(const httplib::Request& req, const std::string& key) {
+  return key.empty() || req.get_header_value("Authorization") == "Bearer " + key || req.get_header_value("x-api-key") == key;
 }
 
 template <class Json = json>
@@ -60,22 +76,24 @@ Json parse_body(const httplib::Request& req) {
 // handler; the handler's InFlight (or its stream's) counts it out.
 bool generation_route(const httplib::Request& req) {
   return req.method == "POST" &&
-         (req.path == "/v1/chat/completions" || req.path == "/v1/completions" || req.path == "/v1/responses");
+         (req.path == "/v1/chat/completions" || req.path == "/v1/completions" || req.path == "/v1/responses" ||
+          req.path == "/v1/messages" || req.path == "/completion" || req.path == "/completions" || req.path == "/infill");
 }
 
 // A request and its event stream, shared by the content provider's calls.
+template <class Request>
 struct StreamState {
-  ApiRequest req;
+  Request req;
   std::shared_ptr<Stream> stream;
   std::shared_ptr<InFlight> in_flight;
 };
 
 // While draining: the client is told to come back (to another replica, through a router), and
 // the connection is closed so that a router's kept-alive connection does not bring the next one.
-void refuse_draining(httplib::Response& res, Metrics& m) {
+void refuse_draining(const httplib::Request& req, httplib::Response& res, Metrics& m) {
   res.set_header("Retry-After", "1");
   res.set_header("Connection", "close");
-  send_error(res, m, 503, "unavailable_error", "the server is shutting down");
+  send_error(req, res, m, 503, "unavailable_error", "the server is shutting down");
 }
 
 // /v1/models: the one model, with llama-server's "meta" (and hart's context and pool sizes).
@@ -147,12 +165,29 @@ std::vector<std::string> sse_error(ResponsesWriter&, const ApiError& e) {
   const json data = {{"type", "error"}, {"code", e.type}, {"message", e.what()}, {"param", e.param.empty() ? json() : json(e.param)}};
   return {"event: error\ndata: " + to_text(data) + "\n\n"};
 }
+// llama-server's native stream: a data line per chunk, the last one with "stop": true, no [DONE].
+std::vector<std::string> sse_frames(NativeWriter& w, const Event& ev) {
+  std::vector<std::string> out;
+  for (const json& c : w.chunks(ev)) out.push_back("data: " + to_text(c) + "\n\n");
+  return out;
+}
+std::vector<std::string> sse_error(NativeWriter&, const ApiError& e) {
+  return {"data: " + to_text({{"error", {{"code", e.status}, {"message", e.what()}, {"type", e.type}}}}) + "\n\n"};
+}
+std::vector<std::string> sse_frames(AnthropicWriter& w, const Event& ev) {
+  std::vector<std::string> out;
+  for (const AnthropicEvent& e : w.events(ev)) out.push_back("event: " + e.type + "\ndata: " + to_text(e.data) + "\n\n");
+  return out;
+}
+std::vector<std::string> sse_error(AnthropicWriter&, const ApiError& e) {
+  return {"event: error\ndata: " + to_text(anthropic_error_body(e.status, e.what())) + "\n\n"};
+}
 
-template <class Writer>
-void HttpServer::serve_generation(ApiRequest req, std::shared_ptr<InFlight> in_flight, const httplib::Request& http_req,
+template <class Writer, class Request>
+void HttpServer::serve_generation(Request req, std::shared_ptr<InFlight> in_flight, const httplib::Request& http_req,
                                   httplib::Response& res) {
   Engine& engine = *engine_.load();
-  auto st = std::make_shared<StreamState>(StreamState{std::move(req), nullptr, std::move(in_flight)});
+  auto st = std::make_shared<StreamState<Request>>(StreamState<Request>{std::move(req), nullptr, std::move(in_flight)});
   st->stream = engine.submit(st->req.gen);
   if (!st->req.stream) {
     // A client that hangs up frees its slots now, not after max_tokens more tokens: the
@@ -205,36 +240,40 @@ void HttpServer::routes() {
   // Authentication, readiness and draining, in front of every route but /health and /metrics.
   s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (req.path == "/health" || req.path == "/metrics") return httplib::Server::HandlerResponse::Unhandled;
-    if (!opt_.api_key.empty() && req.get_header_value("Authorization") != "Bearer " + opt_.api_key) {
-      send_error(res, metrics_, 401, "authentication_error", "invalid or missing API key");
+    if (!authorized(req, opt_.api_key)) {
+      send_error(req, res, metrics_, 401, "authentication_error", "invalid or missing API key");
       return httplib::Server::HandlerResponse::Handled;
     }
     if (!engine_) {
-      send_error(res, metrics_, 503, "unavailable_error", "the model is still loading");
+      send_error(req, res, metrics_, 503, "unavailable_error", "the model is still loading");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (opt_.embeddings_only && (generation_route(req) || req.path == "/v1/messages/count_tokens")) {
+      send_error(req, res, metrics_, 501, "not_supported_error", "this server serves embeddings only (--embedding)");
       return httplib::Server::HandlerResponse::Handled;
     }
     if (generation_route(req)) {
       in_flight_++;  // before the check: a drain that starts now waits for this request or refuses it
       if (draining_) {
         in_flight_--;
-        refuse_draining(res, metrics_);
+        refuse_draining(req, res, metrics_);
         return httplib::Server::HandlerResponse::Handled;
       }
     } else if (draining_ && req.method != "GET") {
-      refuse_draining(res, metrics_);
+      refuse_draining(req, res, metrics_);
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
   });
-  s.set_exception_handler([this](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+  s.set_exception_handler([this](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
     try {
       std::rethrow_exception(ep);
     } catch (const ApiError& e) {
-      send_error(res, metrics_, e.status, e.type, e.what(), e.param);
+      send_error(req, res, metrics_, e.status, e.type, e.what(), e.param);
     } catch (const QueueFull& e) {
-      send_error(res, metrics_, 503, "server_busy", e.what());
+      send_error(req, res, metrics_, 503, "server_busy", e.what());
     } catch (const std::exception& e) {
-      send_error(res, metrics_, 500, "server_error", e.what());
+      send_error(req, res, metrics_, 500, "server_error", e.what());
     }
   });
 
@@ -284,6 +323,20 @@ void HttpServer::routes() {
   s.Post("/apply-template", [this](const httplib::Request& req, httplib::Response& res) {
     send_json(res, 200, {{"prompt", chat_prompt_text(parse_body<nlohmann::ordered_json>(req), *chat_)}});
   });
+  const auto rerank = [this](const httplib::Request& req, httplib::Response& res) {
+    if (!embedder_->ranks() || !embedder_->model().w.cls_out)
+      throw ApiError(501, "not_supported_error", "this server does not rerank: load a reranker (e.g. Qwen3-Reranker; --reranking)");
+    const json body = parse_body(req);
+    RerankRequest r = parse_rerank_request(body, *embedder_->model().file, *tok_, embedder_->n_ctx());
+    std::vector<float> scores;
+    int n_tokens = 0;
+    for (const auto& ids : r.inputs) {
+      scores.push_back(embedder_->rank(ids));
+      n_tokens += int(ids.size());
+    }
+    send_json(res, 200, rerank_response(scores, r, body, opt_.model_name, n_tokens));
+  };
+  for (const char* route : {"/rerank", "/reranking", "/v1/rerank", "/v1/reranking"}) s.Post(route, rerank);
   s.Post("/v1/embeddings", [this](const httplib::Request& req, httplib::Response& res) {
     const EmbeddingsRequest r = parse_embeddings_request(parse_body(req), *tok_, embedder_->n_ctx());
     std::vector<std::vector<float>> vectors;
@@ -311,9 +364,58 @@ void HttpServer::routes() {
     serve_generation<ResponsesWriter>(parse_request(chat, Endpoint::CHAT, {*tok_, *chat_, engine.n_ctx()}),
                                       std::move(in_flight), http_req, res);
   });
+  s.Post("/v1/messages", [this](const httplib::Request& http_req, httplib::Response& res) {
+    auto in_flight = std::make_shared<InFlight>(in_flight_);  // counted in by the pre-routing handler
+    const Engine& engine = *engine_.load();
+    serve_generation<AnthropicWriter>(
+        parse_anthropic_request(parse_body<nlohmann::ordered_json>(http_req), {*tok_, *chat_, engine.n_ctx()}),
+        std::move(in_flight), http_req, res);
+  });
+  s.Post("/v1/messages/count_tokens", [this](const httplib::Request& req, httplib::Response& res) {
+    const Engine& engine = *engine_.load();
+    const int n = count_anthropic_tokens(parse_body<nlohmann::ordered_json>(req), {*tok_, *chat_, engine.n_ctx()});
+    send_json(res, 200, {{"input_tokens", n}});
+  });
   s.Post("/v1/chat/completions", generate(Endpoint::CHAT));
   s.Post("/v1/completions", generate(Endpoint::COMPLETION));
+  native_routes();
   metadata_routes();
+}
+
+// llama-server's own routes: /completion (and its /completions alias), /infill, /props.
+void HttpServer::native_routes() {
+  httplib::Server& s = *http_;
+  const auto native = [this](auto parse) {
+    return [this, parse](const httplib::Request& http_req, httplib::Response& res) {
+      auto in_flight = std::make_shared<InFlight>(in_flight_);  // counted in by the pre-routing handler
+      const Engine& engine = *engine_.load();
+      serve_generation<NativeWriter>(parse(parse_body<nlohmann::ordered_json>(http_req), PromptContext{*tok_, *chat_, engine.n_ctx()}, 0),
+                                     std::move(in_flight), http_req, res);
+    };
+  };
+  s.Post("/completion", native(parse_native_completion));
+  s.Post("/completions", native(parse_native_completion));
+  s.Post("/infill", native(parse_infill));
+  // hart has no slots: every request is a sequence of its own and the prefix cache keeps what a
+  // slot's cache would. The slot routes answer as llama-server's do when it runs without them.
+  const auto no_slots = [](const httplib::Request&, httplib::Response&) {
+    throw ApiError(501, "not_supported_error",
+                   "this server has no slots (continuous batching; its prefix cache keeps earlier prompts): no /slots, no slot save or restore");
+  };
+  s.Get("/slots", no_slots);
+  s.Post(R"(/slots/(\d+))", no_slots);
+  s.Get("/props", [this](const httplib::Request&, httplib::Response& res) {
+    const Engine& e = *engine_.load();
+    const json settings = {{"n_ctx", e.n_ctx()}, {"temperature", 0.8}, {"top_k", 40}, {"top_p", 0.95}, {"min_p", 0.05},
+                           {"n_predict", -1}, {"n_probs", 0}, {"samplers", {"penalties", "top_k", "top_p", "min_p", "temperature"}}};
+    const std::string bos = tok_->bos() >= 0 ? tok_->token_to_piece(tok_->bos(), true) : "";
+    const std::string eos = tok_->eos() >= 0 ? tok_->token_to_piece(tok_->eos(), true) : "";
+    send_json(res, 200, {{"default_generation_settings", {{"n_ctx", e.n_ctx()}, {"params", settings}}},
+                         {"total_slots", 0}, {"model_alias", opt_.model_name}, {"model_path", opt_.model_path},
+                         {"chat_template", chat_->source()}, {"bos_token", bos}, {"eos_token", eos},
+                         {"modalities", {{"vision", false}, {"video", false}, {"audio", false}}}, {"is_sleeping", false},
+                         {"endpoint_slots", false}, {"endpoint_props", true}, {"endpoint_metrics", true}, {"build_info", "hart"}});
+  });
 }
 
 // What SGLang's Model Gateway (and its users) read of a worker: /model_info, /server_info and

@@ -1,7 +1,7 @@
 // The HTTP front of `hart serve` (cpp-httplib): the OpenAI routes (chat/completions,
-// completions, responses, embeddings, models), llama-server's /tokenize, /detokenize and
-// /apply-template, /health, /metrics and the metadata routes routers probe (/server_info,
-// /model_info and SGLang's /get_ names for them).
+// completions, responses, embeddings, models), Anthropic's /v1/messages, llama-server's
+// /completion, /infill, /props, /tokenize, /detokenize and /apply-template, /health, /metrics and the metadata routes routers probe (/server_info,
+// /model_info and SGLang's /get_ names for them), embeddings and llama-server's /rerank.
 // /health is a router's readiness check: 200 only while the model is loaded, the queue takes
 // work and the server is not draining; 503 with the reason otherwise. drain() starts a graceful
 // shutdown: from then on every request but /health, /metrics and the metadata is refused with
@@ -38,6 +38,7 @@ struct ServerOptions {
   std::string model_name;  // reported by /v1/models and in responses
   std::string model_path;  // reported by /model_info and /server_info
   int max_connections = 256;
+  bool embeddings_only = false;  // --embedding: generation routes answer 501
 };
 
 class HttpServer {
@@ -63,9 +64,10 @@ class HttpServer {
   void metadata_routes();
   // Runs a parsed generation request, answering with Writer's response or its stream; the
   // request counts as in flight until then.
-  template <class Writer>
-  void serve_generation(ApiRequest req, std::shared_ptr<InFlight> in_flight, const httplib::Request& http_req,
+  template <class Writer, class Request>
+  void serve_generation(Request req, std::shared_ptr<InFlight> in_flight, const httplib::Request& http_req,
                         httplib::Response& res);
+  void native_routes();
 
   ServerOptions opt_;
   Metrics& metrics_;

@@ -41,7 +41,26 @@ struct Event {
   bool done = false;              // this choice is done
   std::string finish_reason;      // when done: "stop", "length", "cancelled" or "error"
   std::string error;              // when finish_reason == "error"
+  std::string stop_word;          // when a stop string ended the text: which one
   int prompt_tokens = 0, cached_tokens = 0, completion_tokens = 0;
+  // When done: milliseconds from admission to the first token, and from there to the end.
+  double prompt_ms = 0, predicted_ms = 0;
+};
+
+// A non-streaming writer's choice: its events' text collected, and the whole text as one event
+// at the last one (nothing before), for the writers that read a reply through its stream path.
+class WholeText {
+ public:
+  std::optional<Event> add(const Event& ev) {
+    text_ += ev.text;
+    if (!ev.done && ev.finish_reason != "error") return std::nullopt;
+    Event whole = ev;
+    whole.text = text_;
+    return whole;
+  }
+
+ private:
+  std::string text_;
 };
 
 // Engine -> HTTP thread. cancel() comes the other way: the client went away.

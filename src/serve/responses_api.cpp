@@ -239,11 +239,7 @@ std::vector<ResponsesEvent> ResponsesWriter::events(const Event& ev) {
 
 // Not streaming: the whole text through the same path, its events dropped.
 void ResponsesWriter::add(const Event& ev) {
-  text_ += ev.text;
-  if (!ev.done && ev.finish_reason != "error") return;
-  Event whole = ev;
-  whole.text = text_;
-  events(whole);
+  if (const std::optional<Event> whole = whole_.add(ev)) events(*whole);
 }
 
 json ResponsesWriter::response() const { return envelope(status_.c_str()); }

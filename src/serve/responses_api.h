@@ -53,7 +53,7 @@ class ResponsesWriter {
   std::string model_, id_;
   int64_t created_;
   std::unique_ptr<ChatReply> reply_;
-  std::string text_;
+  WholeText whole_;  // not streaming
   std::vector<Item> items_;
   int seq_ = 0;
   bool started_ = false, done_ = false;

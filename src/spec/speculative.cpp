@@ -54,7 +54,10 @@ GenerateStats generate(Session& session, Sampler& sampler, std::span<const int32
     st.n_generated++;
     history.push_back(tok);
     if (opt.on_token && !opt.on_token(tok)) return false;
-    if (pos >= session.n_ctx()) return false;  // context full: stop, as llama.cpp does
+    if (pos >= session.n_ctx()) {  // context full: stop, as llama.cpp does
+      st.context_full = true;
+      return false;
+    }
     return opt.n_predict < 0 || st.n_generated < opt.n_predict;
   };
 

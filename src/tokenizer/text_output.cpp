@@ -32,7 +32,10 @@ std::string TextOutput::push(int32_t id) {
   for (const std::string& stop : stops_) {
     const size_t from = sent_ >= stop.size() ? sent_ - stop.size() + 1 : 0;
     const size_t at = text_.find(stop, from);
-    if (at != std::string::npos && at < complete) stop_at = std::min(stop_at, at);
+    if (at != std::string::npos && at < complete && at < stop_at) {
+      stop_at = at;
+      stop_word_ = stop;
+    }
     // The longest tail of the complete text that is a proper prefix of this stop string.
     for (size_t len = std::min(stop.size() - 1, complete - sent_); len > hold; len--)
       if (text_.compare(complete - len, len, stop, 0, len) == 0) {

@@ -22,6 +22,8 @@ class TextOutput {
   // At the end of generation: whatever was held back (unless a stop string ended the text).
   std::string flush();
   bool stopped() const { return stopped_; }
+  // The stop string that ended the text (empty when none did).
+  const std::string& stop_word() const { return stop_word_; }
 
  private:
   const Tokenizer& tok_;
@@ -31,6 +33,7 @@ class TextOutput {
   std::string text_;  // the decoded tokens (the pieces of all but the first concatenate)
   size_t sent_ = 0;   // bytes of text_ already released
   bool stopped_ = false;
+  std::string stop_word_;
 };
 
 // Bytes of s that form complete UTF-8 characters (an unfinished last character excluded).

@@ -28,6 +28,18 @@ TEST(TextOutput, StopStringSpanningTokensEndsTheText) {
   bool stopped = false;
   EXPECT_EQ(run(out, *tok, "Once upon a time there", &stopped), "Once ");
   EXPECT_TRUE(stopped);
+  EXPECT_EQ(out.stop_word(), "upon a");
+}
+
+TEST(TextOutput, TheEarliestStopStringIsTheOneReported) {
+  HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
+  auto tok = tokenizer(path);
+  TextOutput out(*tok, {"time", "upon"});
+  EXPECT_EQ(run(out, *tok, "Once upon a time there"), "Once ");
+  EXPECT_EQ(out.stop_word(), "upon");
+  TextOutput none(*tok, {"zzz"});
+  run(none, *tok, "Once upon a time");
+  EXPECT_EQ(none.stop_word(), "");
 }
 
 TEST(TextOutput, WithoutStopEverythingComesOut) {

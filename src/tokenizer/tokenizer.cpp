@@ -122,6 +122,10 @@ int32_t Tokenizer::eot() const { return impl_->vocab.eot; }
 int32_t Tokenizer::eom() const { return impl_->vocab.eom; }
 int32_t Tokenizer::unk() const { return impl_->vocab.unk; }
 int32_t Tokenizer::pad() const { return impl_->vocab.pad; }
+Tokenizer::Fim Tokenizer::fim() const {
+  const tok::Vocab& v = impl_->vocab;
+  return {v.fim_pre, v.fim_suf, v.fim_mid, v.fim_pad, v.fim_rep, v.fim_sep};
+}
 bool Tokenizer::add_bos() const { return impl_->vocab.add_bos; }
 bool Tokenizer::add_eos() const { return impl_->vocab.add_eos; }
 

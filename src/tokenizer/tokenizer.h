@@ -55,6 +55,12 @@ class Tokenizer {
   int32_t eom() const;
   int32_t unk() const;
   int32_t pad() const;
+  // Fill-in-the-middle tokens (tokenizer.ggml.fim_*_token_id, else found by llama.cpp's texts
+  // for the coder families); -1 when absent. pad, rep and sep end generation.
+  struct Fim {
+    int32_t pre, suf, mid, pad, rep, sep;
+  };
+  Fim fim() const;
   bool add_bos() const;
   bool add_eos() const;
   // End of generation: eos, eot, eom, and the tokens llama.cpp stops on by their text

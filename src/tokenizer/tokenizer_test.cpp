@@ -375,6 +375,44 @@ std::unique_ptr<Tokenizer> tiny_spm(float ab_score, const std::string& name = "t
   }));
 }
 
+// FIM tokens: the metadata's ids first, else llama.cpp's texts (here CodeLlama's "▁<PRE>" form);
+// a text-found one becomes a control token, and pad / rep / sep end generation.
+TEST(Tokenizer, FimTokensFromMetadataOrText) {
+  const auto tok = Tokenizer::from_gguf(*synthetic([&](gguf::Writer& w) {
+    w.set("tokenizer.ggml.model", std::string("llama"));
+    w.set("tokenizer.ggml.tokens", strings({"<unk>", "<s>", "</s>", "\u2581<PRE>", "<SUF>", "<MID>", "<EOT>", "x", "<reponame>"}));
+    w.set("tokenizer.ggml.token_type", numbers<int32_t>(gguf::ValueType::INT32, {2, 3, 3, 1, 1, 1, 1, 1, 1}));
+    w.set("tokenizer.ggml.fim_mid_token_id", uint32_t(7));  // the metadata wins over the text
+    w.set("tokenizer.ggml.fim_sep_token_id", uint32_t(6));
+  }));
+  const Tokenizer::Fim f = tok->fim();
+  EXPECT_EQ(f.pre, 3);
+  EXPECT_EQ(f.suf, 4);
+  EXPECT_EQ(f.mid, 7);
+  EXPECT_EQ(f.pad, -1);
+  EXPECT_EQ(f.rep, 8);
+  EXPECT_EQ(f.sep, 6);
+  EXPECT_TRUE(tok->is_control(3));
+  EXPECT_TRUE(tok->is_eog(8));
+  EXPECT_FALSE(tok->is_eog(3));
+  EXPECT_EQ(tiny_spm(-2)->fim().pre, -1);
+}
+
+// StarCoder's names them <fim_prefix>...; its <file_sep> is not a text llama.cpp reads as FIM_SEP.
+TEST(Tokenizer, FimTokensOfRealVocabularies) {
+  HART_REQUIRE_TESTDATA(path, "tokenizer/ggml-vocab-starcoder.gguf");
+  const Tokenizer& star = vocab_tokenizer("starcoder");
+  const Tokenizer::Fim f = star.fim();
+  EXPECT_EQ(star.token_text(f.pre), "<fim_prefix>");
+  EXPECT_EQ(star.token_text(f.suf), "<fim_suffix>");
+  EXPECT_EQ(star.token_text(f.mid), "<fim_middle>");
+  EXPECT_EQ(star.token_text(f.pad), "<fim_pad>");
+  EXPECT_TRUE(star.is_eog(f.pad));
+  EXPECT_EQ(f.rep, -1);
+  EXPECT_EQ(f.sep, -1);
+  EXPECT_EQ(vocab_tokenizer("llama-spm").fim().pre, -1);
+}
+
 TEST(Tokenizer, SpmMergesHighestScoreFirst) {
   EXPECT_EQ(tiny_spm(-2)->encode("ab", false, false), (Ids{7, 5}));    // ▁a beats ab
   EXPECT_EQ(tiny_spm(-0.5)->encode("ab", false, false), (Ids{3, 8}));  // ab beats ▁a

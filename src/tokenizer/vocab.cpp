@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdio>
 #include <optional>
+#include <span>
 #include <variant>
 
 #include "common/error.h"
@@ -124,6 +125,42 @@ std::string lower_ascii(std::string s) {
   return s;
 }
 
+// llama.cpp's texts of the FIM tokens of the coder families (Qwen2.5-Coder, CodeLlama, StarCoder
+// and Granite, DeepSeek-Coder, CodeGemma, GLM-4.5, Falcon-H1), for files whose metadata names none.
+constexpr std::string_view kFimPre[] = {"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>",
+                                        "<PRE>", "▁<PRE>", "<|code_prefix|>", "<|prefix|>"};
+constexpr std::string_view kFimSuf[] = {"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>",
+                                        "<SUF>", "▁<SUF>", "<|code_suffix|>", "<|suffix|>"};
+constexpr std::string_view kFimMid[] = {"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>",
+                                        "<MID>", "▁<MID>", "<|code_middle|>", "<|middle|>"};
+constexpr std::string_view kFimPad[] = {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"};
+constexpr std::string_view kFimRep[] = {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"};
+constexpr std::string_view kFimSep[] = {"<|file_sep|>"};
+
+// A FIM token the metadata did not name: the lowest id whose text is one of `texts`, made a
+// control token as llama.cpp makes it.
+void find_fim(Vocab& v, int32_t& id, std::span<const std::string_view> texts) {
+  if (id != kNoToken) return;
+  for (int32_t i = 0; i < v.size() && id == kNoToken; ++i)
+    if (std::find(texts.begin(), texts.end(), v.tokens[i].text) != texts.end()) id = i;
+  if (id != kNoToken) v.tokens[id].attr |= kAttrControl;
+}
+
+void mark_fim(Vocab& v, const gguf::File& file, const std::string& where) {
+  const int32_t n = v.size();
+  const std::pair<int32_t*, const char*> keys[] = {
+      {&v.fim_pre, "fim_pre"}, {&v.fim_suf, "fim_suf"}, {&v.fim_mid, "fim_mid"},
+      {&v.fim_pad, "fim_pad"}, {&v.fim_rep, "fim_rep"}, {&v.fim_sep, "fim_sep"},
+      {&v.fim_pre, "prefix"},  {&v.fim_suf, "suffix"},  {&v.fim_mid, "middle"}};  // older names, which llama.cpp reads too
+  for (const auto& [id, name] : keys) read_special(*id, file, std::string("tokenizer.ggml.") + name + "_token_id", n, where);
+  find_fim(v, v.fim_pre, kFimPre);
+  find_fim(v, v.fim_suf, kFimSuf);
+  find_fim(v, v.fim_mid, kFimMid);
+  find_fim(v, v.fim_pad, kFimPad);
+  find_fim(v, v.fim_rep, kFimRep);
+  find_fim(v, v.fim_sep, kFimSep);
+}
+
 void mark_specials(Vocab& v, const gguf::File& file) {
   // End of generation: the eos/eot/eom ids plus tokens known by their text (forced to CONTROL
   // so they are never rendered as text, as llama.cpp does).
@@ -134,7 +171,7 @@ void mark_specials(Vocab& v, const gguf::File& file) {
     v.eog[id] = true;
     v.tokens[id].attr |= kAttrControl;
   }
-  for (int32_t id : {v.eos, v.eot, v.eom})
+  for (int32_t id : {v.eos, v.eot, v.eom, v.fim_pad, v.fim_rep, v.fim_sep})
     if (id != kNoToken) v.eog[id] = true;
 
   for (int32_t id = 0; id < v.size(); ++id)
@@ -193,6 +230,7 @@ Vocab Vocab::load(const gguf::File& file) {
   if (v.add_eos && v.eos == kNoToken)
     throw Error(where + ": tokenizer.ggml.add_eos_token is true but there is no EOS token");
 
+  mark_fim(v, file, where);
   mark_specials(v, file);
   return v;
 }

@@ -58,6 +58,9 @@ struct Vocab {
 
   int32_t bos = kNoToken, eos = kNoToken, eot = kNoToken, eom = kNoToken;
   int32_t unk = kNoToken, sep = kNoToken, pad = kNoToken, mask = kNoToken;
+  // Fill-in-the-middle: prefix, suffix, middle, pad, repository name and file separator.
+  int32_t fim_pre = kNoToken, fim_suf = kNoToken, fim_mid = kNoToken;
+  int32_t fim_pad = kNoToken, fim_rep = kNoToken, fim_sep = kNoToken;
   bool add_bos = false, add_eos = false;
   bool add_space_prefix = false;              // SPM: a space in front of the text
   bool lowercase = true, strip_accents = true;  // WPM normalizer

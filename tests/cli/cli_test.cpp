@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <sys/wait.h>
@@ -26,7 +27,9 @@ Result hart(const std::string& args, const std::string& env = "") {
 }
 
 // Runs `hart ARGS`, returns exit status and stderr.
-Result hart_stderr(const std::string& args) { return run_command(std::string(HART_BINARY) + " " + args + " 2>&1 >/dev/null"); }
+Result hart_stderr(const std::string& args, const std::string& env = "") {
+  return run_command(env + " " + HART_BINARY + std::string(" ") + args + " 2>&1 >/dev/null");
+}
 
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
@@ -70,6 +73,56 @@ TEST(Cli, QuantizeToQ8_0KeepsGreedyTokens) {
   std::filesystem::remove(out);
   ASSERT_EQ(f32.size(), 20u);
   EXPECT_EQ(q8, f32);
+}
+
+// The tensor types of a GGUF file by name.
+std::map<std::string, std::string> tensor_types(const std::string& path) {
+  std::map<std::string, std::string> m;
+  const auto file = hart::gguf::File::open(path);
+  for (const auto& t : file->tensors()) m[t.name] = std::string(hart::type_name(t.type));
+  return m;
+}
+
+// llama-quantize's arguments: INPUT TYPE writes ggml-model-TYPE.gguf beside the input; INPUT OUTPUT
+// TYPE NTHREADS takes the type's number too; --pure, --output-tensor-type, --token-embedding-type,
+// --leave-output-tensor and --allow-requantize reach the plan (their per-tensor choices are
+// quantize_model_test's).
+TEST(Cli, QuantizeTakesLlamaQuantizesArguments) {
+  HART_REQUIRE_TESTDATA(model, "qtypes/models/qt-llama-F32.gguf");
+  const std::filesystem::path dir = temp_path("quantize_args");
+  std::filesystem::create_directories(dir);
+  const std::string in = (dir / "in.gguf").string(), out = (dir / "out.gguf").string();
+  std::filesystem::copy_file(model, in);
+
+  ASSERT_EQ(hart("quantize " + in + " q8_0").status, 0);
+  EXPECT_EQ(tensor_types((dir / "ggml-model-Q8_0.gguf").string()).at("output.weight"), "q8_0");
+  ASSERT_EQ(hart("quantize " + in + " " + out + " 15 2").status, 0);  // 15: Q4_K (= Q4_K_M), 2 threads
+  EXPECT_EQ(hart::gguf::File::open(out)->get_int("general.file_type"), 15);
+  EXPECT_EQ(tensor_types(out).at("output.weight"), "q6_K");
+  ASSERT_EQ(hart("quantize --pure --output-tensor-type F16 --token-embedding-type q8_0 " + in + " " + out + " Q4_K").status, 0);
+  auto types = tensor_types(out);
+  EXPECT_EQ(types.at("output.weight"), "f16");
+  EXPECT_EQ(types.at("token_embd.weight"), "q8_0");
+  EXPECT_EQ(types.at("blk.0.attn_v.weight"), "q4_K");  // Q4_K_M's mix would give q6_K
+  ASSERT_EQ(hart("quantize --leave-output-tensor " + in + " " + out + " q4_k_m").status, 0);
+  EXPECT_EQ(tensor_types(out).at("output.weight"), "f32");
+
+  // out is Q4_K_M now: converting its tensors again needs --allow-requantize.
+  const std::string again = (dir / "again.gguf").string();
+  const Result refused = hart_stderr("quantize " + out + " " + again + " Q8_0");
+  EXPECT_NE(refused.status, 0);
+  EXPECT_NE(refused.out.find("--allow-requantize"), std::string::npos) << refused.out;
+  EXPECT_EQ(hart("quantize --allow-requantize " + out + " " + again + " Q8_0").status, 0);
+  EXPECT_EQ(tensor_types(again).at("blk.0.attn_q.weight"), "q8_0");
+
+  for (const std::string& bad : {in + " " + out, in + " " + out + " Q9_9", in + " " + out + " Q8_0 two",
+                                 "-t 2 " + in + " " + out + " Q8_0 2", "--output-tensor-type q9 " + in + " Q8_0",
+                                 in + " " + out + " Q8_0 2 extra"}) {
+    const Result r = hart_stderr("quantize " + bad);
+    EXPECT_NE(r.status, 0) << bad;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << bad << ": " << r.out;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // Every kernel set this CPU runs gives the F32 model's greedy tokens.
@@ -291,10 +344,112 @@ TEST(Cli, DeviceWeightsAreResidentOnce) {
   std::filesystem::remove_all(lock_dir);
 }
 
-TEST(Cli, DefaultSyntheticModelRuns) {
-  Result r = hart("run -n 4 --temp 0 --json");
+// hart --version (-V): the version, the build as hart bench --json records it, and the kernel set
+// this CPU runs (HART_ISA's when set; one it cannot run is the usual one-line error).
+TEST(Cli, VersionNamesTheBuildAndTheKernelSet) {
+  const Result v = hart("--version");
+  ASSERT_EQ(v.status, 0);
+  EXPECT_EQ(hart("-V").out, v.out);
+  EXPECT_EQ(v.out.rfind("hart " HART_VERSION " (", 0), 0u) << v.out;
+  EXPECT_NE(hart("-V", "HART_ISA=ref").out.find("\nCPU kernels: ref (this CPU runs: ref"), std::string::npos);
+  const Result bad = hart_stderr("-V", "HART_ISA=no-such-isa");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.out.rfind("hart: error: HART_ISA=no-such-isa: unknown kernel set", 0), 0u) << bad.out;
+  EXPECT_EQ(std::count(bad.out.begin(), bad.out.end(), '\n'), 1) << bad.out;
+  EXPECT_NE(hart("--version extra").status, 0);
+
+  HART_REQUIRE_TESTDATA(model, "models/stories260K.gguf");
+  const Result b = hart("bench -m " + model + " -p 1 -n 1 -t 1 -r 1 --warmup 0 --bandwidth 10 --json");
+  ASSERT_EQ(b.status, 0);
+  const nlohmann::json row = nlohmann::json::parse(b.out).at(0);
+  EXPECT_EQ(v.out, "hart " HART_VERSION " (" + row["build_revision"].get<std::string>() + ")\nbuilt with " +
+                       row["compiler"].get<std::string>() + ", flags: " + row["build_flags"].get<std::string>() +
+                       "\nCPU kernels: " + row["kernels"].get<std::string>() + v.out.substr(v.out.rfind(" (")));
+}
+
+// The README's first command on a fresh clone, without -m and without ../shared: the built-in
+// stories260K tells its greedy story for "Once upon a time" (llama.cpp's tokens, where the shared
+// golden is there to compare), and stderr says in one line what ran and how to run one's own file.
+TEST(Cli, FirstRunTellsTheBuiltInModelsStory) {
+  const std::string run = std::string("cd / && HART_TESTDATA=/nonexistent ") + HART_BINARY +
+                          " run -p 'Once upon a time' -n 40 --temp 0";
+  const Result out = run_command(run + " 2>/dev/null");
+  ASSERT_EQ(out.status, 0);
+  EXPECT_EQ(out.out, ", there was a little girl named Lily. She loved to play outside in the park. One day, she saw a "
+                     "big, red ball.\n");
+  const Result err = run_command(run + " 2>&1 >/dev/null");
+  EXPECT_EQ(err.out.rfind("hart: running the built-in model stories260K (TinyStories, MIT, models/README.md); "
+                          "to run your own GGUF file: -m FILE\n", 0), 0u) << err.out;
+
+  HART_REQUIRE_TESTDATA(golden, "golden/stories260K__once_upon_a_time.json");
+  const nlohmann::json g = read_json(golden);
+  const Result j = hart("run -p 'Once upon a time' -n 32 --temp 0 --json");
+  ASSERT_EQ(j.status, 0);
+  const nlohmann::json r = nlohmann::json::parse(j.out);
+  EXPECT_EQ(r["prompt_tokens"], g["prompt_tokens"]);
+  EXPECT_EQ(r["generated_tokens"], g["llamacpp"]["generated_tokens"]);
+}
+
+// Without --context-shift, a context that fills ends the run with one line naming the limit and
+// the flag; hart chat says so too and offers /reset.
+TEST(Cli, FullContextSaysSoAndNamesTheFlag) {
+  const Result r = hart("run -c 32 -n 100 --temp 0 --json");
   ASSERT_EQ(r.status, 0);
-  EXPECT_EQ(nlohmann::json::parse(r.out)["generated_tokens"].size(), 4u);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["context_full"].get<bool>());
+  EXPECT_EQ(j["generated_tokens"].size(), 32u);  // BOS, then tokens until all 32 positions are taken
+  const Result err = hart_stderr("run -c 32 -n 100 --temp 0");
+  EXPECT_NE(err.out.find("\nhart: the context is full (32 tokens, -c): generation stopped; --context-shift forgets "
+                         "half of it and goes on\n"), std::string::npos) << err.out;
+  EXPECT_EQ(hart_stderr("run -c 64 -n 10 --temp 0").out.find("context is full"), std::string::npos);
+
+  const std::string input = temp_path("long_chat.txt");
+  std::ofstream(input) << "Hi\n/reset\n" << std::string(200, 'a') << "\n";
+  const Result chat = hart_stderr("chat --chat-template chatml -c 64 --temp 0 -n 100 < " + input);
+  std::filesystem::remove(input);
+  EXPECT_EQ(chat.status, 0);
+  EXPECT_NE(chat.out.find("hart: the context is full (64 tokens, -c): the reply stops here; /reset starts over\n"),
+            std::string::npos) << chat.out;
+  EXPECT_NE(chat.out.find("hart: the context is full (64 tokens, -c): this turn does not fit; /reset starts over\n"),
+            std::string::npos) << chat.out;
+}
+
+// --context-shift (and --keep) as llama-completion: its text through two shifts of a 256-token
+// context (tests/golden/stories260K__context_shift.json, from llama.cpp de3ff81).
+TEST(Cli, ContextShiftGoesOnAsLlamaCpp) {
+  const nlohmann::json g = read_json(HART_REPO_GOLDEN "/stories260K__context_shift.json");
+  for (const nlohmann::json& c : g["cases"]) {
+    const std::string keep = c["keep"].is_null() ? "" : " --keep " + std::to_string(c["keep"].get<int>());
+    const Result r = hart("run -c 256 -n 400 --temp 0 --context-shift --ignore-eos -p 'Once upon a time' --json" + keep);
+    ASSERT_EQ(r.status, 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["context_shifts"], g["context_shifts"]);
+    EXPECT_FALSE(j["context_full"].get<bool>());
+    EXPECT_EQ(j["generated_tokens"].size(), 400u);
+    const std::string want = c["text"].get<std::string>(), text = j["text"].get<std::string>();
+    EXPECT_EQ(text.substr(0, want.size()), want) << keep;
+  }
+  // A --keep that leaves nothing to forget is the one-line error.
+  const Result bad = hart_stderr("run -c 8 -n 20 --temp 0 --context-shift --keep -1 -p 'Once upon a time, there'");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.out.substr(bad.out.rfind("hart: error:")),
+            "hart: error: context shift: keeping 7 tokens leaves none to forget in a context of 8\n") << bad.out;
+}
+
+// Without -m, chat, info and tokenize use the built-in model too; bench keeps a synthetic model
+// of a real one's shapes (a benchmark of a 1 MB model measures little).
+TEST(Cli, CommandsWithoutAModelUseTheBuiltInOne) {
+  const Result info = hart("info --json --no-tensors");
+  ASSERT_EQ(info.status, 0);
+  const nlohmann::json j = nlohmann::json::parse(info.out);
+  EXPECT_EQ(j["path"], "stories260K (built-in)");
+  EXPECT_EQ(j["file_size"], 1185376);
+  const Result tok = hart("tokenize --ids 'Once upon a time'");
+  ASSERT_EQ(tok.status, 0);
+  EXPECT_EQ(tok.out, "1 403 407 261 378\n");
+  const Result chat = hart("chat --chat-template chatml --temp 0 -n 4 < /dev/null");
+  EXPECT_EQ(chat.status, 0);
+  EXPECT_NE(hart("bench --help").out.find("synthetic:smollm2-135m:q8_0"), std::string::npos);
 }
 
 }  // namespace

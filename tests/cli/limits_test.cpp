@@ -118,7 +118,7 @@ TEST(Limits, UnknownFlagsAndBadNumbersAreOneLineErrors) {
       {{"run", "--temp", "1.2.3"}, "--temp"},
       {{"quantize", "only-the-input.gguf"}, "required"},
       {{"quantize", "in.gguf", "out.gguf", "q9_9"}, "q9_9"},
-      {{"info"}, "required"},
+      {{"info", "a.gguf", "b.gguf"}, "b.gguf"},
       {{"no-such-command"}, "no-such-command"},
       {{"run", "--model", "/no/such/model.gguf"}, "/no/such/model.gguf"},
   };

@@ -207,6 +207,18 @@ describe('tiny KV pool', () => {
 });
 
 describe('limits and options', () => {
+  test('without -m the built-in stories260K is served under its name', async () => {
+    const s = await startServer(['-c', '128']);
+    try {
+      assert.deepEqual((await s.client.models.list()).data.map((m) => m.id), ['stories260K']);
+      assert.equal((await (await fetch(`${s.base}/model_info`)).json()).model_path, 'stories260K (built-in)');
+      const r = await s.client.completions.create({ model: 'x', prompt: 'Once upon a time', max_tokens: 9, ...greedy });
+      assert.equal(r.choices[0].text, ', there was a little girl named');
+    } finally {
+      await s.stop();
+    }
+  });
+
   test('queue full gives 503; API key is enforced', async () => {
     const s = await startServer(['-m', model('stories260K.gguf'), '--max-queue', '0', '--api-key', 'sekret'], { apiKey: 'sekret' });
     try {

@@ -128,6 +128,7 @@ int cmd_bench(int argc, char** argv) {
   double bandwidth = 0;
   bool json = false;
   std::string save_synthetic;
+  mo.model = kBenchDefaultModel;
   mo.add_to(app);
   app.remove_option(app.get_option("--threads"));
   app.add_option("-p,--n-prompt", n_prompt, "prompt tokens of the pp test (0: skip)")->capture_default_str();

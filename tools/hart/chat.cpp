@@ -80,6 +80,12 @@ int cmd_chat(int argc, char** argv) {
       continue;
     }
     std::vector<int32_t> tokens = tok.encode(prompt, true, true);
+    if (int(tokens.size()) >= session.n_ctx()) {  // the conversation so far and this turn
+      std::fprintf(stderr, "hart: the context is full (%d tokens, -c): this turn does not fit; /reset starts over\n",
+                   session.n_ctx());
+      history.messages.erase(history.messages.end() - 1);
+      continue;
+    }
 
     // Reuse the cached prefix; always process at least the last token to get fresh logits. A
     // recurrent state (or a slid window) cannot go back into the past: then all is recomputed.
@@ -99,10 +105,13 @@ int cmd_chat(int argc, char** argv) {
       return true;
     };
     const std::vector<int32_t> fresh(tokens.begin() + long(keep), tokens.end());
-    generate(session, sampler, fresh, go);
+    const GenerateStats st = generate(session, sampler, fresh, go);
     print(stream.flush());
     std::fputs("\n", stdout);
     std::fflush(stdout);
+    if (st.context_full)
+      std::fprintf(stderr, "hart: the context is full (%d tokens, -c): the reply stops here; /reset starts over\n",
+                   session.n_ctx());
     cached.insert(cached.end(), fresh.begin(), fresh.end());
     // The reply tokens that were fed back through the model (all but a cut-off last one).
     cached.insert(cached.end(), reply.begin(), reply.begin() + (session.n_past() - long(cached.size())));

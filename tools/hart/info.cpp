@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "builtin_model.h"
 #include "command.h"
+#include "model_options.h"
 #include "parse_args.h"
 #include "gguf/gguf.h"
 #include "model/model.h"
@@ -239,14 +241,14 @@ void print_text(const gguf::File& f, const InfoOptions& o) {
 int cmd_info(int argc, char** argv) {
   InfoOptions o;
   CLI::App app{"Show a GGUF file's version, metadata and tensor table.", "hart info"};
-  app.add_option("model", o.model, "GGUF file")->required();
+  app.add_option("model", o.model, std::string("GGUF file (default: the built-in ") + kBuiltinModelName + ")");
   app.add_flag("--json", o.json, "print one JSON object instead of text (strings are not truncated)");
   app.add_flag("--no-tensors", o.no_tensors, "leave out the tensor table");
   app.add_option("--items", o.items, "array items to show")->capture_default_str();
   app.add_option("--max-string", o.max_string, "bytes of a string to show in text mode")->capture_default_str();
   if (!parse_args(app, argc, argv)) return 0;
 
-  const auto file = gguf::File::open(o.model, gguf::LoadMode::Mmap);
+  const auto file = open_gguf(o.model, gguf::LoadMode::Mmap);
   if (o.json) {
     // Token pieces may hold invalid UTF-8 (byte tokens): replace it rather than fail.
     std::printf("%s\n", info_json(*file, o).dump(2, ' ', false, Json::error_handler_t::replace).c_str());

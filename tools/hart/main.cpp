@@ -11,6 +11,7 @@
 
 #include "command.h"
 #include "common/error.h"
+#include "version.h"
 
 namespace hart::cli {
 
@@ -24,7 +25,8 @@ std::map<std::string, Command>& commands() {
 namespace {
 
 void usage(FILE* out) {
-  std::fprintf(out, "usage: hart <command> [options]   (hart <command> --help for its options)\n\n");
+  std::fprintf(out, "usage: hart <command> [options]   (hart <command> --help for its options)\n");
+  std::fprintf(out, "       hart --version           (-V: version, build and the CPU kernels it runs here)\n\n");
   for (const auto& [name, cmd] : hart::cli::commands())
     std::fprintf(out, "  %-10s %s\n", name.c_str(), cmd.help);
 }
@@ -63,10 +65,15 @@ int main(int argc, char** argv) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
+  const bool version = !std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "-V");
   auto& table = hart::cli::commands();
   auto it = table.find(argv[1]);
-  if (it == table.end()) {
+  if (!version && it == table.end()) {
     std::fprintf(stderr, "hart: unknown command '%s' (see hart --help)\n", argv[1]);
+    return 2;
+  }
+  if (version && argc > 2) {
+    std::fprintf(stderr, "hart: %s takes no arguments\n", argv[1]);
     return 2;
   }
   std::vector<std::string> respelled;
@@ -74,6 +81,10 @@ int main(int argc, char** argv) {
   std::string prog = std::string("hart ") + argv[1];
   argv[1] = prog.data();
   try {
+    if (version) {
+      hart::cli::print_version();
+      return 0;
+    }
     return it->second.fn(argc - 1, argv + 1);
   } catch (const hart::Error& e) {
     std::fprintf(stderr, "hart: error: %s\n", e.what());

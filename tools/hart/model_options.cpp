@@ -9,14 +9,19 @@
 #include "common/error.h"
 #include "gguf/gguf.h"
 #include "model/synthetic.h"
+#include "builtin_model.h"
 #include "progress_bar.h"
 
 namespace hart::cli {
 
 void ModelOptions::add_to(CLI::App& app) {
-  app.add_option("-m,--model", model,
-                 "GGUF file, or synthetic:NAME:TYPE for random weights with a real model's shapes")
-      ->capture_default_str();
+  auto* m = app.add_option("-m,--model", model,
+                           "GGUF file, or synthetic:NAME:TYPE for random weights with a real model's shapes");
+  if (model.empty()) {
+    m->default_str(std::string("the built-in ") + kBuiltinModelName);
+  } else {
+    m->capture_default_str();
+  }
   app.add_option("-t,--threads", threads, "threads (default: all cores)")->check(CLI::Range(0, 4096));
   app.add_option("--cpu-mask", cpu_mask,
                  "pin threads to these CPUs, a hex mask (e.g. 0xF: CPUs 0-3, one cluster of a SpacemiT K1)");
@@ -89,6 +94,13 @@ void SamplingOptions::add_to(CLI::App& app) {
   app.add_option("-s,--seed", p.seed, "random seed (default: random)");
 }
 
+std::unique_ptr<gguf::File> open_gguf(const std::string& path, gguf::LoadMode mode) {
+  if (!path.empty()) return gguf::File::open(path, mode);
+  std::fprintf(stderr, "hart: running the built-in model %s (TinyStories, MIT, models/README.md); "
+               "to run your own GGUF file: -m FILE\n", kBuiltinModelName);
+  return gguf::File::from_memory(builtin_model_bytes(), std::string(kBuiltinModelName) + " (built-in)");
+}
+
 LoadedModel load_model(const ModelOptions& opt) {
   check_names(opt);
   LoadedModel lm;
@@ -98,6 +110,8 @@ LoadedModel load_model(const ModelOptions& opt) {
                  opt.model.c_str());
     file = make_synthetic_model(opt.model.substr(10));
     lm.synthetic = true;
+  } else if (opt.model.empty()) {
+    file = open_gguf(opt.model, gguf::LoadMode::Memory);  // already in memory: --mmap changes nothing
   } else {
     if (opt.mmap) std::fprintf(stderr, "hart: mapping %s\n", opt.model.c_str());
     ProgressLine progress("hart: loading " + opt.model);

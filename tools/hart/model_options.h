@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gguf/gguf.h"
 #include "model/model.h"
 #include "model/session.h"
 #include "sample/sampler.h"
@@ -14,10 +15,11 @@
 
 namespace hart::cli {
 
-constexpr const char* kDefaultModel = "synthetic:smollm2-135m:q8_0";
+// hart bench's default -m: a benchmark wants a real model's shapes, not the built-in's.
+constexpr const char* kBenchDefaultModel = "synthetic:smollm2-135m:q8_0";
 
 struct ModelOptions {
-  std::string model = kDefaultModel;
+  std::string model;  // empty: the built-in model (builtin_model.h)
   int threads = 0;
   std::string cpu_mask;  // hex, e.g. 0xF0: pin the CPU threads to CPUs 4-7
   int ctx_size = 0;
@@ -48,7 +50,11 @@ struct LoadedModel {
 // --list-devices: prints the devices and returns true (the command then exits).
 bool print_devices_if_asked(const ModelOptions& opt);
 
-// Opens MODEL (a GGUF path or synthetic:NAME:TYPE) with a progress line on stderr. First checks
+// A GGUF file by path, or the built-in model for an empty path, which says on stderr which model
+// that is and how to run one's own (-m FILE).
+std::unique_ptr<gguf::File> open_gguf(const std::string& path, gguf::LoadMode mode);
+
+// Opens MODEL (a GGUF path, "" for the built-in model, or synthetic:NAME:TYPE) with a progress line on stderr. First checks
 // what the options name besides the model (--cpu-mask, --device, the HART_ISA kernel set): a
 // mistake there ends the command before a large file is read or a synthetic model built.
 LoadedModel load_model(const ModelOptions& opt);

@@ -28,8 +28,8 @@ int cmd_run(int argc, char** argv) {
   SpecOptions spo;
   VisionOptions vo;
   std::string prompt;
-  int n_predict = 128;
-  bool json = false, logits = false, ignore_eos = false, verbose = false;
+  int n_predict = 128, n_keep = 0;
+  bool json = false, logits = false, ignore_eos = false, verbose = false, context_shift = false;
   mo.add_to(app);
   so.add_to(app);
   grammar_opts.add_to(app);
@@ -41,11 +41,17 @@ int cmd_run(int argc, char** argv) {
   app.add_flag("--json", json, "print one JSON object: tokens, text, timings");
   app.add_flag("--logits", logits, "with --json: include the first generated step's logits");
   app.add_flag("--ignore-eos", ignore_eos, "keep generating past end-of-generation tokens");
+  app.add_flag("--context-shift,!--no-context-shift", context_shift,
+               "when the context fills, forget half of it after the first --keep tokens and go on");
+  app.add_option("--keep", n_keep, "prompt tokens a context shift keeps, besides BOS (-1: the whole prompt)")
+      ->capture_default_str();
   app.add_flag("-v,--verbose", verbose, "print the model's shape and the weight bytes a token reads to stderr");
   if (!parse_args(app, argc, argv, kSpecShortAliases)) return 0;
   if (print_devices_if_asked(mo)) return 0;
   SessionParams sp = mo.session_params();
   sp.speculative = spo.enabled(sp.n_batch);
+  if (sp.speculative && context_shift)  // a shift would move positions a tentative step may take back
+    throw Error("--context-shift does not go with speculative decoding (--spec-type)");
   const bool have_prompt = app.count("--prompt") > 0;
   const auto grammar = grammar_opts.load();  // before loading the model: a bad grammar fails fast
   vo.check();
@@ -102,6 +108,10 @@ int cmd_run(int argc, char** argv) {
     return constrained.accept(t);
   };
   if (json && logits) go.logits_step0 = &logits0;
+  if (context_shift) {  // llama-completion's n_keep: the prompt's first tokens, BOS always among them
+    const int n = int(prompt_tokens.size());
+    go.context_shift_keep = n_keep < 0 || n_keep > n ? n : n_keep + (tok.add_bos() ? 1 : 0);
+  }
   spec::SpecStats spec_stats;
   const GenerateStats st = sp.speculative
                                ? spec::generate(session, sampler, prompt_tokens, go, *speculation.speculator, spec_stats)
@@ -126,14 +136,21 @@ int cmd_run(int argc, char** argv) {
                      st.generate_ms > 0 ? st.n_generated * 1e3 / st.generate_ms : 0}};
     // llama-server's names
     if (sp.speculative) j["timings"].update({{"draft_n", spec_stats.n_drafted}, {"draft_n_accepted", spec_stats.n_accepted}});
+    j["context_full"] = st.context_full;
+    j["context_shifts"] = st.n_shifts;
     if (logits) j["logits_step0"] = logits0;
     std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
-  } else {
+  }
+  if (st.context_full)
+    std::fprintf(stderr, "hart: the context is full (%d tokens, -c): generation stopped; --context-shift forgets "
+                 "half of it and goes on\n", session.n_ctx());
+  if (!json) {
     std::printf("\n");
-    std::fprintf(stderr, "hart: prompt %d tokens in %.1f ms (%.1f tok/s), generated %d tokens in %.1f ms (%.1f tok/s)\n",
+    std::fprintf(stderr, "hart: prompt %d tokens in %.1f ms (%.1f tok/s), generated %d tokens in %.1f ms (%.1f tok/s)%s\n",
                  st.n_prompt, st.prompt_ms, st.prompt_ms > 0 ? st.n_prompt * 1e3 / st.prompt_ms : 0.0,
                  st.n_generated, st.generate_ms,
-                 st.generate_ms > 0 ? st.n_generated * 1e3 / st.generate_ms : 0.0);
+                 st.generate_ms > 0 ? st.n_generated * 1e3 / st.generate_ms : 0.0,
+                 st.n_shifts > 0 ? (", " + std::to_string(st.n_shifts) + " context shifts").c_str() : "");
     if (sp.speculative)
       std::fprintf(stderr, "hart: draft acceptance %.3f (%lld accepted / %lld drafted, %lld verification steps)\n",
                    spec_stats.acceptance(), (long long)spec_stats.n_accepted, (long long)spec_stats.n_drafted,

@@ -1,4 +1,5 @@
-// hart serve: an OpenAI-compatible HTTP server with continuous batching and a prefix cache.
+// hart serve: an OpenAI-, Anthropic- and llama-server-compatible HTTP server with continuous
+// batching and a prefix cache.
 // The socket is bound first, so /health answers 503 while the model loads. SIGTERM (or SIGINT)
 // drains: new requests get 503 + Retry-After, the ones in flight finish, then the process exits
 // 0; after --drain-timeout seconds, or at a second signal, what is left is cut off.
@@ -8,6 +9,7 @@
 #include <ctime>
 #include <thread>
 
+#include "builtin_model.h"
 #include "chat_setup.h"
 #include "command.h"
 #include "common/error.h"
@@ -48,7 +50,7 @@ void drain(serve::HttpServer& server, const sigset_t& signals, double timeout_s)
 }
 
 int cmd_serve(int argc, char** argv) {
-  CLI::App app{"Serve a model over HTTP with the OpenAI API (chat/completions, completions, embeddings)", "hart serve"};
+  CLI::App app{"Serve a model over HTTP with the OpenAI, Anthropic and llama-server APIs", "hart serve"};
   ModelOptions mo;
   serve::ServerOptions so;
   serve::EngineOptions eo;
@@ -64,16 +66,27 @@ int cmd_serve(int argc, char** argv) {
       ->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--max-queue", eo.max_queue, "waiting requests before new ones get 503")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--api-key", so.api_key, "require 'Authorization: Bearer KEY'");
+  app.add_option("--api-key", so.api_key, "require 'Authorization: Bearer KEY' (or 'x-api-key: KEY')");
   app.add_flag("--no-prefix-cache", no_prefix_cache, "do not reuse the KV of earlier prompts");
+  std::string pooling;
+  bool reranking = false;
+  app.add_option("--pooling", pooling, "pooling of the embeddings, over the model's: none, mean, cls, last, rank")
+      ->check(CLI::IsMember({"none", "mean", "cls", "last", "rank"}));
+  app.add_flag("--embedding,--embeddings", so.embeddings_only, "serve embeddings (and reranking) only: generation routes answer 501");
+  app.add_flag("--reranking,--rerank", reranking, "serve /v1/rerank: --embedding --pooling rank");
   cto.add_to(app);
   app.add_option("--alias", so.model_name, "model name reported by the API (default: the file name)");
   app.add_option("--drain-timeout", drain_timeout,
                  "seconds a SIGTERM waits for the requests in flight before the server exits anyway")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   CLI11_PARSE(app, argc, argv);
-  if (so.model_name.empty()) so.model_name = mo.model.substr(mo.model.find_last_of('/') + 1);
-  so.model_path = mo.model;
+  if (reranking) {
+    so.embeddings_only = true;
+    pooling = "rank";
+  }
+  if (so.model_name.empty())
+    so.model_name = mo.model.empty() ? kBuiltinModelName : mo.model.substr(mo.model.find_last_of('/') + 1);
+  so.model_path = mo.model.empty() ? std::string(kBuiltinModelName) + " (built-in)" : mo.model;
 
   // SIGINT / SIGTERM are handled by one thread that stops the server (no work in a signal handler).
   sigset_t signals;
@@ -107,7 +120,8 @@ int cmd_serve(int argc, char** argv) {
     eo.cache_type = sp.cache_type;
     eo.prefix_cache = !no_prefix_cache;
     serve::Engine engine(*lm.model, *lm.tokenizer, eo, mo.backends(), metrics);
-    serve::Embedder embedder(*lm.model, mo.backends(), engine.n_ctx());
+    serve::Embedder embedder(*lm.model, mo.backends(), engine.n_ctx(),
+                             pooling.empty() ? std::nullopt : serve::pooling_from_name(pooling));
     server.attach(engine, *lm.tokenizer, serve_chat(lm, cto), embedder);
     std::fprintf(stderr, "hart: ready: context %d, KV pool %d tokens, prefix cache %s\n", engine.n_ctx(),
                  engine.kv_size(), no_prefix_cache ? "off" : "on");
@@ -122,6 +136,6 @@ int cmd_serve(int argc, char** argv) {
 
 }  // namespace
 
-HART_COMMAND(serve, "serve a model over HTTP with the OpenAI API", cmd_serve);
+HART_COMMAND(serve, "serve a model over HTTP with the OpenAI, Anthropic and llama-server APIs", cmd_serve);
 
 }  // namespace hart::cli

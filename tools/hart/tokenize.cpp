@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <string>
 
+#include "builtin_model.h"
 #include "command.h"
+#include "model_options.h"
 #include "parse_args.h"
 #include "common/error.h"
 #include "gguf/gguf.h"
@@ -58,7 +60,8 @@ void print_tokens(const Tokenizer& tok, const TokenizeOptions& o) {
 int cmd_tokenize(int argc, char** argv) {
   TokenizeOptions o;
   CLI::App app{"Tokenize text with a model's vocabulary.", "hart tokenize"};
-  app.add_option("-m,--model", o.model, "GGUF file (a model or a vocabulary-only file)")->required();
+  app.add_option("-m,--model", o.model,
+                 std::string("GGUF file, a model or a vocabulary-only file (default: the built-in ") + kBuiltinModelName + ")");
   auto* text = app.add_option("text", o.text, "the text to tokenize");
   auto* vectors = app.add_option("--vectors", o.vectors,
                                  "tokenize every string of a llama.cpp NAME.gguf.inp file (no BOS, "
@@ -70,7 +73,7 @@ int cmd_tokenize(int argc, char** argv) {
   if (!parse_args(app, argc, argv)) return 0;
   if (!*text && !*vectors) throw Error("give the text to tokenize (or --vectors FILE.inp)");
 
-  const auto file = gguf::File::open(o.model, gguf::LoadMode::Mmap);
+  const auto file = open_gguf(o.model, gguf::LoadMode::Mmap);
   const auto tok = Tokenizer::from_gguf(*file);
   if (*vectors) {
     for (const std::string& s : tok::read_test_strings(o.vectors))

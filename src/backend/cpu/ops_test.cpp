@@ -569,9 +569,11 @@ double mul_mat_tol(Type wt, int64_t k) {
 TEST_P(Ops, MulMatEveryWeightTypeAndShape) {
   for (Type t : {Type::F32, Type::F16, Type::BF16, Type::Q8_0, Type::Q4_0, Type::IQ4_NL, Type::Q2_K, Type::Q3_K,
                  Type::Q4_K, Type::Q6_K, Type::IQ4_XS, Type::TQ1_0, Type::TQ2_0, Type::MXFP4, Type::IQ2_XXS,
-                 Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M}) {
+                 Type::IQ2_XS, Type::IQ2_S, Type::IQ3_XXS, Type::IQ3_S, Type::IQ1_S, Type::IQ1_M, Type::Q1_0,
+                 Type::Q2_0}) {
     if (!can_quantize(t)) continue;
-    const int64_t k = type_info(t).block_size == 256 ? 256 : (type_info(t).quantized ? 96 : 65);
+    // One 256-block, three blocks of Q1_0's 128 or Q2_0's 64 or a 32-block type, 65 floats.
+    const int64_t bs = type_info(t).block_size, k = bs == 1 ? 65 : bs == 256 ? 256 : 3 * bs;
     for (int64_t m : {1, 7, 19}) {
       Tensor* w = b.random(t, {k, 33});
       Tensor* x = b.random(Type::F32, {k, m});

@@ -12,6 +12,7 @@ void read(const KeyReader& k, HParams& hp) { hp.rms_eps = k.req_float("attention
 void tensors(const HParams& hp, Weights& w, TensorList& list) {
   head_tensors(list, hp, w);
   decoder_tensors(list, hp, w, {.qk_norm = true}, {});
+  list.add("cls.output.weight", {hp.n_embd, hp.n_cls_out}, TensorRole::MATRIX, &w.cls_out, TensorNeed::OPTIONAL);  // Qwen3-Reranker
 }
 
 Tensor* build(Forward& f) {

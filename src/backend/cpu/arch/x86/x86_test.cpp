@@ -157,7 +157,7 @@ const DotCase kDotCases[] = {
     {Type::TQ1_0, Type::Q8_K}, {Type::TQ2_0, Type::Q8_K}, {Type::MXFP4, Type::Q8_0},
     {Type::IQ2_XXS, Type::Q8_K}, {Type::IQ2_XS, Type::Q8_K}, {Type::IQ2_S, Type::Q8_K},
     {Type::IQ3_XXS, Type::Q8_K}, {Type::IQ3_S, Type::Q8_K}, {Type::IQ1_S, Type::Q8_K},
-    {Type::IQ1_M, Type::Q8_K},
+    {Type::IQ1_M, Type::Q8_K}, {Type::Q1_0, Type::Q8_0}, {Type::Q2_0, Type::Q8_0},
 };
 
 // Weight blocks with every quant bit random (high scale bits, extreme levels included) and the

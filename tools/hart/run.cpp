@@ -56,6 +56,8 @@ int cmd_run(int argc, char** argv) {
   const auto grammar = grammar_opts.load();  // before loading the model: a bad grammar fails fast
   vo.check();
   if (sp.speculative && !vo.images.empty()) throw Error("speculative decoding does not take images (--image)");
+  // --keep counts the text generate() is given, which with images is only what follows the last one.
+  if (context_shift && !vo.images.empty()) throw Error("--context-shift does not take images (--image)");
   std::vector<vision::RgbImage> images;
   for (const std::string& path : vo.images) images.push_back(vision::load_image(path));
 

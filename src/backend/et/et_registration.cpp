@@ -36,4 +36,8 @@ const RegisterBackend kEtSysemu({"et-sysemu", {"sysemu"},
                                  }});
 
 }  // namespace
+
+// As cpu_registration.cpp's anchor: what libhart.a's users link to take this registration in.
+extern const int kEtRegistrationAnchor = 0;
+
 }  // namespace hart::et

@@ -13,6 +13,7 @@
 
 #include "backend/et/device/et_params.h"
 #include "backend/et/minion/et_minion.h"
+#include "backend/et/scale_case.h"
 #include "common/error.h"
 
 namespace hart::et::sysemu {
@@ -42,23 +43,7 @@ class SysemuDevice : public ::testing::Test {
     return c;
   }
 
-  // Scale's parameters over n floats uploaded to d (src) and a fresh output.
-  static et_scale_params scale(Device& d, const std::vector<float>& x) {
-    et_scale_params p{};
-    const uint64_t bytes = x.size() * 4;
-    for (et_tensor* t : {&p.src, &p.dst}) {
-      t->addr = d.malloc(bytes);
-      t->type = ET_TYPE_F32;
-      t->ne[0] = int64_t(x.size());
-      t->ne[1] = t->ne[2] = t->ne[3] = 1;
-      t->nb[0] = 4;
-      t->nb[1] = t->nb[2] = t->nb[3] = int64_t(bytes);
-    }
-    d.memcpy_h2d(p.src.addr, x.data(), bytes);
-    p.scale = 0.375f;
-    p.bias = -1.5f;
-    return p;
-  }
+  static et_scale_params scale(Device& d, const std::vector<float>& x) { return scale_case(d, x, 0.375f, -1.5f); }
 
   template <class P>
   static std::optional<std::string> launch(Device& d, const char* kernel, const P& p, uint64_t mask = 0x3) {

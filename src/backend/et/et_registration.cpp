@@ -1,8 +1,6 @@
 // "et", "et-sysemu" and (built with -DHART_ET_PLATFORM) "et-rt" in the backend registry: the
 // accelerator on the built-in emulator, on the vendor's simulator, or through the vendor's
 // runtime (the card, or the simulator behind it), configured from the environment.
-#include <cstdlib>
-
 #include "backend/et/et_backend.h"
 #include "backend/et/sysemu/sysemu_device.h"
 #include "backend/registry.h"
@@ -30,10 +28,6 @@ const RegisterBackend kEtSysemu({"et-sysemu", {"sysemu"},
                                    EtOptions options = EtOptions::from_env();
                                    options.perf_log = o.perf_log;
                                    options.matrix_engine = false;
-                                   // One kernel per launch unless asked: between an uberkernel's
-                                   // phases sys_emu's memory checker still reports a stale read.
-                                   if (!std::getenv("HART_ET_UBERKERNEL") && !std::getenv("GGML_ET_UBERKERNEL"))
-                                     options.uberkernel = false;
                                    emu::EmuConfig config;
                                    config.name = "sysemu0";
                                    return std::make_unique<EtBackend>(sysemu::open_sysemu(config), options);

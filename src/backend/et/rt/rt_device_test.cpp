@@ -108,33 +108,13 @@ TEST_F(RtDevice, RunsAKernelOnTwoShiresAsTheEmulatorDoes) {
   EXPECT_EQ(launches, 1u);
 }
 
-// Two scales in one uberkernel, the second reading what the first wrote on other harts: the
-// launch barrier between them (L1 and L2 evictions, shires meeting at the sync line) must make
-// the first's results visible.
+// The launch barrier between an uberkernel's sub-kernels (L1 and L2 evictions, shires meeting
+// at the sync line) makes the first's results visible to the second (scale_case.h).
 TEST_F(RtDevice, AnUberkernelsLaunchBarrierOrdersItsSubKernels) {
   Device& d = *device_;
-  const std::vector<float> x = inputs(4096);
-  const size_t half = x.size() / 2;
-  const et_scale_params a = scale_case(d, x, 2.0f, 1.0f);
-  // The second reads the first's upper half: what other harts (of the other shire) wrote.
-  et_scale_params b = scale_case(d, std::vector<float>(half), -0.5f, 3.0f);
-  b.src.addr = a.dst.addr + half * 4;
-  b.src.ne[0] = int64_t(half);
-  b.src.nb[1] = b.src.nb[2] = b.src.nb[3] = int64_t(half * 4);
-  std::vector<uint64_t> blob(1 + 2);
-  const et_uber_params head{2, 0};
-  std::memcpy(blob.data(), &head, sizeof head);
-  for (int i = 0; i < 2; i++) {
-    const et_scale_params& p = i == 0 ? a : b;
-    const et_uber_op op{uint16_t(ET_KERNEL_ID_scale), uint16_t(i == 1 ? ET_UBER_WAIT : 0u), uint32_t(blob.size() * 8)};
-    std::memcpy(&blob[1 + i], &op, sizeof op);
-    const size_t at = blob.size();
-    blob.resize(at + (sizeof p + 7) / 8);
-    std::memcpy(&blob[at], &p, sizeof p);
-  }
-  ASSERT_FALSE(launch(d, "uberkernel", blob.data(), blob.size() * 8, 0x3).has_value());
-  const std::vector<float> got = read(d, b.dst.addr, half);
-  for (size_t i = 0; i < half; i++) ASSERT_EQ(got[i], (x[half + i] * 2.0f + 1.0f) * -0.5f + 3.0f) << i;
+  const UberScales u = uber_scales_case(d, inputs(4096));
+  ASSERT_FALSE(launch(d, "uberkernel", u.blob.data(), u.blob.size() * 8, 0x3).has_value());
+  EXPECT_EQ(read(d, u.out, u.want.size()), u.want);
 }
 
 TEST_F(RtDevice, AKernelRejectingItsParametersIsAStreamErrorAndTheStreamRunsOn) {

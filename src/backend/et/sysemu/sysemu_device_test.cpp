@@ -95,6 +95,23 @@ TEST_F(SysemuDevice, RunsAKernelOnTwoShiresAsTheEmulatorDoes) {
   EXPECT_TRUE(launched);
 }
 
+// With the memory checker on (the default): an uberkernel's second sub-kernel reads, after the
+// launch barrier, what the other shire's harts wrote; without the barrier's L2 eviction sysemu
+// reports a Coherency Read Hazard there.
+TEST_F(SysemuDevice, AnUberkernelsLaunchBarrierMakesTheOtherShiresWritesVisible) {
+  auto sys = open_sysemu(config());
+  const UberScales u = uber_scales_case(*sys, inputs(4096));
+  const Stream s = sys->create_stream();
+  sys->launch(s, sys->load_kernel("uberkernel"), u.blob.data(), u.blob.size() * 8, 0x3);
+  sys->wait(s);
+  const auto err = sys->take_error(s);
+  sys->destroy_stream(s);
+  ASSERT_FALSE(err.has_value()) << *err;
+  std::vector<float> got(u.want.size());
+  sys->memcpy_d2h(got.data(), u.out, got.size() * 4);
+  EXPECT_EQ(got, u.want);
+}
+
 TEST_F(SysemuDevice, AnAccessOutsideTheAllocationsIsAStreamError) {
   auto sys = open_sysemu(config());
   et_scale_params p = scale(*sys, inputs(1000));

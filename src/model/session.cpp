@@ -80,14 +80,45 @@ void Session::check_inputs(std::span<const SeqTokens> inputs) const {
       throw Error("speculative decoding: more than " + std::to_string(n_batch_) + " tentative tokens (the batch size)");
     for (size_t j = 0; j < i; j++)
       if (inputs[j].seq == in.seq) throw Error("sequence " + std::to_string(in.seq) + " is given twice in one batch");
-    const int n = int(in.tokens.size()), past = seqs_[size_t(in.seq)].n;
+    const int n = int(in.tokens.size());
     if (n == 0) throw Error("decode called with no tokens");
-    if (past + n > n_ctx_)
-      throw Error("context is full: " + std::to_string(past) + " + " + std::to_string(n) +
-                  " tokens exceed the context size " + std::to_string(n_ctx_) + " (raise it with --ctx-size)");
+    check_fits(in.seq, n);
     for (int32_t t : in.tokens)
       if (t < 0 || t >= model_.hp.n_vocab) throw Error("token id " + std::to_string(t) + " is outside the vocabulary");
   }
+}
+
+void Session::check_fits(int seq, int n) const {
+  const int past = seqs_[size_t(seq)].n;
+  if (past + n > n_ctx_)
+    throw Error("context is full: " + std::to_string(past) + " + " + std::to_string(n) +
+                " tokens exceed the context size " + std::to_string(n_ctx_) + " (raise it with --ctx-size)");
+}
+
+std::span<const float> Session::decode_embeddings(std::span<const float> embd) {
+  const size_t width = size_t(model_.hp.n_embd);
+  if (embd.empty() || embd.size() % width != 0)
+    throw Error(std::to_string(embd.size()) + " floats are not whole embeddings of the model's width " +
+                std::to_string(width));
+  if (tentative_) throw Error("speculative decoding: embeddings cannot be tentative");
+  const int n = int(embd.size() / width);
+  check_fits(0, n);
+  kv::SeqState& s = seqs_[0];
+  rows_.assign(1, {});
+  for (int done = 0; done < n;) {
+    const int chunk = std::min(n_batch_, n - done);
+    const bool last = done + chunk == n;
+    if (!store_.reserve(s, chunk)) throw Error("the session's state store is full (a bug: it is sized for n_ctx)");
+    batch_.clear();
+    batch_.add_embeddings(s, store_.layout(), embd.subspan(size_t(done) * width, size_t(chunk) * width), int(width),
+                          last ? Logits::LAST : Logits::NONE);
+    const ForwardGraph& fg = executor_.forward(batch_, false);
+    if (key_rope_.empty()) key_rope_ = key_ropes(fg);
+    store_.commit(s, chunk, /*slide_window=*/true);
+    if (last && fg.logits) rows_[0] = {static_cast<const float*>(fg.logits->data), size_t(fg.logits->nelements())};
+    done += chunk;
+  }
+  return rows_[0];
 }
 
 void Session::run(std::span<const SeqTokens> inputs, bool hidden) {

@@ -44,6 +44,9 @@ class Session {
   // token (n_vocab floats), or of every token (n_vocab * n) with all_logits.
   // The span stays valid until the next call. Throws hart::Error when the tokens do not fit.
   std::span<const float> decode(std::span<const int32_t> tokens, bool all_logits = false);
+  // As decode, for input embeddings in place of tokens (n_embd floats each, row after row: an
+  // image's from a projector), appended to sequence 0. Returns the last one's logits.
+  std::span<const float> decode_embeddings(std::span<const float> embd);
   // As decode with all_logits, but every token's last hidden state after the output norm
   // (n_embd * n floats): what embeddings are pooled from.
   std::span<const float> hidden_states(std::span<const int32_t> tokens);
@@ -109,6 +112,7 @@ class Session {
   void run(std::span<const SeqTokens> inputs, bool hidden);
   void compute(std::span<const SeqTokens> inputs, bool hidden);  // run's steps, for checked inputs
   void check_inputs(std::span<const SeqTokens> inputs) const;
+  void check_fits(int seq, int n) const;  // n more positions fit the sequence's context
   void check_state_access(int seq) const;
   // One step over `tokens` at sequence 0's next positions, reserved beforehand; not committed.
   const ForwardGraph& step(std::span<const int32_t> tokens, Logits logits, bool hidden);

@@ -13,27 +13,13 @@
 #include <unistd.h>
 
 #include "common/testdata.h"
+#include "run_command.h"
 #include "gguf/gguf.h"
 
 namespace {
 
-struct Result {
-  int status;
-  std::string out;  // stdout
-};
-
-// Runs a shell command, returns its exit status and what it wrote to the pipe.
-Result run_command(const std::string& cmd) {
-  FILE* p = popen(cmd.c_str(), "r");
-  Result r{-1, {}};
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+using hart::testing::Result;
+using hart::testing::run_command;
 
 // Runs `hart ARGS` with stderr discarded, returns exit status and stdout.
 Result hart(const std::string& args, const std::string& env = "") {

@@ -1,10 +1,12 @@
-// "et" and "et-sysemu" in the backend registry: the accelerator on the built-in emulator, or on
-// the vendor's simulator, configured from the environment.
-#include <cstdlib>
-
+// "et", "et-sysemu" and (built with -DHART_ET_PLATFORM) "et-rt" in the backend registry: the
+// accelerator on the built-in emulator, on the vendor's simulator, or through the vendor's
+// runtime (the card, or the simulator behind it), configured from the environment.
 #include "backend/et/et_backend.h"
 #include "backend/et/sysemu/sysemu_device.h"
 #include "backend/registry.h"
+#ifdef HART_HAVE_ET_RT
+#include "backend/et/rt/rt_device.h"
+#endif
 
 namespace hart::et {
 namespace {
@@ -26,14 +28,23 @@ const RegisterBackend kEtSysemu({"et-sysemu", {"sysemu"},
                                    EtOptions options = EtOptions::from_env();
                                    options.perf_log = o.perf_log;
                                    options.matrix_engine = false;
-                                   // One kernel per launch unless asked: between an uberkernel's
-                                   // phases sys_emu's memory checker still reports a stale read.
-                                   if (!std::getenv("HART_ET_UBERKERNEL") && !std::getenv("GGML_ET_UBERKERNEL"))
-                                     options.uberkernel = false;
                                    emu::EmuConfig config;
                                    config.name = "sysemu0";
                                    return std::make_unique<EtBackend>(sysemu::open_sysemu(config), options);
                                  }});
+
+#ifdef HART_HAVE_ET_RT
+// The kernels' runtime issues no tensor instructions either (rt/rt_env.c).
+const RegisterBackend kEtRt({"et-rt", {"rt0"},
+                             "ET-SoC-1 through the vendor's runtime (esperanto-tools-libs): the card, or the "
+                             "simulator behind it with HART_ET_RT_LAYER=sysemu",
+                             false, [](const BackendOptions& o) -> std::unique_ptr<Backend> {
+                               EtOptions options = EtOptions::from_env();
+                               options.perf_log = o.perf_log;
+                               options.matrix_engine = false;
+                               return std::make_unique<EtBackend>(etrt::open_rt(etrt::RtConfig::from_env()), options);
+                             }});
+#endif
 
 }  // namespace
 

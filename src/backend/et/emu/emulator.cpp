@@ -1,13 +1,8 @@
 #include "backend/et/emu/emulator.h"
 
-#include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstring>
-#include <deque>
-#include <map>
 #include <mutex>
-#include <thread>
 
 #include "backend/et/device/et_params.h"
 #include "backend/et/device_lock.h"
@@ -15,43 +10,17 @@
 #include "backend/et/emu/kernel_table.h"
 #include "backend/et/emu/launch_params.h"
 #include "backend/et/emu/memory.h"
+#include "backend/et/hex.h"
 #include "common/error.h"
 
 namespace hart::et::emu {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-struct Command {
-  enum class Type { H2D, D2H, Launch, Event };
-  Type type = Type::Event;
-  Stream stream = 0;
-  DeviceAddr addr = 0;  // copies
-  const void* src = nullptr;
-  void* dst = nullptr;
-  uint64_t bytes = 0;
-  uint32_t kernel = 0;  // launches
-  std::vector<uint64_t> params;  // 8-byte aligned copy of the parameter block
-  uint64_t shire_mask = 0;
-  Event event = 0;      // events
-};
-
 const EmuConfig& validated(const EmuConfig& c) {
   if (c.shires == 0 || c.shires > 64) throw Error("emulator: shires must be 1..64, not " + std::to_string(c.shires));
   return c;
 }
-
-struct StreamState {
-  size_t pending = 0;
-  std::optional<std::string> error;
-};
 
 // The built-in emulator's runner: the kernels compiled for the host, on HartRunner's fibers.
 class FiberRunner final : public LaunchRunner {
@@ -69,36 +38,30 @@ class FiberRunner final : public LaunchRunner {
 class Emulator final : public EmuDevice {
  public:
   Emulator(const EmuConfig& config, std::unique_ptr<LaunchRunner> runner);
-  ~Emulator() override;
 
   const Properties& properties() const override { return props_; }
   DeviceAddr malloc(uint64_t bytes, uint64_t align) override { return memory_.allocate(bytes, align); }
   void free(DeviceAddr addr) override { memory_.release(addr); }
-  Stream create_stream() override;
-  void destroy_stream(Stream s) override;
+  Stream create_stream() override { return queue_.create_stream(); }
+  void destroy_stream(Stream s) override { queue_.destroy_stream(s); }
   void memcpy_h2d(DeviceAddr dst, const void* src, uint64_t bytes) override;
   void memcpy_d2h(void* dst, DeviceAddr src, uint64_t bytes) override;
   void memcpy_h2d_async(Stream s, DeviceAddr dst, const void* src, uint64_t bytes) override;
   void memcpy_d2h_async(Stream s, void* dst, DeviceAddr src, uint64_t bytes) override;
-  Event record_event(Stream s) override;
-  bool event_done(Event e) override;
-  void wait_event(Event e) override;
+  Event record_event(Stream s) override { return queue_.record_event(s); }
+  bool event_done(Event e) override { return queue_.event_done(e); }
+  void wait_event(Event e) override { queue_.wait_event(e); }
   Kernel load_kernel(std::string_view name) override;
   Kernel add_kernel(std::string_view name, et_kernel_fn fn) override;
   void launch(Stream s, Kernel k, const void* params, size_t params_bytes, uint64_t shire_mask) override;
-  void wait(Stream s) override;
-  std::optional<std::string> take_error(Stream s) override;
-  void profiler_start() override;
-  std::vector<ProfileRecord> profiler_stop() override;
+  void wait(Stream s) override { queue_.wait(s); }
+  std::optional<std::string> take_error(Stream s) override { return queue_.take_error(s); }
+  void profiler_start() override { queue_.profiler_start(); }
+  std::vector<ProfileRecord> profiler_stop() override { return queue_.profiler_stop(); }
 
  private:
   void check_range(const char* what, DeviceAddr addr, uint64_t bytes) const;
-  void enqueue(Command c);
-  StreamState& stream_locked(Stream s);
-  void executor_loop();
   std::optional<std::string> execute(const Command& c, ProfileRecord& rec);
-  double since_start(Clock::time_point t) const { return std::chrono::duration<double>(t - prof_start_).count(); }
-  void profile(ProfileRecord rec);
 
   EmuConfig config_;
   Properties props_;
@@ -109,22 +72,7 @@ class Emulator final : public EmuDevice {
   std::mutex kernels_mutex_;
   std::vector<std::pair<std::string, et_kernel_fn>> kernels_;
 
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<Command> queue_;
-  std::map<Stream, StreamState> streams_;
-  Stream next_stream_ = 1;
-  std::map<Event, bool> events_;  // recorded and not yet waited for
-  Event next_event_ = 1;
-  bool stopping_ = false;
-
-  std::mutex prof_mutex_;
-  bool profiling_ = false;
-  Clock::time_point prof_start_;
-  double device_clock_s_ = 0;
-  std::vector<ProfileRecord> records_;
-
-  std::thread executor_;  // last: starts once everything above exists
+  CommandQueue queue_;  // last: its executor runs commands on everything above
 };
 
 Emulator::Emulator(const EmuConfig& config, std::unique_ptr<LaunchRunner> runner)
@@ -133,38 +81,9 @@ Emulator::Emulator(const EmuConfig& config, std::unique_ptr<LaunchRunner> runner
              config.cost.clock_hz, ET_CACHE_LINE},
       lock_(config.name, config.lock_dir),
       memory_(config.memory_bytes, config.memory_base),
-      runner_(std::move(runner)) {
+      runner_(std::move(runner)),
+      queue_(config.name, [this](const Command& c, ProfileRecord& rec) { return execute(c, rec); }) {
   for (const auto& [name, fn] : builtin_kernels()) kernels_.emplace_back(std::string(name), fn);
-  streams_[0] = {};
-  executor_ = std::thread([this] { executor_loop(); });
-}
-
-Emulator::~Emulator() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  executor_.join();
-}
-
-Stream Emulator::create_stream() {
-  std::lock_guard lock(mutex_);
-  streams_[next_stream_] = {};
-  return next_stream_++;
-}
-
-void Emulator::destroy_stream(Stream s) {
-  if (s == 0) throw Error("the default stream cannot be destroyed");
-  wait(s);
-  std::lock_guard lock(mutex_);
-  streams_.erase(s);
-}
-
-StreamState& Emulator::stream_locked(Stream s) {
-  const auto it = streams_.find(s);
-  if (it == streams_.end()) throw Error("unknown stream " + std::to_string(s) + " on device " + props_.name);
-  return it->second;
 }
 
 void Emulator::check_range(const char* what, DeviceAddr addr, uint64_t bytes) const {
@@ -174,78 +93,24 @@ void Emulator::check_range(const char* what, DeviceAddr addr, uint64_t bytes) co
   }
 }
 
-void Emulator::enqueue(Command c) {
-  {
-    std::lock_guard lock(mutex_);
-    stream_locked(c.stream).pending++;
-    queue_.push_back(std::move(c));
-  }
-  cv_.notify_all();
-}
-
 void Emulator::memcpy_h2d_async(Stream s, DeviceAddr dst, const void* src, uint64_t bytes) {
   check_range("memcpy_h2d", dst, bytes);
-  Command c;
-  c.type = Command::Type::H2D;
-  c.stream = s;
-  c.addr = dst;
-  c.src = src;
-  c.bytes = bytes;
-  enqueue(std::move(c));
+  queue_.enqueue(copy_command(Command::Type::H2D, s, dst, const_cast<void*>(src), bytes));
 }
 
 void Emulator::memcpy_d2h_async(Stream s, void* dst, DeviceAddr src, uint64_t bytes) {
   check_range("memcpy_d2h", src, bytes);
-  Command c;
-  c.type = Command::Type::D2H;
-  c.stream = s;
-  c.addr = src;
-  c.dst = dst;
-  c.bytes = bytes;
-  enqueue(std::move(c));
+  queue_.enqueue(copy_command(Command::Type::D2H, s, src, dst, bytes));
 }
 
 void Emulator::memcpy_h2d(DeviceAddr dst, const void* src, uint64_t bytes) {
-  memcpy_h2d_async(0, dst, src, bytes);
-  wait(0);
-  if (auto err = take_error(0)) throw Error(*err);
+  check_range("memcpy_h2d", dst, bytes);
+  queue_.run_blocking(copy_command(Command::Type::H2D, 0, dst, const_cast<void*>(src), bytes));
 }
 
 void Emulator::memcpy_d2h(void* dst, DeviceAddr src, uint64_t bytes) {
-  memcpy_d2h_async(0, dst, src, bytes);
-  wait(0);
-  if (auto err = take_error(0)) throw Error(*err);
-}
-
-Event Emulator::record_event(Stream s) {
-  Command c;
-  c.type = Command::Type::Event;
-  c.stream = s;
-  {
-    std::lock_guard lock(mutex_);
-    c.event = next_event_++;
-    events_[c.event] = false;
-  }
-  const Event e = c.event;
-  enqueue(std::move(c));
-  return e;
-}
-
-bool Emulator::event_done(Event e) {
-  std::lock_guard lock(mutex_);
-  if (e == 0 || e >= next_event_) throw Error("unknown event " + std::to_string(e));
-  const auto it = events_.find(e);
-  return it == events_.end() || it->second;  // absent: already waited for
-}
-
-void Emulator::wait_event(Event e) {
-  std::unique_lock lock(mutex_);
-  if (e == 0 || e >= next_event_) throw Error("unknown event " + std::to_string(e));
-  cv_.wait(lock, [&] {
-    const auto it = events_.find(e);
-    return it == events_.end() || it->second;
-  });
-  events_.erase(e);
+  check_range("memcpy_d2h", src, bytes);
+  queue_.run_blocking(copy_command(Command::Type::D2H, 0, src, dst, bytes));
 }
 
 Kernel Emulator::load_kernel(std::string_view name) {
@@ -272,68 +137,10 @@ void Emulator::launch(Stream s, Kernel k, const void* params, size_t params_byte
   }
   // The built-in kernels come first, in kernels.def order, so their handles are their ids.
   if (k.id < ET_KERNEL_COUNT) check_launch_params(k.id, params, params_bytes);
-  if (shire_mask == 0 || (shire_mask & ~props_.all_shires_mask()) != 0) {
-    throw Error("launch: shire mask " + hex(shire_mask) + " is empty or names shires the device lacks (" +
-                std::to_string(props_.shires) + ")");
-  }
-  Command c;
-  c.type = Command::Type::Launch;
-  c.stream = s;
-  c.kernel = k.id;
-  c.shire_mask = shire_mask;
-  c.params.resize((params_bytes + 7) / 8);
-  if (params_bytes) std::memcpy(c.params.data(), params, params_bytes);
-  enqueue(std::move(c));
-}
-
-void Emulator::wait(Stream s) {
-  const auto start = Clock::now();
-  {
-    std::unique_lock lock(mutex_);
-    stream_locked(s);
-    cv_.wait(lock, [&] { return stream_locked(s).pending == 0; });
-  }
-  ProfileRecord rec;
-  rec.kind = ProfileRecord::Kind::Wait;
-  rec.stream = s;
-  {
-    std::lock_guard lock(prof_mutex_);
-    if (!profiling_) return;
-    rec.host_start_s = since_start(start);
-    rec.host_end_s = since_start(Clock::now());
-    records_.push_back(std::move(rec));
-  }
-}
-
-std::optional<std::string> Emulator::take_error(Stream s) {
-  std::lock_guard lock(mutex_);
-  return std::exchange(stream_locked(s).error, std::nullopt);
-}
-
-void Emulator::profiler_start() {
-  std::lock_guard lock(prof_mutex_);
-  profiling_ = true;
-  prof_start_ = Clock::now();
-  device_clock_s_ = 0;
-  records_.clear();
-}
-
-std::vector<ProfileRecord> Emulator::profiler_stop() {
-  std::lock_guard lock(prof_mutex_);
-  profiling_ = false;
-  return std::exchange(records_, {});
-}
-
-void Emulator::profile(ProfileRecord rec) {
-  std::lock_guard lock(prof_mutex_);
-  if (!profiling_) return;
-  rec.device_start_s = device_clock_s_;
-  device_clock_s_ += rec.device_s;
-  records_.push_back(std::move(rec));
+  queue_.enqueue(launch_command(props_, s, k, params, params_bytes, shire_mask));
 }
 
 std::optional<std::string> Emulator::execute(const Command& c, ProfileRecord& rec) {
-  rec.stream = c.stream;
   switch (c.type) {
     case Command::Type::H2D:
     case Command::Type::D2H: {
@@ -367,22 +174,7 @@ std::optional<std::string> Emulator::execute(const Command& c, ProfileRecord& re
       req.params_bytes = c.params.size() * 8;
       req.shire_mask = c.shire_mask;
       LaunchOutcome out = runner_->run(req, memory_);
-      rec.sysemu_cycles = out.sim_cycles;
-      rec.sysemu_insns = out.sim_insns;
-      for (const et_counters& k : out.counters) {
-        rec.flops += k.flops;
-        rec.bytes_read += k.bytes_read;
-        rec.bytes_written += k.bytes_written;
-      }
-      const std::vector<double> phases = config_.cost.phase_seconds(out.barrier_counters, out.counters);
-      rec.device_s = config_.cost.launch_overhead_s;
-      for (size_t p = 0; p < phases.size(); p++) {
-        rec.device_s += phases[p];
-        const Clock::time_point end = p < out.barrier_times.size() ? out.barrier_times[p] : Clock::now();
-        std::lock_guard lock(prof_mutex_);
-        rec.phases.push_back({since_start(end), phases[p]});
-      }
-      if (!out.seams.empty() && !out.seams[0].empty()) rec.sub_kernels = config_.cost.sub_kernels(out.seams, out.counters);
+      record_outcome(config_.cost, out, queue_, rec);
       return out.error;
     }
     case Command::Type::Event:
@@ -391,48 +183,25 @@ std::optional<std::string> Emulator::execute(const Command& c, ProfileRecord& re
   return std::nullopt;
 }
 
-void Emulator::executor_loop() {
-  for (;;) {
-    Command c;
-    bool skip;
-    {
-      std::unique_lock lock(mutex_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, and every command has run
-      c = std::move(queue_.front());
-      queue_.pop_front();
-      skip = streams_[c.stream].error.has_value() && c.type != Command::Type::Event;
-    }
-    std::optional<std::string> error;
-    if (!skip) {
-      ProfileRecord rec;
-      const auto start = Clock::now();
-      error = execute(c, rec);
-      if (c.type != Command::Type::Event) {
-        rec.failed = error.has_value();
-        {
-          std::lock_guard lock(prof_mutex_);
-          rec.host_start_s = since_start(start);
-          rec.host_end_s = since_start(Clock::now());
-        }
-        profile(std::move(rec));
-      }
-    }
-    {
-      std::lock_guard lock(mutex_);
-      StreamState& st = streams_[c.stream];
-      if (error && !st.error) st.error = std::move(error);
-      st.pending--;
-      if (c.type == Command::Type::Event) {
-        const auto it = events_.find(c.event);
-        if (it != events_.end()) it->second = true;
-      }
-    }
-    cv_.notify_all();
-  }
-}
-
 }  // namespace
+
+void record_outcome(const CostModel& cost, const LaunchOutcome& out, CommandQueue& queue, ProfileRecord& rec) {
+  rec.sysemu_cycles = out.sim_cycles;
+  rec.sysemu_insns = out.sim_insns;
+  for (const et_counters& k : out.counters) {
+    rec.flops += k.flops;
+    rec.bytes_read += k.bytes_read;
+    rec.bytes_written += k.bytes_written;
+  }
+  const std::vector<double> phases = cost.phase_seconds(out.barrier_counters, out.counters);
+  rec.device_s = cost.launch_overhead_s;
+  for (size_t p = 0; p < phases.size(); p++) {
+    rec.device_s += phases[p];
+    const auto end = p < out.barrier_times.size() ? out.barrier_times[p] : CommandQueue::Clock::now();
+    rec.phases.push_back({queue.since_start(end), phases[p]});
+  }
+  if (!out.seams.empty() && !out.seams[0].empty()) rec.sub_kernels = cost.sub_kernels(out.seams, out.counters);
+}
 
 std::unique_ptr<EmuDevice> open_emulator(const EmuConfig& config) {
   return std::make_unique<Emulator>(validated(config), std::make_unique<FiberRunner>(validated(config)));

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "backend/et/command_queue.h"
 #include "backend/et/cost_model.h"
 #include "backend/et/device.h"
 #include "backend/et/emu/launch_runner.h"
@@ -30,6 +31,10 @@ class EmuDevice : public Device {
   // Adds a kernel written for the host (tests, host-built kernels) under a name; returns its handle.
   virtual Kernel add_kernel(std::string_view name, et_kernel_fn fn) = 0;
 };
+
+// A launch's outcome as its profile record: the kernels' counters, the modelled device time of
+// each phase and of the whole (cost), a simulator's own counts, the sub-kernels' work.
+void record_outcome(const CostModel& cost, const LaunchOutcome& out, CommandQueue& queue, ProfileRecord& rec);
 
 // Opens the emulated device, taking its exclusive lock (throws hart::Error when in use).
 std::unique_ptr<EmuDevice> open_emulator(const EmuConfig& config = {});

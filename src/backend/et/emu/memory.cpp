@@ -9,19 +9,10 @@
 #include <cstring>
 #include <mutex>
 
+#include "backend/et/hex.h"
 #include "common/error.h"
 
 namespace hart::et::emu {
-
-namespace {
-
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-}  // namespace
 
 DeviceMemory::DeviceMemory(uint64_t bytes, DeviceAddr base)
     : size_((bytes + kGranule - 1) / kGranule * kGranule), base_(base) {

@@ -74,7 +74,8 @@ enum et_minion_state {
   ET_MINION_FAILED = 2,     /* et_fail: message */
   ET_MINION_BAD_ACCESS = 3, /* et_ptr outside device allocations: addr, bytes */
   ET_MINION_TRAP = 4,       /* an exception: addr = mepc, bytes = mcause, value = mtval */
-  ET_MINION_BAD_TENSOR = 5  /* a malformed tensor instruction: message */
+  ET_MINION_BAD_TENSOR = 5, /* a malformed tensor instruction: message */
+  ET_MINION_ABORTED = 6     /* et-rt (rt/et_rt.h): left its kernel because another hart failed */
 };
 
 #define ET_MINION_MESSAGE_BYTES 176 /* a status slot is 256 bytes */

@@ -5,7 +5,7 @@
  * FCC_CREDINC ESRs), as et-common-libs' shire_barrier() does, with a global atomic counter
  * between shires; a failure, a bad access or a trap is written to the hart's status slot and ends
  * the run, which the host turns into the launch's stream error. */
-#include "et_minion.h"
+#include "et_chip.h"
 
 #define ET_KERNEL_ENTRY(name) ET_KERNEL(name);
 #include "../device/kernels.def"
@@ -18,45 +18,11 @@ static const et_kernel_fn et_minion_kernels[] = {
 };
 #define ET_MINION_KERNEL_COUNT (sizeof et_minion_kernels / sizeof et_minion_kernels[0])
 
-/* The shire's own ESR block (shire field 0xFF): FCC_CREDINC_<2 thread + fcc> take a minion mask
- * (esr_defines.h: ESR_SHIRE(0xFF, FCC_CREDINC_0), user-mode protection). */
-#define ET_ESR_FCC_CREDINC ((volatile uint64_t*)0x013FF400C0ull)
-#define ET_FCC_SHIRE 0  /* credits of shire and launch barriers */
-#define ET_FCC_MINION 1 /* credits of minion barriers */
-#define ET_FLB_SHIRE 0
-#define ET_FLB_LAUNCH 1
-
 /* The per-hart state behind env->runtime. */
 typedef struct minion_rt {
+  et_chip_barriers barriers;
   et_minion_status* status;
-  uint64_t launch_barriers; /* completed so far: the global counter's target */
-  uint32_t shires;
 } minion_rt;
-
-static inline uint64_t flb_arrive(uint64_t barrier, uint64_t match) {
-  uint64_t last;
-  __asm__ volatile("csrrw %0, 0x820, %1" : "=r"(last) : "r"((match << 5) | barrier) : "memory");
-  return last;
-}
-
-static inline void fcc_wait(uint64_t fcc) { __asm__ volatile("csrw 0x821, %0" : : "r"(fcc) : "memory"); }
-
-static inline void fcc_credit(uint64_t thread, uint64_t fcc, uint64_t minion_mask) {
-  ET_ESR_FCC_CREDINC[thread * 2 + fcc] = minion_mask;
-}
-
-/* The scoped atomics at the global level (past every shire's L2): amoaddg.d, amoorg.d. */
-static inline uint64_t amo_add_global(volatile uint64_t* p, uint64_t v) {
-  uint64_t old;
-  __asm__ volatile(".insn r 0x3b, 3, 0x01, %0, %1, %2" : "=r"(old) : "r"(p), "r"(v) : "memory");
-  return old;
-}
-
-static inline uint64_t load_global(volatile uint64_t* p) {
-  uint64_t v;
-  __asm__ volatile(".insn r 0x3b, 3, 0x21, %0, %1, zero" : "=r"(v) : "r"(p) : "memory");
-  return v;
-}
 
 /* Writes back and drops every line of the minion's L1 (shared mode: sets 0-15, four ways) to the
  * shire's L2 (evict_sw, CSR 0x7f9, destination 1), then waits for the cache operations. */
@@ -89,15 +55,9 @@ static __attribute__((noreturn)) void end_run(void) {
   for (;;) __asm__ volatile("wfi");
 }
 
-static void copy_message(char* dst, const char* src) {
-  uint32_t i = 0;
-  for (; src[i] && i + 1 < ET_MINION_MESSAGE_BYTES; i++) dst[i] = src[i];
-  dst[i] = 0;
-}
-
 static __attribute__((noreturn)) void fail_with(const et_env* env, uint32_t state, const char* message) {
   et_minion_status* s = ((minion_rt*)env->runtime)->status;
-  copy_message(s->message, message);
+  et_copy_message(s->message, message);
   s->state = state;
   end_run();
 }
@@ -106,16 +66,7 @@ static void minion_fail(const et_env* env, const char* message) { fail_with(env,
 
 static void* minion_translate(const et_env* env, uint64_t addr, uint64_t bytes) {
   const et_minion_launch* l = (const et_minion_launch*)ET_MINION_LAUNCH;
-  uint32_t lo = 0, hi = l->alloc_count; /* the last allocation starting at or below addr */
-  while (hi - lo > 1) {
-    const uint32_t mid = (lo + hi) / 2;
-    if (l->allocs[mid].addr <= addr) lo = mid;
-    else hi = mid;
-  }
-  if (l->alloc_count > 0 && l->allocs[lo].addr <= addr) {
-    const uint64_t offset = addr - l->allocs[lo].addr;
-    if (offset <= l->allocs[lo].bytes && bytes <= l->allocs[lo].bytes - offset) return (void*)addr;
-  }
+  if (et_in_allocations(l->allocs, l->alloc_count, addr, bytes)) return (void*)addr;
   et_minion_status* s = ((minion_rt*)env->runtime)->status;
   s->addr = addr;
   s->bytes = bytes;
@@ -123,55 +74,8 @@ static void* minion_translate(const et_env* env, uint64_t addr, uint64_t bytes) 
   end_run();
 }
 
-/* et-common-libs' shire_barrier(): the last of the shire's 64 harts to join the FLB hands every
- * hart a credit. A launch barrier's last hart first evicts the shire's L2 and meets the other
- * shires' last harts at a global counter. */
-static void shire_barrier(uint64_t flb, const minion_rt* rt, int global_step) {
-  __asm__ volatile("fence" : : : "memory");
-  if (flb_arrive(flb, ET_HARTS_PER_SHIRE - 1)) {
-    if (global_step) evict_l2();
-    if (global_step && rt->shires > 1) {
-      volatile uint64_t* counter = (volatile uint64_t*)ET_MINION_BARRIER;
-      const uint64_t target = rt->launch_barriers * rt->shires;
-      amo_add_global(counter, 1);
-      while (load_global(counter) < target) {
-      }
-    }
-    fcc_credit(0, ET_FCC_SHIRE, 0xFFFFFFFFull);
-    fcc_credit(1, ET_FCC_SHIRE, 0xFFFFFFFFull);
-  }
-  fcc_wait(ET_FCC_SHIRE);
-}
-
-static void minion_barrier(const et_env* env) {
-  __asm__ volatile("fence" : : : "memory");
-  fcc_credit(env->hart_in_minion ^ 1, ET_FCC_MINION, 1ull << env->minion_id);
-  fcc_wait(ET_FCC_MINION);
-}
-
 static void barrier(const et_env* env, int scope) {
-  minion_rt* rt = (minion_rt*)env->runtime;
-  switch (scope) {
-    case ET_SEAM:
-      return;
-    case ET_BARRIER_MINION:
-      minion_barrier(env);
-      return;
-    case ET_BARRIER_SHIRE:
-      shire_barrier(ET_FLB_SHIRE, rt, 0);
-      return;
-    case ET_BARRIER_LAUNCH:
-      /* What this minion wrote leaves its caches before any other minion may read it, and
-       * nothing it cached stays to be read stale: both harts are done, the first evicts their
-       * shared L1, the shire's last hart its L2. */
-      minion_barrier(env);
-      if (env->hart_in_minion == 0) evict_l1();
-      rt->launch_barriers++;
-      shire_barrier(ET_FLB_LAUNCH, rt, 1);
-      return;
-    default:
-      minion_fail(env, "unknown barrier scope");
-  }
+  if (!et_chip_barrier(env, scope)) minion_fail(env, "unknown barrier scope");
 }
 
 /* The matrix engine's instructions (TensorLoad/FMA/Store/Reduce CSR writes) are not issued by
@@ -180,12 +84,6 @@ static void barrier(const et_env* env, int scope) {
 static void minion_tensor(const et_env* env, const et_tensor_insn* insn) {
   (void)insn;
   fail_with(env, ET_MINION_BAD_TENSOR, "tensor instructions are not issued by the minion program (et-sysemu)");
-}
-
-static uint32_t popcount64(uint64_t v) {
-  uint32_t n = 0;
-  for (; v; v &= v - 1) n++;
-  return n;
 }
 
 /* Retired instructions: the PMU of each neighborhood (8 minions) counts, per thread slot, what its
@@ -201,15 +99,10 @@ void et_minion_main(uint64_t hart) {
     __asm__ volatile("csrw 0x323, %0" : : "r"((uint64_t)(ET_PMU_RETIRED_INST0 + (hart & 1))));
   }
   et_minion_status* status = (et_minion_status*)ET_MINION_STATUS + hart;
-  minion_rt rt = {status, 0, popcount64(l->shire_mask)};
+  minion_rt rt = {{(volatile uint64_t*)ET_MINION_BARRIER, 0, 0, et_popcount64(l->shire_mask), evict_l1, evict_l2, 0},
+                  status};
   et_env env = {0};
-  env.hart_id = (uint32_t)hart;
-  env.shire_id = shire;
-  env.minion_id = (uint32_t)(hart % ET_HARTS_PER_SHIRE / ET_HARTS_PER_MINION);
-  env.hart_in_minion = (uint32_t)(hart % ET_HARTS_PER_MINION);
-  env.thread_id = popcount64(l->shire_mask & ((1ull << shire) - 1)) * ET_HARTS_PER_SHIRE + (uint32_t)(hart % ET_HARTS_PER_SHIRE);
-  env.num_threads = rt.shires * ET_HARTS_PER_SHIRE;
-  env.shire_mask = l->shire_mask;
+  et_env_ids(&env, hart, l->shire_mask);
   env.counters = &status->counters;
   env.translate = minion_translate;
   env.barrier = barrier;
@@ -221,7 +114,7 @@ void et_minion_main(uint64_t hart) {
   if (l->kernel_id >= ET_MINION_KERNEL_COUNT) minion_fail(&env, "launch of an unknown kernel id");
   et_minion_kernels[l->kernel_id]((const void*)ET_MINION_PARAMS, &env);
   /* The shire's harts are all done before its counting minions read their neighborhoods. */
-  shire_barrier(ET_FLB_SHIRE, &rt, 0);
+  et_chip_shire_barrier(&env, &rt.barriers, ET_FLB_SHIRE, 0);
   if (counts_neighborhood((uint32_t)hart)) {
     uint64_t insns;
     __asm__ volatile("csrr %0, 0xb03" : "=r"(insns));

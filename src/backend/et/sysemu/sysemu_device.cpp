@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "backend/et/device/et_params.h"
+#include "backend/et/hex.h"
 #include "backend/et/minion/et_minion.h"
+#include "backend/et/minion/status_text.h"
 #include "common/error.h"
 
 extern char** environ;
@@ -27,12 +29,6 @@ namespace hart::et::sysemu {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 void write_file(const fs::path& path, const void* data, size_t bytes) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
@@ -73,21 +69,6 @@ LogSummary summarize(const fs::path& log) {
     }
   }
   return s;
-}
-
-// One hart's failure as the built-in emulator words it (harts.cpp), or nullopt.
-std::optional<std::string> hart_error(const et_minion_status& s) {
-  const std::string h = "hart " + std::to_string(s.hart);
-  const std::string msg(s.message, strnlen(s.message, sizeof s.message));
-  switch (s.state) {
-    case ET_MINION_FAILED: return h + " failed: " + msg;
-    case ET_MINION_BAD_TENSOR: return h + ": " + msg;
-    case ET_MINION_BAD_ACCESS:
-      return h + " accessed " + std::to_string(s.bytes) + " bytes at " + hex(s.addr) + ", outside device allocations";
-    case ET_MINION_TRAP:
-      return h + " trapped: mcause " + std::to_string(s.bytes) + " at pc " + hex(s.addr) + " (mtval " + hex(s.value) + ")";
-    default: return std::nullopt;
-  }
 }
 
 class SysemuRunner final : public emu::LaunchRunner {
@@ -201,7 +182,7 @@ emu::LaunchOutcome SysemuRunner::run(const emu::LaunchRequest& r, emu::DeviceMem
   for (uint32_t h = 0; h < harts; h++) {
     if (!(r.shire_mask >> (h / ET_HARTS_PER_SHIRE) & 1)) continue;
     const et_minion_status& s = status[h];
-    if (auto e = hart_error(s); e && !out.error) out.error = "kernel " + r.name + ": " + *e;
+    if (auto e = hart_status_error(s); e && !out.error) out.error = "kernel " + r.name + ": " + *e;
     all_done = all_done && s.state == ET_MINION_DONE;
     out.counters.push_back(s.counters);
     insns += s.insns;

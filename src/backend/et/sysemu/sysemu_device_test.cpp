@@ -13,6 +13,7 @@
 
 #include "backend/et/device/et_params.h"
 #include "backend/et/minion/et_minion.h"
+#include "backend/et/scale_case.h"
 #include "common/error.h"
 
 namespace hart::et::sysemu {
@@ -42,23 +43,7 @@ class SysemuDevice : public ::testing::Test {
     return c;
   }
 
-  // Scale's parameters over n floats uploaded to d (src) and a fresh output.
-  static et_scale_params scale(Device& d, const std::vector<float>& x) {
-    et_scale_params p{};
-    const uint64_t bytes = x.size() * 4;
-    for (et_tensor* t : {&p.src, &p.dst}) {
-      t->addr = d.malloc(bytes);
-      t->type = ET_TYPE_F32;
-      t->ne[0] = int64_t(x.size());
-      t->ne[1] = t->ne[2] = t->ne[3] = 1;
-      t->nb[0] = 4;
-      t->nb[1] = t->nb[2] = t->nb[3] = int64_t(bytes);
-    }
-    d.memcpy_h2d(p.src.addr, x.data(), bytes);
-    p.scale = 0.375f;
-    p.bias = -1.5f;
-    return p;
-  }
+  static et_scale_params scale(Device& d, const std::vector<float>& x) { return scale_case(d, x, 0.375f, -1.5f); }
 
   template <class P>
   static std::optional<std::string> launch(Device& d, const char* kernel, const P& p, uint64_t mask = 0x3) {
@@ -108,6 +93,23 @@ TEST_F(SysemuDevice, RunsAKernelOnTwoShiresAsTheEmulatorDoes) {
     EXPECT_GT(r.flops, 0u);
   }
   EXPECT_TRUE(launched);
+}
+
+// With the memory checker on (the default): an uberkernel's second sub-kernel reads, after the
+// launch barrier, what the other shire's harts wrote; without the barrier's L2 eviction sysemu
+// reports a Coherency Read Hazard there.
+TEST_F(SysemuDevice, AnUberkernelsLaunchBarrierMakesTheOtherShiresWritesVisible) {
+  auto sys = open_sysemu(config());
+  const UberScales u = uber_scales_case(*sys, inputs(4096));
+  const Stream s = sys->create_stream();
+  sys->launch(s, sys->load_kernel("uberkernel"), u.blob.data(), u.blob.size() * 8, 0x3);
+  sys->wait(s);
+  const auto err = sys->take_error(s);
+  sys->destroy_stream(s);
+  ASSERT_FALSE(err.has_value()) << *err;
+  std::vector<float> got(u.want.size());
+  sys->memcpy_d2h(got.data(), u.out, got.size() * 4);
+  EXPECT_EQ(got, u.want);
 }
 
 TEST_F(SysemuDevice, AnAccessOutsideTheAllocationsIsAStreamError) {

@@ -22,6 +22,7 @@
 #include "common/error.h"
 #include "fuzz_testdata.h"
 #include "gguf/gguf.h"
+#include "vision/fixtures.h"
 #include "testdata_gguf.h"
 
 using namespace hart;
@@ -113,7 +114,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const fs::path out = argv[1];
-  for (const char* d : {"gguf", "vocab", "tokenize", "chat", "request", "et_launch", "grammar"}) fs::create_directories(out / d);
+  for (const char* d : {"gguf", "vocab", "tokenize", "chat", "request", "et_launch", "grammar", "image"})
+    fs::create_directories(out / d);
+  // Images: the vision fixtures' PNG pattern at a few sizes (a wide, a tall and a tiny one).
+  for (auto [w, h] : {std::pair{40, 27}, std::pair{9, 31}, std::pair{3, 2}})
+    hart::vision::fixtures::write_png((out / "image" / (std::to_string(w) + "x" + std::to_string(h) + ".png")).string(), w, h);
   // Byte 0: bit 0 = chat endpoint, the rest picks the chat template.
   using namespace std::string_view_literals;  // "..."sv keeps the leading NUL byte
   const std::string_view kRequests[] = {

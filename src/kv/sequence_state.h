@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "graph/graph.h"
@@ -96,6 +97,14 @@ class SequenceStore {
   bool shift(SeqState& s, int keep, int n_discard, std::vector<int32_t> (&moved)[kPools]);
   // Gives back everything s owns (not what it shares), leaving it empty.
   void release(SeqState& s);
+  // A sequence's computed state as bytes (sequence_bytes.cpp): its K/V rows of every position it
+  // holds and its recurrent cell, behind a header naming this store's layout. Appended to `out`.
+  // Reads the host copy of the state: a backend that keeps the state in its own memory (the ET
+  // device) must not be running this store.
+  void save(const SeqState& s, std::vector<uint8_t>& out) const;
+  // Replaces s (released first) by a saved state. Throws hart::Error, leaving s empty, for
+  // bytes that are not a state of this layout and cache type, or when the pools lack room.
+  void load(SeqState& s, std::span<const uint8_t> bytes);
 
   int64_t n_free(Pool p) const { return pools_[int(p)] ? pools_[int(p)]->n_free() : 0; }
   int64_t n_free_cells() const { return cells_ ? cells_->n_free() : 0; }

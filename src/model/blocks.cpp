@@ -43,6 +43,7 @@ Tensor* ffn_linear(Forward& f, const Linear& l, Tensor* x, bool with_scale) {
 }
 
 Tensor* embed(Forward& f, float scale) {
+  if (f.embd) return f.embd;  // embeddings given (an image's): never scaled, as llama.cpp's gemma3 leaves them
   Tensor* x = named(get_rows(f.c, f.w.tok_embd, f.tokens), "inp_embd");  // (n_embd, n)
   return scale == 0.0f || scale == 1.0f ? x : named(hart::scale(f.c, x, scale), "inp_scaled");
 }

@@ -7,7 +7,8 @@
 
 namespace hart {
 
-// Token embeddings (n_embd, n), times `scale` unless it is 0 or 1.
+// Token embeddings (n_embd, n), times `scale` unless it is 0 or 1; a batch of embeddings gives
+// them unscaled.
 Tensor* embed(Forward& f, float scale);
 
 // rms_norm(x) * w; w == nullptr: the plain RMS norm.

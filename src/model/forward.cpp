@@ -66,8 +66,20 @@ size_t Batch::add(const kv::SeqState& s, const kv::StateLayout& layout, std::spa
   return first_row;
 }
 
+size_t Batch::add_embeddings(const kv::SeqState& s, const kv::StateLayout& layout, std::span<const float> e, int n_embd,
+                             Logits logits) {
+  if (n_embd <= 0 || e.empty() || e.size() % size_t(n_embd) != 0)
+    throw Error("batch: " + std::to_string(e.size()) + " floats are not whole embeddings of " + std::to_string(n_embd));
+  if (tokens.size() != embd.size() / size_t(n_embd)) throw Error("batch: tokens and embeddings in one batch");
+  const std::vector<int32_t> none(e.size() / size_t(n_embd), 0);
+  const size_t row = add(s, layout, none, logits);
+  embd.insert(embd.end(), e.begin(), e.end());
+  return row;
+}
+
 void Batch::clear() {
   tokens.clear();
+  embd.clear();
   pos.clear();
   out_rows.clear();
   for (Attn& a : attn) a.slots.clear(), a.ranges.clear(), a.lists.clear();
@@ -115,6 +127,17 @@ void build_forward(ForwardGraph& fg, const Model& m, const kv::SequenceStore& st
   Forward f(fg, m, store, b, n_ctx);
   fg.key_rope.assign(size_t(m.hp.n_layer), nullptr);
   f.tokens = f.input(InputKind::TOKENS, 0, Type::I32, f.n, "inp_tokens");
+  if (!b.embd.empty()) {
+    if (b.embd.size() != size_t(f.n) * size_t(m.hp.n_embd))
+      throw Error("forward: a batch mixes tokens and embeddings, or its embeddings are not " +
+                  std::to_string(m.hp.n_embd) + " wide");
+    fg.embd.resize(b.embd.size());
+    const int64_t ne[2] = {m.hp.n_embd, f.n};
+    f.embd = f.c.new_leaf(Type::F32, ne, fg.embd.data());
+    f.embd->flags |= kFlagInput;
+    f.embd->set_name("inp_embd");
+    fg.inputs.push_back({InputKind::EMBD, 0, f.embd});
+  }
   f.pos = f.input(InputKind::POS, 0, Type::I32, f.n, "inp_pos");
   for (int p = 0; p < kv::kPools; p++) {
     if (!store.layout().uses(kv::Pool(p))) continue;
@@ -142,6 +165,10 @@ void write_inputs(ForwardGraph& fg, const Batch& b) {
   for (const ForwardInput& in : fg.inputs) {
     switch (in.kind) {
       case InputKind::TOKENS: write<int32_t>(in, b.tokens); break;
+      case InputKind::EMBD:
+        if (b.embd.size() != size_t(in.t->nelements())) throw Error("forward: the batch does not have the graph's shape");
+        std::copy(b.embd.begin(), b.embd.end(), static_cast<float*>(in.t->data));
+        break;
       case InputKind::POS: write<int32_t>(in, b.pos); break;
       case InputKind::SLOTS: write<int64_t>(in, b.attn[in.which].slots); break;
       case InputKind::ATTN_INDEX:
@@ -163,13 +190,15 @@ void write_inputs(ForwardGraph& fg, const Batch& b) {
 BatchShape::BatchShape(const Batch& b)
     : n(int64_t(b.size())),
       n_out(int64_t(b.out_rows.size())),
-      out_in_order(n_out == n && std::is_sorted(b.out_rows.begin(), b.out_rows.end())) {
+      out_in_order(n_out == n && std::is_sorted(b.out_rows.begin(), b.out_rows.end())),
+      embd(!b.embd.empty()) {
   for (int p = 0; p < kv::kPools; p++) index_size[p] = attn_index_size(b.attn[p], n);
   for (const Batch::Seq& s : b.seqs) seq_tokens.push_back(s.n);
 }
 
 bool BatchShape::matches(const Batch& b) const {
   if (int64_t(b.size()) != n || int64_t(b.out_rows.size()) != n_out || b.seqs.size() != seq_tokens.size()) return false;
+  if (b.embd.empty() == embd) return false;
   if ((n_out == n && std::is_sorted(b.out_rows.begin(), b.out_rows.end())) != out_in_order) return false;
   for (int p = 0; p < kv::kPools; p++)
     if (attn_index_size(b.attn[p], n) != index_size[p]) return false;

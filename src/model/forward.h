@@ -21,6 +21,9 @@ enum class Logits { NONE, LAST, ALL };
 // One step's tokens.
 struct Batch {
   std::vector<int32_t> tokens;    // (n,)
+  // Input embeddings in place of the tokens' (n_embd * n, llama_batch's embd: image embeddings
+  // from a projector); empty for a batch of tokens. A batch holds one kind or the other.
+  std::vector<float> embd;
   std::vector<int32_t> pos;       // (n,)
   std::vector<int32_t> out_rows;  // tokens whose logits are computed, in this order
   // Per KV pool: the slot each token's K/V goes to, and what it attends: token t reads the slots
@@ -40,6 +43,9 @@ struct Batch {
   // Appends a sequence's new tokens at positions [s.n, s.n + tokens.size()), for which
   // SequenceStore::reserve has taken the state. Returns the index of its first logits row.
   size_t add(const kv::SeqState& s, const kv::StateLayout& layout, std::span<const int32_t> tokens, Logits logits);
+  // As add, for embeddings of n_embd floats each (their tokens read as 0).
+  size_t add_embeddings(const kv::SeqState& s, const kv::StateLayout& layout, std::span<const float> embd, int n_embd,
+                        Logits logits);
   size_t size() const { return tokens.size(); }
   // Empties the batch, keeping the vectors' memory for the next step's.
   void clear();
@@ -55,6 +61,7 @@ struct BatchShape {
   int64_t n = 0;                         // tokens
   int64_t n_out = 0;                     // logits rows
   bool out_in_order = false;             // out_rows is 0..n-1: the graph gathers no rows
+  bool embd = false;                     // embeddings in, not tokens
   int64_t index_size[kv::kPools] = {};   // PAGED_ATTN index entries per pool
   std::vector<int32_t> seq_tokens;       // new tokens per sequence, in batch order
 
@@ -63,11 +70,11 @@ struct BatchShape {
 };
 
 // The inputs a forward graph reads, filled from a batch by write_inputs.
-enum class InputKind { TOKENS, POS, SLOTS, ATTN_INDEX, CELLS_READ, CELLS_WRITE, OUT_ROWS };
+enum class InputKind { TOKENS, EMBD, POS, SLOTS, ATTN_INDEX, CELLS_READ, CELLS_WRITE, OUT_ROWS };
 struct ForwardInput {
   InputKind kind;
   int which;  // SLOTS, ATTN_INDEX: the KV pool; CELLS_*: the batch's first sequence of the run
-  Tensor* t;  // I32 or I64 (n,), its data held by the ForwardGraph
+  Tensor* t;  // I32 or I64 (n,), or EMBD's F32 (n_embd, n), its data held by the ForwardGraph
 };
 
 struct ForwardGraph {
@@ -76,6 +83,7 @@ struct ForwardGraph {
   std::vector<ForwardInput> inputs;
   std::deque<std::vector<int32_t>> i32;  // the inputs' data (stable addresses)
   std::deque<std::vector<int64_t>> i64;
+  std::vector<float> embd;  // EMBD's data
   Tensor* logits = nullptr;  // (n_vocab, out_rows); nullptr when no logits were asked for
   // Per layer: the ROPE node whose output the layer writes into its K cache; nullptr for a layer
   // without a cache of its own or whose keys are not rotated. A context shift (key_shift.h)
@@ -108,6 +116,7 @@ struct Forward {
   int n_ctx;                               // the longest a sequence may grow
   int64_t n;                               // tokens in the batch
   Tensor* tokens = nullptr;                // I32 (n,)
+  Tensor* embd = nullptr;                  // F32 (n_embd, n) for a batch of embeddings, else nullptr
   Tensor* pos = nullptr;                   // I32 (n,)
   Tensor* slots[kv::kPools] = {};          // I64 (n,) per pool in use
   Tensor* attn_index[kv::kPools] = {};     // PAGED_ATTN index per pool in use

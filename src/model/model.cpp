@@ -47,16 +47,7 @@ std::unique_ptr<Model> Model::from_file(std::unique_ptr<gguf::File> file) {
     if (check.problems.size() > 1) msg += " (and " + std::to_string(check.problems.size() - 1) + " more problems)";
     throw Error(msg);
   }
-  for (const TensorSpec& s : list.specs()) {
-    const gguf::TensorInfo* ti = m->file->find_tensor(s.name);
-    if (!ti || !s.bind) continue;
-    Tensor* t = m->weights_ctx.new_leaf(ti->type, std::span<const int64_t>(ti->ne, kMaxDims),
-                                        const_cast<uint8_t*>(ti->data));
-    t->flags |= kFlagWeight;
-    t->set_name("%s", s.name.c_str());
-    m->weight_bytes += ti->nbytes;
-    *s.bind = t;
-  }
+  m->weight_bytes = bind_tensors(*m->file, list, m->weights_ctx);
   if (!m->w.output.w) m->w.output.w = m->w.tok_embd;  // tied embeddings
   return m;
 }

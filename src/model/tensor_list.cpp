@@ -113,4 +113,18 @@ TensorCheck check_tensors(const gguf::File& f, const TensorList& list) {
   return c;
 }
 
+size_t bind_tensors(const gguf::File& f, const TensorList& list, Context& ctx) {
+  size_t bytes = 0;
+  for (const TensorSpec& s : list.specs()) {
+    const gguf::TensorInfo* ti = f.find_tensor(s.name);
+    if (!ti || !s.bind) continue;
+    Tensor* t = ctx.new_leaf(ti->type, std::span<const int64_t>(ti->ne, kMaxDims), const_cast<uint8_t*>(ti->data));
+    t->flags |= kFlagWeight;
+    t->set_name("%s", s.name.c_str());
+    bytes += ti->nbytes;
+    *s.bind = t;
+  }
+  return bytes;
+}
+
 }  // namespace hart

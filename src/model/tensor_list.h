@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "graph/graph.h"
 #include "model/weights.h"
 
 namespace hart::gguf {
@@ -95,5 +96,9 @@ struct TensorCheck {
   std::vector<std::string> problems;  // missing, unexpected, wrong shape or unsupported type
 };
 TensorCheck check_tensors(const gguf::File& f, const TensorList& list);
+
+// Binds every listed tensor the file holds to its field: a weight leaf in `ctx` over the file's
+// bytes (used in place). Returns the bytes bound. The list must have passed check_tensors.
+size_t bind_tensors(const gguf::File& f, const TensorList& list, Context& ctx);
 
 }  // namespace hart

@@ -161,6 +161,10 @@ int32_t Sampler::draw(std::span<Candidate> cands) {
   return cands.back().id;  // u landed in the rounding gap at the very end
 }
 
+void Sampler::note_choice(std::span<const float> logits, int32_t token) {
+  if (params_.logprobs) record_logprobs(logits, token);
+}
+
 void Sampler::record_logprobs(std::span<const float> logits, int32_t token) {
   const float lse = log_sum_exp(logits);
   last_logprob_ = logits[static_cast<size_t>(token)] - lse;

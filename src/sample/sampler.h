@@ -70,6 +70,9 @@ class Sampler {
   // A uniform draw in [0, 1) from the sampler's RNG (the same stream sample() draws from).
   double uniform();
   void accept(int32_t token);
+  // A token drawn from these logits by other means than sample() (speculative decoding's
+  // rejection step): its log-probabilities are recorded as sample() records them.
+  void note_choice(std::span<const float> logits, int32_t token);
   // Not owned; nullptr to remove. Throws hart::Error from sample() when it allows no token.
   void set_constraint(TokenConstraint* c) { constraint_ = c; }
   // Forgets accepted tokens and restarts the RNG from the seed, so a reset sampler repeats itself.

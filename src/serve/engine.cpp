@@ -39,7 +39,7 @@ kv::Capacity difference(const kv::Capacity& a, const kv::Capacity& b) {
 kv::Capacity held(const kv::SeqState& s) {
   const int64_t window_end = s.window_begin + int64_t(s.window.size());
   return {int64_t(s.full.size()), window_end - std::max<int64_t>(s.window_begin, std::min<int64_t>(s.n_shared, window_end)),
-          s.cell > 0 ? 1 : 0};
+          (s.cell > 0 ? 1 : 0) + (s.cell_spare > 0 ? 1 : 0)};
 }
 
 // The longest a sequence may grow: n_ctx, and never past the FULL pool.
@@ -61,8 +61,11 @@ struct Engine::Seq {
   int n_generated = 0;
   kv::Capacity reserved;        // state still promised to this sequence
   kv::RadixCache::Node* node = nullptr;  // the locked end of its cached path
-  Clock::time_point t_submit, t_last;
-  Clock::time_point t_admit, t_first;  // admitted; its first token sampled
+  Clock::time_point t_submit, t_last, t_admit, t_first;
+  std::unique_ptr<spec::Speculator> spec;  // speculative decoding, when the request asks for it
+  spec::SpecStats spec_stats;
+  spec::Draft draft;                   // this step's
+  std::vector<int32_t> verify_tokens;  // this step's tokens of a verification: its own, then the draft
   int index = 0;  // the choice, of GenParams::n
   // Shared by the choices of one request: set once choice 0's prompt is in the prefix cache (or
   // choice 0 is gone), when the other choices may start from it.
@@ -87,7 +90,8 @@ Engine::Engine(const Model& model, const Tokenizer& tok, const EngineOptions& op
       chunk_size_(std::max(1, opt.chunk_size)),
       max_queue_(opt.max_queue),
       store_(state_layout(model.hp), capacity(model.hp, opt, n_ctx_), opt.cache_type),
-      executor_(model_, store_, sequence_limit(n_ctx_, store_), std::move(backends)) {
+      executor_(model_, store_, sequence_limit(n_ctx_, store_), std::move(backends)),
+      speculation_(opt.speculation) {
   const kv::StateLayout& layout = store_.layout();
   n_ctx_ = sequence_limit(n_ctx_, store_);
   if (opt.prefix_cache)
@@ -110,6 +114,9 @@ Engine::~Engine() {
 std::shared_ptr<Stream> Engine::submit(GenParams p) {
   if (p.prompt.empty() || p.max_tokens <= 0 || int(p.prompt.size()) + p.max_tokens > n_ctx_)
     throw Error("engine: request does not fit the context");  // the HTTP layer checks first
+  for (spec::SpecType t : p.spec.types)
+    if (!speculation_ || !speculation_->can(t))
+      throw Error(std::string("engine: the server cannot draft with ") + spec::type_name(t));  // checked there too
   const int n = std::max(1, p.n);
   if (n_waiting_ + n > max_queue_)
     throw QueueFull("the server is busy: " + std::to_string(max_queue_) + " requests are already waiting");
@@ -211,7 +218,8 @@ void Engine::admit() {
     }
     kv::RadixCache::Node* node = m.node;
     const std::vector<int32_t>& matched = m.slots;
-    kv::Capacity need = store_.need(int(s.p.prompt.size()) + s.p.max_tokens, chunk_size_);
+    const bool speculative = !s.p.spec.types.empty();
+    kv::Capacity need = store_.need(int(s.p.prompt.size()) + s.p.max_tokens, chunk_size_, speculative);
     need.full -= int64_t(matched.size());
     const kv::Capacity available{
         store_.n_free(kv::Pool::FULL) + (radix_ ? radix_->evictable() : 0) - reserved_.full,
@@ -238,6 +246,13 @@ void Engine::admit() {
     running_.push_back(std::move(waiting_.front()));
     waiting_.pop_front();
     n_waiting_--;
+    if (speculative) {
+      try {  // a draft model's session is taken here, given back when the request ends
+        s.spec = speculation_->make(s.p.spec, s.p.sampling);
+      } catch (const Error& e) {
+        finish(s, "error", e.what());  // removed from running_ by the next step
+      }
+    }
   }
 }
 
@@ -261,9 +276,11 @@ void Engine::reserve(Seq& s, int n) {
 
 // The step computed the sequence's next n positions: window slots it gave back are promised
 // to it again.
-void Engine::commit(Seq& s, int n) {
+// With drop_rest, the slots reserved past them go back too (a verification step's refused tokens).
+void Engine::commit(Seq& s, int n, bool drop_rest) {
   const kv::Capacity before = held(s.state);
-  store_.commit(s.state, n);
+  if (n > 0) store_.commit(s.state, n);
+  if (drop_rest) store_.drop_uncommitted(s.state);
   const kv::Capacity freed = difference(before, held(s.state));
   add(s.reserved, freed, +1);
   add(reserved_, freed, +1);
@@ -283,7 +300,9 @@ kv::RadixCache::Node* Engine::share(Seq& s, int n, bool continuing) {
     for (int p = st.window_begin; p < held_end; p++) window[size_t(p)] = st.window_slot(p);
   }
   int32_t cell = st.cell;
-  const bool snapshot = store_.layout().has_recurrent() && n == st.n && cell > 0 &&
+  // (cell == cell_src: a sequence sent back to the state before a verification step holds that
+  // state in the cell it reads; the one it writes holds nothing.)
+  const bool snapshot = store_.layout().has_recurrent() && n == st.n && cell > 0 && cell == st.cell_src &&
                         (!continuing || store_.n_free_cells() + radix_->evictable_cells() - reserved_.cells >= 1);
   kv::RadixCache::Node* node = radix_->insert(std::span(s.tokens).first(size_t(n)), slots,
                                               window.empty() ? nullptr : &window, snapshot ? &cell : nullptr);
@@ -300,36 +319,81 @@ kv::RadixCache::Node* Engine::share(Seq& s, int n, bool continuing) {
   return node;
 }
 
+// The sequence's draft for this step, of at most `budget` tokens, in s.draft; returns its length.
+// It fits the context and the tokens the request may still generate, and a recurrent state gets
+// the sequence's second cell to write, so the state the step reads survives it.
+int Engine::draft(Seq& s, int budget) {
+  const int room = std::min({budget, n_ctx_ - int(s.tokens.size()), s.p.max_tokens - s.n_generated, s.spec->max_draft()});
+  s.draft.clear();
+  if (room <= 0) return 0;
+  s.spec->draft(s.tokens, room, s.draft);
+  const int k = int(s.draft.tokens.size());
+  if (k == 0) return 0;
+  kv::SeqState& st = s.state;
+  const kv::Capacity before = held(st);
+  if (radix_ && store_.layout().has_recurrent() && st.cell_spare < 0 && st.cell > 0 && st.cell == st.cell_src &&
+      store_.n_free_cells() == 0)
+    radix_->evict(0, 0, 1);
+  if (!store_.keep_state_before_step(st)) throw Error("no second state cell despite the reservation (a scheduler bug)");
+  const kv::Capacity taken = difference(held(st), before);
+  add(s.reserved, taken, -1);
+  add(reserved_, taken, -1);
+  return k;
+}
+
 void Engine::step() {
   Batch& batch = batch_;
   std::vector<StepEntry>& entries = entries_;
   batch.clear();
   entries.clear();
   int budget = chunk_size_;
-  // Decoding sequences first (one token each), then prompt chunks in arrival order.
+  // Decoding sequences first (their tokens, usually one, and a draft), then prompt chunks in
+  // arrival order.
   for (bool prefill : {false, true})
     for (auto& sp : running_) {
       Seq& s = *sp;
-      if (s.prefilling() != prefill) continue;
+      if (!s.stream || s.prefilling() != prefill) continue;
       const int pending = int(s.tokens.size()) - s.n_computed();
-      const int n = prefill ? std::min(pending, budget) : 1;
+      const int n = prefill ? std::min(pending, budget) : pending;
       if (n <= 0) continue;
-      reserve(s, n);
+      int k = 0;
+      if (!prefill && s.spec) {
+        try {
+          k = draft(s, budget - n);
+        } catch (const Error& err) {
+          finish(s, "error", err.what());
+          continue;
+        }
+      }
+      reserve(s, n + k);
+      std::span<const int32_t> tokens = std::span(s.tokens).subspan(size_t(s.n_computed()), size_t(n));
+      if (k > 0) {
+        s.verify_tokens.assign(tokens.begin(), tokens.end());
+        s.verify_tokens.insert(s.verify_tokens.end(), s.draft.tokens.begin(), s.draft.tokens.end());
+        tokens = s.verify_tokens;
+      }
       const bool logits = s.n_computed() + n == int(s.tokens.size());
-      batch.add(s.state, store_.layout(), std::span(s.tokens).subspan(size_t(s.n_computed()), size_t(n)),
-                logits ? Logits::LAST : Logits::NONE);
-      entries.push_back({&s, n, logits});
-      budget -= n;
+      const size_t row = batch.add(s.state, store_.layout(), tokens, k > 0 ? Logits::ALL : logits ? Logits::LAST : Logits::NONE);
+      entries.push_back({&s, n, k, logits, row});
+      budget -= n + k;
     }
-  if (entries.empty()) return;
+  if (entries.empty()) {
+    running_.remove_if([](const std::unique_ptr<Seq>& s) { return s->stream == nullptr; });
+    return;
+  }
 
   try {
     const ForwardGraph& fg = executor_.forward(batch);
-    for (StepEntry& e : entries) commit(*e.seq, e.n);
-    size_t row = 0;
+    for (StepEntry& e : entries)
+      if (e.k == 0) commit(*e.seq, e.n);
     const size_t n_vocab = size_t(model_.hp.n_vocab);
+    const float* rows = fg.logits ? static_cast<const float*>(fg.logits->data) : nullptr;
     for (StepEntry& e : entries) {
       Seq& s = *e.seq;
+      if (e.k > 0) {  // the rows of its last own token and of the draft's
+        verify(s, e.n, e.k, {rows + (e.row + size_t(e.n) - 1) * n_vocab, size_t(e.k + 1) * n_vocab});
+        continue;
+      }
       // The prompt is in: share it. A recurrent model also shares each prompt chunk's end, where
       // its state is a snapshot a request with the same beginning can start from.
       const bool prompt_done = !s.prefilling() && s.n_generated == 0;
@@ -340,7 +404,7 @@ void Engine::step() {
         s.node = node;
         if (prompt_done) s.prompt_is_shared();
       }
-      if (e.logits) emit(s, {static_cast<const float*>(fg.logits->data) + row++ * n_vocab, n_vocab});
+      if (e.logits) emit(s, {rows + e.row * n_vocab, n_vocab});
     }
   } catch (const Error& err) {
     for (StepEntry& e : entries) finish(*e.seq, "error", err.what());
@@ -348,22 +412,56 @@ void Engine::step() {
   running_.remove_if([](const std::unique_ptr<Seq>& s) { return s->stream == nullptr; });
 }
 
-// Samples the sequence's next token and sends what became final.
+// A verification step computed the sequence's n own tokens and k drafted ones: the drafted tokens
+// the target's sampling keeps are sent, and the state keeps what was computed up to the last of
+// them (a recurrent one, written past them, goes back to the state before the step, and the
+// kept tokens are computed again next step); then the target's own next token.
+void Engine::verify(Seq& s, int n, int k, std::span<const float> rows) {
+  std::string reason;
+  const spec::Speculator::Verified v = s.spec->verify(
+      s.draft, rows, model_.hp.n_vocab, s.sampler, [&](int32_t t) { return tok_.is_eog(t); },
+      [&](int32_t x) {
+        reason = produce(s, x);
+        return reason.empty();
+      });
+  s.spec_stats.n_drafted += k;
+  s.spec_stats.n_accepted += v.n_kept;
+  s.spec_stats.n_verified++;
+  metrics_.draft(k, v.n_kept);
+  const int kept = v.n_kept - (v.next < 0 ? 1 : 0);  // a kept token that ended the request is not computed
+  if (kept == k || !store_.layout().has_recurrent()) {
+    commit(s, n + kept, /*drop_rest=*/true);
+  } else {
+    commit(s, 0, /*drop_rest=*/true);  // its cell_src was not written: the state before the step
+    kv::SeqState& st = s.state;
+    if (st.cell_src == st.cell_spare) std::swap(st.cell, st.cell_spare);
+  }
+  if (reason.empty() && v.next >= 0) reason = produce(s, v.next);
+  if (!reason.empty()) finish(s, reason);
+}
+
+// Samples the sequence's next token and sends it.
 void Engine::emit(Seq& s, std::span<const float> logits) {
-  const int32_t tok = s.sampler.sample(logits);
+  const std::string reason = produce(s, s.sampler.sample(logits));
+  if (!reason.empty()) finish(s, reason);
+}
+
+// The token the sequence's sampler chose: accepted, and sent with what became final. Returns the
+// finish reason when the request ends with it ("" otherwise); the caller finishes it.
+std::string Engine::produce(Seq& s, int32_t tok) {
   s.sampler.accept(tok);
   const Clock::time_point now = Clock::now();
-  if (s.n_generated == 0) metrics_.first_token(std::chrono::duration<double>(now - s.t_submit).count());
-  else metrics_.next_token(std::chrono::duration<double>(now - s.t_last).count());
-  if (s.n_generated == 0) s.t_first = now;
+  if (s.n_generated == 0) {
+    metrics_.first_token(std::chrono::duration<double>(now - s.t_submit).count());
+    s.t_first = now;
+  } else {
+    metrics_.next_token(std::chrono::duration<double>(now - s.t_last).count());
+  }
   s.t_last = now;
 
+  if (tok_.is_eog(tok)) return "stop";
   Event ev;
   ev.index = s.index;
-  if (tok_.is_eog(tok)) {
-    finish(s, "stop");
-    return;
-  }
   s.n_generated++;
   s.tokens.push_back(tok);
   TokenInfo info{tok, 0.0f, {}};
@@ -376,8 +474,9 @@ void Engine::emit(Seq& s, std::span<const float> logits) {
   ev.text = s.text.push(tok);
   s.stream->push(std::move(ev));
   if (s.constraint) s.constraint->accept(tok);
-  if (s.text.stopped() || (s.constraint && s.constraint->finished())) finish(s, "stop");
-  else if (s.n_generated >= s.p.max_tokens || int(s.tokens.size()) >= n_ctx_) finish(s, "length");
+  if (s.text.stopped() || (s.constraint && s.constraint->finished())) return "stop";
+  if (s.n_generated >= s.p.max_tokens || int(s.tokens.size()) >= n_ctx_) return "length";
+  return {};
 }
 
 // Sends the last event and gives the sequence's slots to the prefix cache (or back to the pool).
@@ -406,6 +505,9 @@ void Engine::finish(Seq& s, const std::string& reason, const std::string& error)
     ev.prompt_ms = Ms(s.t_first - s.t_admit).count();
     ev.predicted_ms = Ms(Clock::now() - s.t_first).count();
   }
+  ev.draft_n = s.spec_stats.n_drafted;
+  ev.draft_n_accepted = s.spec_stats.n_accepted;
+  s.spec.reset();  // a draft model's session goes back for the next request
   s.stream->push(std::move(ev));
   s.stream.reset();
   metrics_.request_finished(reason);

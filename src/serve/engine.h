@@ -12,6 +12,12 @@
 // A request for n choices queues n sequences; choice i samples with seed + i. Choices 1..n-1
 // wait at the head of the queue until choice 0's prompt is in the prefix cache and then start
 // from it, so the prompt is computed once (without a prefix cache, each choice computes it).
+// Speculative decoding, per sequence (GenParams::spec): a decoding sequence puts its last token
+// and a draft into the step's batch, beside the other sequences' tokens, and keeps what the
+// verification accepts (the rest of its slots go back to its reservation). A recurrent state is
+// written to the sequence's second cell in such a step, so the cell it read still holds the state
+// before it; when part of the draft is refused, the sequence goes back to that state and its
+// kept tokens are computed again in its next step, with the next draft.
 #pragma once
 
 #include <atomic>
@@ -33,6 +39,7 @@
 #include "model/forward.h"
 #include "serve/metrics.h"
 #include "serve/request.h"
+#include "spec/spec_factory.h"
 #include "tokenizer/text_output.h"
 #include "tokenizer/tokenizer.h"
 
@@ -45,6 +52,8 @@ struct EngineOptions {
   int max_queue = 64;   // waiting requests before new ones are refused
   bool prefix_cache = true;
   Type cache_type = Type::F16;
+  // What requests with speculative types draft with (outlives the engine); nullptr: none may.
+  const spec::SpecFactory* speculation = nullptr;
 };
 
 class QueueFull : public std::runtime_error {
@@ -68,6 +77,7 @@ class Engine {
   // submit() would queue a request now (fewer than --max-queue are waiting).
   bool accepting() const { return n_waiting_ < max_queue_; }
   const Model& model() const { return model_; }
+  const spec::SpecFactory* speculation() const { return speculation_; }
 
  private:
   struct Seq;
@@ -77,9 +87,12 @@ class Engine {
   void admit();
   void step();
   void reserve(Seq& s, int n);
-  void commit(Seq& s, int n);
+  void commit(Seq& s, int n, bool drop_rest = false);
+  int draft(Seq& s, int budget);
+  void verify(Seq& s, int n, int k, std::span<const float> rows);
   kv::RadixCache::Node* share(Seq& s, int n, bool continuing);
   void emit(Seq& s, std::span<const float> logits);
+  std::string produce(Seq& s, int32_t tok);
   void finish(Seq& s, const std::string& reason, const std::string& error = {});
   void cancel_waiting(Seq& s);
   void publish_usage();
@@ -92,13 +105,16 @@ class Engine {
   kv::SequenceStore store_;
   std::optional<kv::RadixCache> radix_;  // over the FULL pool, for models whose state is all K/V
   Executor executor_;
+  const spec::SpecFactory* speculation_;
   kv::Capacity reserved_;  // state promised to running sequences and not yet taken
   // A step's batch and what each running sequence puts in it, kept from step to step (cleared,
   // their memory reused).
   struct StepEntry {
     Seq* seq;
-    int n;
+    int n;        // tokens of the sequence's own
+    int k;        // draft tokens after them (a verification step)
     bool logits;
+    size_t row;   // its first logits row
   };
   Batch batch_;
   std::vector<StepEntry> entries_;

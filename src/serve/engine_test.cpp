@@ -317,5 +317,117 @@ TEST(Engine, FullQueueRefuses) {
   EXPECT_THROW(sv.engine.submit(greedy(*sv.l.tok, "Mom said", 4)), QueueFull);
 }
 
+// Speculative decoding per request inside the continuous batch.
+struct SpecServed {
+  Loaded l, draft;
+  spec::SpecFactory factory;
+  Metrics metrics;
+  Engine engine;
+  static EngineOptions with(EngineOptions opt, const spec::SpecFactory* f) {
+    opt.speculation = f;
+    return opt;
+  }
+  SpecServed(const std::string& path, const std::string& draft_path, const EngineOptions& opt,
+             const spec::SpecParams& sp)
+      : l(load(path)),
+        draft(draft_path.empty() ? Loaded{} : load(draft_path)),
+        factory(sp, l.model->hp.n_vocab,
+                draft.model ? std::make_unique<spec::DraftSessions>(*draft.model, [] {
+                  SessionParams p;
+                  p.n_ctx = 256;
+                  return p;
+                }(), [] { return BackendSet({"cpu"}, 1, ""); })
+                            : nullptr),
+        engine(*l.model, *l.tok, with(opt, &factory), BackendSet({"cpu"}, 2, ""), metrics) {}
+};
+
+// Every other request drafts, the others decode plainly in the same steps (and prompt chunks
+// share them): each request's tokens are those it gets alone without speculation, greedy and
+// seeded. Drafts are both kept and refused, so attention layers give slots back and a recurrent
+// state goes back to the cell the verification step did not write, its kept tokens computed
+// again beside the next draft; prompts share prefixes in the radix cache (state snapshots too).
+void expect_speculative_equals_alone(const std::string& model, const spec::SpecParams& sp, float temperature,
+                                     const std::string& draft = "", const std::string& lead = kLongLead) {
+  HART_REQUIRE_TESTDATA(path, model);
+  HART_REQUIRE_TESTDATA(draft_path, draft.empty() ? model : draft);
+  EngineOptions opt = with_ctx(256);
+  opt.chunk_size = 16;
+  SpecServed sv(path, draft.empty() ? "" : draft_path, opt, sp);
+  std::vector<GenParams> reqs = workload(*sv.l.tok, 8, 32, lead);
+  std::vector<std::shared_ptr<Stream>> streams;
+  for (size_t i = 0; i < reqs.size(); i++) {
+    reqs[i].sampling.temperature = temperature;
+    reqs[i].sampling.seed = 100 + i;
+    if (i % 2 == 0) reqs[i].spec = sp;
+    streams.push_back(sv.engine.submit(reqs[i]));
+  }
+  int64_t drafted = 0, accepted = 0;
+  for (size_t i = 0; i < reqs.size(); i++) {
+    const Result r = collect(*streams[i]);
+    EXPECT_EQ(r.tokens, alone(sv.l, reqs[i])) << "request " << i;
+    EXPECT_EQ(r.done.completion_tokens, int(r.tokens.size()));
+    if (i % 2) {
+      EXPECT_EQ(r.done.draft_n, 0) << "request " << i;
+    }
+    drafted += r.done.draft_n, accepted += r.done.draft_n_accepted;
+  }
+  EXPECT_GT(accepted, 0) << model;
+  EXPECT_LT(accepted, drafted) << model << ": some drafts must be refused";
+  EXPECT_NE(sv.metrics.prometheus().find("hart_spec_decode_num_draft_tokens_total " + std::to_string(drafted) + "\n"),
+            std::string::npos);
+}
+
+spec::SpecParams ngram_simple() {
+  spec::SpecParams sp;
+  sp.types = {spec::SpecType::NGRAM_SIMPLE};
+  sp.ngram_size_n = 1, sp.ngram_size_m = 4;  // drafts nearly every step, often wrong
+  return sp;
+}
+
+TEST(EngineSpeculative, AttentionModelGreedyAndSeeded) {
+  for (float t : {0.0f, 0.9f}) expect_speculative_equals_alone("models/stories260K.gguf", ngram_simple(), t, "", "");
+}
+
+TEST(EngineSpeculative, SlidingWindowModel) {
+  expect_speculative_equals_alone("archs/models/gemma3-tiny-F32.gguf", ngram_simple(), 0.0f);
+}
+
+// Recurrent state (lfm2: short-conv beside attention; qwen35: DeltaNet beside attention; rwkv7,
+// arwkv7: no K/V at all). Greedy drafted by the file's own quantization or by n-grams, seeded
+// with n-grams; the temperatures are ones at which these random-weight models' drafts are
+// partly kept, partly refused.
+TEST(EngineSpeculative, RecurrentModelsGreedy) {
+  spec::SpecParams sp;
+  sp.types = {spec::SpecType::DRAFT_SIMPLE};
+  sp.n_max = 4;
+  expect_speculative_equals_alone("archs/models/lfm2-tiny-F32.gguf", sp, 0.0f, "archs/models/lfm2-tiny-Q8_0.gguf");
+  expect_speculative_equals_alone("archs/models/qwen35-tiny-F32.gguf", sp, 0.0f, "archs/models/qwen35-tiny-Q4_0.gguf");
+  expect_speculative_equals_alone("archs/models/qwen35-tiny-F32.gguf", ngram_simple(), 0.0f);
+}
+
+TEST(EngineSpeculative, RecurrentModelsSeeded) {
+  expect_speculative_equals_alone("archs/models/rwkv7-tiny-F32.gguf", ngram_simple(), 0.6f);
+  expect_speculative_equals_alone("archs/models/qwen35-tiny-F32.gguf", ngram_simple(), 0.3f);
+  expect_speculative_equals_alone("archs/models/arwkv7-tiny-F32.gguf", ngram_simple(), 0.3f);
+}
+
+// draft-simple: a draft model's session per drafting request, reused by the next one.
+TEST(EngineSpeculative, DraftModel) {
+  spec::SpecParams sp;
+  sp.types = {spec::SpecType::DRAFT_SIMPLE};
+  sp.n_max = 4;
+  expect_speculative_equals_alone("models/TinyStories-656K-Q8_0.gguf", sp, 0.0f,
+                                  "models/TinyStories-656K-requant-Q4_0.gguf", "");
+}
+
+// A request may not ask for what the server cannot draft with.
+TEST(EngineSpeculative, UnavailableTypeIsRefused) {
+  HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
+  SpecServed sv(path, "", with_ctx(64), ngram_simple());
+  GenParams p = greedy(*sv.l.tok, "Once", 4);
+  p.spec.types = {spec::SpecType::DRAFT_SIMPLE};
+  EXPECT_THROW(sv.engine.submit(p), Error);
+}
+
 }  // namespace
 }  // namespace hart::serve

@@ -138,6 +138,10 @@ void HttpServer::stop() {
   http_->stop();
 }
 
+PromptContext HttpServer::prompt_context(const Engine& engine) const {
+  return {*tok_, *chat_, engine.n_ctx(), engine.speculation(), engine.chunk_size()};
+}
+
 void HttpServer::attach(Engine& engine, const Tokenizer& tok, ChatFormatter chat, Embedder& embedder) {
   tok_ = &tok;
   embedder_ = &embedder;
@@ -353,7 +357,7 @@ void HttpServer::routes() {
       auto in_flight = std::make_shared<InFlight>(in_flight_);  // counted in by the pre-routing handler
       const Engine& engine = *engine_.load();
       serve_generation<ResponseWriter>(
-          parse_request(parse_body<nlohmann::ordered_json>(http_req), endpoint, {*tok_, *chat_, engine.n_ctx()}),
+          parse_request(parse_body<nlohmann::ordered_json>(http_req), endpoint, prompt_context(engine)),
           std::move(in_flight), http_req, res);
     };
   };
@@ -361,19 +365,19 @@ void HttpServer::routes() {
     auto in_flight = std::make_shared<InFlight>(in_flight_);  // counted in by the pre-routing handler
     const Engine& engine = *engine_.load();
     const nlohmann::ordered_json chat = responses_to_chat(parse_body<nlohmann::ordered_json>(http_req));
-    serve_generation<ResponsesWriter>(parse_request(chat, Endpoint::CHAT, {*tok_, *chat_, engine.n_ctx()}),
+    serve_generation<ResponsesWriter>(parse_request(chat, Endpoint::CHAT, prompt_context(engine)),
                                       std::move(in_flight), http_req, res);
   });
   s.Post("/v1/messages", [this](const httplib::Request& http_req, httplib::Response& res) {
     auto in_flight = std::make_shared<InFlight>(in_flight_);  // counted in by the pre-routing handler
     const Engine& engine = *engine_.load();
     serve_generation<AnthropicWriter>(
-        parse_anthropic_request(parse_body<nlohmann::ordered_json>(http_req), {*tok_, *chat_, engine.n_ctx()}),
+        parse_anthropic_request(parse_body<nlohmann::ordered_json>(http_req), prompt_context(engine)),
         std::move(in_flight), http_req, res);
   });
   s.Post("/v1/messages/count_tokens", [this](const httplib::Request& req, httplib::Response& res) {
     const Engine& engine = *engine_.load();
-    const int n = count_anthropic_tokens(parse_body<nlohmann::ordered_json>(req), {*tok_, *chat_, engine.n_ctx()});
+    const int n = count_anthropic_tokens(parse_body<nlohmann::ordered_json>(req), prompt_context(engine));
     send_json(res, 200, {{"input_tokens", n}});
   });
   s.Post("/v1/chat/completions", generate(Endpoint::CHAT));
@@ -389,7 +393,7 @@ void HttpServer::native_routes() {
     return [this, parse](const httplib::Request& http_req, httplib::Response& res) {
       auto in_flight = std::make_shared<InFlight>(in_flight_);  // counted in by the pre-routing handler
       const Engine& engine = *engine_.load();
-      serve_generation<NativeWriter>(parse(parse_body<nlohmann::ordered_json>(http_req), PromptContext{*tok_, *chat_, engine.n_ctx()}, 0),
+      serve_generation<NativeWriter>(parse(parse_body<nlohmann::ordered_json>(http_req), prompt_context(engine), 0),
                                      std::move(in_flight), http_req, res);
     };
   };

@@ -18,6 +18,7 @@
 #include "serve/embeddings.h"
 #include "serve/engine.h"
 #include "serve/metrics.h"
+#include "serve/openai_api.h"
 #include "tokenizer/tokenizer.h"
 
 namespace httplib {
@@ -68,6 +69,8 @@ class HttpServer {
   void serve_generation(Request req, std::shared_ptr<InFlight> in_flight, const httplib::Request& http_req,
                         httplib::Response& res);
   void native_routes();
+  // What a request is parsed against: the tokenizer, chat template, context, speculation.
+  PromptContext prompt_context(const Engine& engine) const;
 
   ServerOptions opt_;
   Metrics& metrics_;

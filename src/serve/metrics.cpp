@@ -56,6 +56,13 @@ void Metrics::next_token(double seconds) {
   itl_.observe(seconds);
 }
 
+void Metrics::draft(int64_t n_drafted, int64_t n_accepted) {
+  std::lock_guard lock(mutex_);
+  draft_tokens_ += uint64_t(n_drafted);
+  draft_accepted_ += uint64_t(n_accepted);
+  drafts_++;
+}
+
 void Metrics::set_kv(const KvUsage& u) {
   std::lock_guard lock(mutex_);
   kv_ = u;
@@ -74,6 +81,11 @@ std::string Metrics::prometheus() const {
       "# TYPE hart_prefix_cache_hit_rate gauge\nhart_prefix_cache_hit_rate {}\n",
       prompt_tokens_, cached_tokens_, generated_tokens_,
       prompt_tokens_ ? double(cached_tokens_) / double(prompt_tokens_) : 0.0);
+  out += fmt::format(
+      "# TYPE hart_spec_decode_num_draft_tokens_total counter\nhart_spec_decode_num_draft_tokens_total {}\n"
+      "# TYPE hart_spec_decode_num_accepted_tokens_total counter\nhart_spec_decode_num_accepted_tokens_total {}\n"
+      "# TYPE hart_spec_decode_num_drafts_total counter\nhart_spec_decode_num_drafts_total {}\n",
+      draft_tokens_, draft_accepted_, drafts_);
   ttft_.write(out, "hart_time_to_first_token_seconds");
   itl_.write(out, "hart_inter_token_latency_seconds");
   out += fmt::format(

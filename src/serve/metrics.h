@@ -1,5 +1,6 @@
 // Server metrics in Prometheus text format: request and token counters, TTFT and inter-token
-// latency histograms, KV pool usage and the prefix cache's hit rate. Thread-safe.
+// latency histograms, KV pool usage and the prefix cache's hit rate, speculative decoding's drafts
+// (llama-server's spec_decode_* counters, with hart's prefix). Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,8 @@ class Metrics {
   void prompt(int n_tokens, int n_cached);
   void first_token(double seconds);
   void next_token(double seconds);
+  // A speculative verification step: n_drafted tokens checked, n_accepted of them kept.
+  void draft(int64_t n_drafted, int64_t n_accepted);
   void set_kv(const KvUsage& u);
   std::string prometheus() const;
 
@@ -46,6 +49,7 @@ class Metrics {
   std::map<std::string, uint64_t> finished_;  // by finish reason
   std::map<int, uint64_t> rejected_;          // by HTTP status
   uint64_t prompt_tokens_ = 0, cached_tokens_ = 0, generated_tokens_ = 0;
+  uint64_t draft_tokens_ = 0, draft_accepted_ = 0, drafts_ = 0;
   Histogram ttft_, itl_;
   KvUsage kv_;
 };

@@ -153,7 +153,8 @@ std::vector<int32_t> mixed_tokens(const Body& v, const PromptContext& pc, bool a
 Body completions_body(const Body& body, const std::vector<int32_t>& prompt, int64_t& n_predict) {
   Body b = {{"prompt", prompt}, {"temperature", 0.8}, {"top_k", 40}, {"top_p", 0.95}, {"min_p", 0.05}};
   for (const char* key : {"top_k", "top_p", "min_p", "repeat_penalty", "frequency_penalty", "presence_penalty", "stream",
-                          "grammar", "json_schema", "response_format"})
+                          "grammar", "json_schema", "response_format", "speculative.n_max", "speculative.n_min",
+                          "speculative.p_min", "speculative.type"})
     if (const auto it = body.find(key); it != body.end() && !it->is_null()) b[key] = *it;
   if (double t = 0; native_field(body, "temperature", t)) b["temperature"] = std::max(0.0, t);  // below 0: greedy
   n_predict = -1;
@@ -327,11 +328,12 @@ json NativeWriter::final_object(const std::string& content, const std::vector<To
                                                                                  : "word";
   auto per = [](double ms, int n) { return n > 0 ? ms / n : 0.0; };
   auto rate = [](double ms, int n) { return ms > 0 ? 1e3 * n / ms : 0.0; };
-  const json timings = {{"cache_n", e.cached_tokens}, {"prompt_n", n_new}, {"prompt_ms", e.prompt_ms},
+  json timings = {{"cache_n", e.cached_tokens}, {"prompt_n", n_new}, {"prompt_ms", e.prompt_ms},
                         {"prompt_per_token_ms", per(e.prompt_ms, n_new)}, {"prompt_per_second", rate(e.prompt_ms, n_new)},
                         {"predicted_n", n_decoded_}, {"predicted_ms", e.predicted_ms},
                         {"predicted_per_token_ms", per(e.predicted_ms, n_decoded_)},
                         {"predicted_per_second", rate(e.predicted_ms, n_decoded_)}};
+  if (e.draft_n > 0) timings.update({{"draft_n", e.draft_n}, {"draft_n_accepted", e.draft_n_accepted}});
   json r = {{"index", 0}, {"content", content}, {"tokens", ids(tokens)}, {"id_slot", req_.id_slot}, {"stop", true},
             {"model", model_}, {"tokens_predicted", n_decoded_}, {"tokens_evaluated", n_prompt},
             {"generation_settings", req_.settings}, {"prompt", tok_.decode(req_.gen.prompt, true)},

@@ -126,6 +126,38 @@ std::vector<int32_t> completion_prompt(const Body& body, const PromptContext& pc
   invalid_request("prompt", "'prompt' must be a string or an array of token ids");
 }
 
+// The server's speculative settings with the request's speculative.* fields.
+spec::SpecParams request_speculation(const Body& body, const PromptContext& pc) {
+  spec::SpecParams p = pc.speculation ? pc.speculation->params() : spec::SpecParams{};
+  std::string type;
+  if (get(body, "speculative.type", type)) {
+    try {
+      p.types = spec::types_from_list(type);
+    } catch (const Error& e) {
+      invalid_request("speculative.type", e.what());
+    }
+    for (spec::SpecType t : p.types)
+      if (!pc.speculation || !pc.speculation->can(t))
+        invalid_request("speculative.type", std::string("this server cannot draft with ") + spec::type_name(t) +
+                                                (t == spec::SpecType::DRAFT_SIMPLE ? ": it has no draft model (-md)"
+                                                                                  : ": it has no lookup cache (-lcs/-lcd)"));
+  }
+  int n_max = 0;
+  if (get(body, "speculative.n_max", n_max)) {
+    if (n_max < 0) invalid_request("speculative.n_max", "'speculative.n_max' must be at least 0");
+    if (n_max == 0) return {};  // no speculation for this request
+    p.n_max = p.draft_limit = n_max;
+  }
+  get_in(body, "speculative.n_min", p.n_min, 0, std::numeric_limits<int>::max());
+  get_in(body, "speculative.p_min", p.p_min, 0.0f, 1.0f);
+  try {
+    p.validate(pc.chunk_size);
+  } catch (const Error& e) {
+    invalid_request(n_max > 0 ? "speculative.n_max" : "speculative", e.what());
+  }
+  return p;
+}
+
 }  // namespace
 
 std::string chat_prompt_text(const Body& body, const ChatFormatter& chat) {
@@ -186,6 +218,7 @@ ApiRequest parse_request(const Body& body, Endpoint endpoint, const PromptContex
   }
 
   g.grammar = requested_grammar(body);
+  g.spec = request_speculation(body, pc);
   g.prompt = endpoint == Endpoint::CHAT ? chat_prompt(body, pc, r) : completion_prompt(body, pc);
   const int n_prompt = int(g.prompt.size());
   if (n_prompt == 0) invalid_request("prompt", "the prompt has no tokens");
@@ -270,6 +303,34 @@ json ResponseWriter::usage() const {
           {"prompt_tokens_details", {{"cached_tokens", first.cached_tokens}}}};
 }
 
+// llama-server's timings: the prompt's of the first choice, the generation's of them all.
+json ResponseWriter::timings() const {
+  const Event& first = choices_[0].done;
+  int predicted = 0;
+  int64_t draft_n = 0, draft_accepted = 0;
+  double predicted_ms = 0;
+  for (const Choice& c : choices_) {
+    predicted += c.done.completion_tokens;
+    predicted_ms = std::max(predicted_ms, c.done.predicted_ms);
+    draft_n += c.done.draft_n;
+    draft_accepted += c.done.draft_n_accepted;
+  }
+  const int prompt_n = first.prompt_tokens - first.cached_tokens;
+  const auto per_token = [](double ms, int n) { return n > 0 ? ms / n : 0.0; };
+  const auto per_second = [](double ms, int n) { return ms > 0 ? 1e3 * n / ms : 0.0; };
+  json t = {{"cache_n", first.cached_tokens},
+            {"prompt_n", prompt_n},
+            {"prompt_ms", first.prompt_ms},
+            {"prompt_per_token_ms", per_token(first.prompt_ms, prompt_n)},
+            {"prompt_per_second", per_second(first.prompt_ms, prompt_n)},
+            {"predicted_n", predicted},
+            {"predicted_ms", predicted_ms},
+            {"predicted_per_token_ms", per_token(predicted_ms, predicted)},
+            {"predicted_per_second", per_second(predicted_ms, predicted)}};
+  if (draft_n > 0) t.update({{"draft_n", draft_n}, {"draft_n_accepted", draft_accepted}});
+  return t;
+}
+
 ResponseWriter::Choice& ResponseWriter::choice_of(const Event& ev) {
   if (ev.index < 0 || size_t(ev.index) >= choices_.size()) throw Error("an event for choice " + std::to_string(ev.index));
   Choice& c = choices_[size_t(ev.index)];
@@ -307,6 +368,7 @@ std::vector<json> ResponseWriter::chunks(const Event& ev) {
     j["usage"] = usage();
     out.push_back(std::move(j));
   }
+  if (finished() && !out.empty()) out.back()["timings"] = timings();  // on the last chunk, as llama-server
   return out;
 }
 
@@ -325,6 +387,7 @@ json ResponseWriter::response() const {
     r["choices"].push_back(choice(int(i), body, finish_reason(c), c.tokens));
   }
   r["usage"] = usage();
+  r["timings"] = timings();
   return r;
 }
 

@@ -10,6 +10,7 @@
 #include "chat/chat_output.h"
 #include "common/error.h"
 #include "serve/request.h"
+#include "spec/spec_factory.h"
 #include "tokenizer/tokenizer.h"
 
 namespace hart::serve {
@@ -43,9 +44,16 @@ struct PromptContext {
   const Tokenizer& tok;
   const ChatFormatter& chat;
   int n_ctx;
+  // The server's speculative decoding (its settings, what it can draft with) and the step size
+  // a verification batch must fit; nullptr: none.
+  const spec::SpecFactory* speculation = nullptr;
+  int chunk_size = 0;
 };
 
-// Throws ApiError (400) naming the field for invalid values or a prompt that does not fit. The
+// Throws ApiError (400) naming the field for invalid values or a prompt that does not fit.
+// Speculative decoding per request: llama-server's flat keys "speculative.n_max" (0: none; it
+// bounds every type's draft), "speculative.n_min", "speculative.p_min" (a draft model's) and
+// "speculative.type" (a --spec-type list the server can draft with, or none). The
 // body keeps its key order: a chat template prints the tools' schemas as the client wrote them.
 ApiRequest parse_request(const nlohmann::ordered_json& body, Endpoint endpoint, const PromptContext& pc);
 
@@ -82,6 +90,7 @@ class ResponseWriter {
                         const std::vector<TokenInfo>& tokens) const;
   nlohmann::json logprobs(const std::vector<TokenInfo>& tokens) const;
   nlohmann::json usage() const;
+  nlohmann::json timings() const;
   Choice& choice_of(const Event& ev);
   std::string finish_reason(const Choice& c) const;
 

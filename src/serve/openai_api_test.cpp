@@ -46,6 +46,44 @@ TEST_F(Api, ReadsSamplingFieldsAndDefaults) {
   EXPECT_EQ(d.gen.max_tokens, 64 - int(d.gen.prompt.size()));  // the rest of the context
 }
 
+// llama-server's per-request speculative.* fields over the server's settings (ngram-simple
+// drafting up to 8 tokens): n_max bounds every type's draft and 0 turns speculation off; a type the server has
+// nothing for, or a draft that does not fit a step, is refused naming the field.
+TEST_F(Api, SpeculativeFieldsOverTheServersSettings) {
+  spec::SpecParams server;
+  server.types = {spec::SpecType::NGRAM_SIMPLE};
+  server.ngram_size_m = 8;
+  const spec::SpecFactory factory(server, tok->n_vocab());
+  const auto with = [&](json body) {
+    body["prompt"] = "x";
+    return parse_request(body, Endpoint::COMPLETION, {*tok, chatml, 64, &factory, 16});
+  };
+  EXPECT_EQ(with(json::object()).gen.spec.types, server.types);
+  EXPECT_EQ(with(json::object()).gen.spec.max_draft(), 8);
+  EXPECT_TRUE(with({{"speculative.n_max", 0}}).gen.spec.types.empty());
+  const spec::SpecParams two = with({{"speculative.n_max", 2}, {"speculative.n_min", 1}, {"speculative.p_min", 0.5}}).gen.spec;
+  EXPECT_EQ(two.max_draft(), 2);
+  EXPECT_EQ(two.n_min, 1);
+  EXPECT_EQ(two.p_min, 0.5f);
+  EXPECT_TRUE(with({{"speculative.type", "none"}}).gen.spec.types.empty());
+  const auto blamed_spec = [&](const json& body) {
+    try {
+      with(body);
+    } catch (const ApiError& err) {
+      return err.param;
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(blamed_spec({{"speculative.type", "draft-simple"}}), "speculative.type");  // no draft model
+  EXPECT_EQ(blamed_spec({{"speculative.type", "ngram-cache"}}), "speculative.type");   // no lookup cache
+  EXPECT_EQ(blamed_spec({{"speculative.type", "no-such"}}), "speculative.type");
+  EXPECT_EQ(blamed_spec({{"speculative.n_max", -1}}), "speculative.n_max");
+  EXPECT_EQ(blamed_spec({{"speculative.type", "draft-simple"}, {"speculative.n_max", 2}}), "speculative.type");
+  EXPECT_EQ(blamed_spec({{"speculative.p_min", 1.5}}), "speculative.p_min");
+  EXPECT_EQ(blamed_spec({{"speculative.n_min", -1}}), "speculative.n_min");
+  EXPECT_EQ(blamed_spec({{"speculative.n_max", "3"}}), "speculative.n_max");
+}
+
 TEST_F(Api, RejectsWrongTypesAndLimits) {
   EXPECT_EQ(blamed({{"prompt", "x"}, {"temperature", "hot"}}), "temperature");
   EXPECT_EQ(blamed({{"prompt", "x"}, {"max_tokens", 1.5}}), "max_tokens");

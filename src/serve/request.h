@@ -15,6 +15,7 @@
 
 #include "grammar/grammar.h"
 #include "sample/sampler.h"
+#include "spec/spec_params.h"
 
 namespace hart::serve {
 
@@ -26,6 +27,9 @@ struct GenParams {
   std::vector<int32_t> shown_tokens;  // control tokens whose text the output keeps (TextOutput)
   int n = 1;  // choices: sequences with the prompt's prefill shared and seeds seed, seed + 1, ...
   std::shared_ptr<const grammar::Grammar> grammar;  // structured output: the completion must match it
+  // Speculative decoding (the server's settings with the request's speculative.* fields; no
+  // types: none), validated against the engine's chunk size.
+  spec::SpecParams spec;
 };
 
 struct TokenInfo {
@@ -45,6 +49,7 @@ struct Event {
   int prompt_tokens = 0, cached_tokens = 0, completion_tokens = 0;
   // When done: milliseconds from admission to the first token, and from there to the end.
   double prompt_ms = 0, predicted_ms = 0;
+  int64_t draft_n = 0, draft_n_accepted = 0;  // speculative decoding's (llama-server's timings)
 };
 
 // A non-streaming writer's choice: its events' text collected, and the whole text as one event

@@ -41,30 +41,51 @@ void check_compatible(const Tokenizer& target, const Tokenizer& draft) {
            "' in the draft");
 }
 
-DraftModelDrafter::DraftModelDrafter(const Model& draft, const SessionParams& session, BackendSet backends,
-                                     const SamplerParams& target_sampling, int n_vocab_target, float p_min, int n_min)
-    : session_(draft, [&] {
-        SessionParams p = session;
-        p.speculative = true;
-        return p;
-      }(), std::move(backends)),
-      sampler_(draft_sampling(target_sampling), draft.hp.n_vocab),
+DraftSessions::DraftSessions(const Model& draft, const SessionParams& session, std::function<BackendSet()> backends)
+    : draft_(draft), params_(session), backends_(std::move(backends)) {
+  params_.speculative = true;  // its drafted tokens stay tentative until the target has verified them
+}
+
+std::unique_ptr<Session> DraftSessions::take() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!free_.empty()) {
+      std::unique_ptr<Session> s = std::move(free_.back());
+      free_.pop_back();
+      return s;
+    }
+  }
+  return std::make_unique<Session>(draft_, params_, backends_());
+}
+
+void DraftSessions::give_back(std::unique_ptr<Session> s) {
+  std::lock_guard lock(mutex_);
+  free_.push_back(std::move(s));
+}
+
+DraftModelDrafter::DraftModelDrafter(DraftSessions& sessions, const SamplerParams& target_sampling, int n_vocab_target,
+                                     float p_min, int n_min)
+    : sessions_(sessions),
+      session_(sessions.take()),
+      sampler_(draft_sampling(target_sampling), sessions.model().hp.n_vocab),
       greedy_(target_sampling.temperature <= 0.0f),
       n_vocab_target_(n_vocab_target),
       p_min_(p_min),
       n_min_(n_min) {}
+
+DraftModelDrafter::~DraftModelDrafter() { sessions_.give_back(std::move(session_)); }
 
 std::span<const float> DraftModelDrafter::follow(std::span<const int32_t> history) {
   // The tokens the session holds that the history starts with; the last one is computed again
   // in any case, for its logits.
   size_t common = 0;
   while (common < computed_.size() && common + 1 < history.size() && computed_[common] == history[common]) common++;
-  if (session_.tentative()) session_.keep(std::max(0, int(common) - session_.n_kept()));
-  if (int(common) < session_.n_past()) session_.truncate(int(common));  // 0 where the state cannot go back
-  computed_.resize(size_t(session_.n_past()));
+  if (session_->tentative()) session_->keep(std::max(0, int(common) - session_->n_kept()));
+  if (int(common) < session_->n_past()) session_->truncate(int(common));  // 0 where the state cannot go back
+  computed_.resize(size_t(session_->n_past()));
   const std::span<const int32_t> todo = history.subspan(computed_.size());
   computed_.insert(computed_.end(), todo.begin(), todo.end());
-  return session_.decode(todo);
+  return session_->decode(todo);
 }
 
 int32_t DraftModelDrafter::pick(std::span<const float> logits, std::vector<TokenProb>& q) {
@@ -93,7 +114,7 @@ int32_t DraftModelDrafter::pick(std::span<const float> logits, std::vector<Token
 void DraftModelDrafter::draft(std::span<const int32_t> history, int n_max, Draft& out) {
   out.clear();
   std::span<const float> logits = follow(history);
-  session_.begin_tentative();  // what follows is kept only as far as the target accepts it
+  session_->begin_tentative();  // what follows is kept only as far as the target accepts it
   std::vector<TokenProb> q;
   for (int i = 0; i < n_max; i++) {
     const int32_t x = pick(logits, q);
@@ -102,7 +123,7 @@ void DraftModelDrafter::draft(std::span<const int32_t> history, int n_max, Draft
     if (!greedy_) out.q.push_back(q);
     if (i + 1 == n_max) break;
     const int32_t one[1] = {x};
-    logits = session_.decode(one);
+    logits = session_->decode(one);
     computed_.push_back(x);
   }
   if (int(out.tokens.size()) < n_min_) out.clear();

@@ -10,7 +10,9 @@
 // Drafting stops at a token whose top probability is below p_min (llama.cpp's --spec-draft-p-min).
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <mutex>
 
 #include "model/session.h"
 #include "spec/drafter.h"
@@ -24,12 +26,32 @@ namespace hart::spec {
 // that both have. Throws hart::Error naming the first difference.
 void check_compatible(const Tokenizer& target, const Tokenizer& draft);
 
+// A draft model's sessions, kept from one drafter to the next (a session holds a KV store and its
+// backends' threads: a server's sequences take one each while they run, and give it back).
+// Thread-safe.
+class DraftSessions {
+ public:
+  // `draft` outlives this; `backends` makes each new session's.
+  DraftSessions(const Model& draft, const SessionParams& session, std::function<BackendSet()> backends);
+  const Model& model() const { return draft_; }
+  std::unique_ptr<Session> take();  // a session given back earlier, else a new one
+  void give_back(std::unique_ptr<Session> s);
+
+ private:
+  const Model& draft_;
+  SessionParams params_;
+  std::function<BackendSet()> backends_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<Session>> free_;
+};
+
 class DraftModelDrafter final : public Drafter {
  public:
-  // `draft` outlives the drafter; `target_sampling` is the target's sampler settings;
-  // n_vocab_target bounds the token ids it may propose.
-  DraftModelDrafter(const Model& draft, const SessionParams& session, BackendSet backends,
-                    const SamplerParams& target_sampling, int n_vocab_target, float p_min, int n_min);
+  // Holds one of `sessions`' sessions until it is destroyed; `target_sampling` is the target's
+  // sampler settings; n_vocab_target bounds the token ids it may propose.
+  DraftModelDrafter(DraftSessions& sessions, const SamplerParams& target_sampling, int n_vocab_target, float p_min,
+                    int n_min);
+  ~DraftModelDrafter() override;
   SpecType type() const override { return SpecType::DRAFT_SIMPLE; }
   void draft(std::span<const int32_t> history, int n_max, Draft& out) override;
 
@@ -40,7 +62,8 @@ class DraftModelDrafter final : public Drafter {
   // The token drafted from `logits` (its q in `q` when sampled); -1 to stop drafting.
   int32_t pick(std::span<const float> logits, std::vector<TokenProb>& q);
 
-  Session session_;
+  DraftSessions& sessions_;
+  std::unique_ptr<Session> session_;
   std::vector<int32_t> computed_;  // the tokens the session holds, tentative ones included
   Sampler sampler_;                // the target's settings without penalties
   const bool greedy_;

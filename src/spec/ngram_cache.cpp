@@ -124,10 +124,14 @@ const NgramCache::Counts* NgramCache::find(const Ngram& g) const {
   return it == map_.end() ? nullptr : &it->second;
 }
 
-NgramCacheDrafter::NgramCacheDrafter(const std::string& static_path, const std::string& dynamic_path, int n_vocab)
-    : dynamic_path_(dynamic_path) {
-  if (!static_path.empty()) static_ = NgramCache::load(static_path, n_vocab);
-  if (!dynamic_path.empty() && std::filesystem::exists(dynamic_path)) dynamic_ = NgramCache::load(dynamic_path, n_vocab);
+std::shared_ptr<LookupCaches> LookupCaches::load(const std::string& static_path, const std::string& dynamic_path,
+                                                 int n_vocab) {
+  auto c = std::make_shared<LookupCaches>();
+  if (!static_path.empty()) c->static_cache = NgramCache::load(static_path, n_vocab);
+  if (!dynamic_path.empty() && std::filesystem::exists(dynamic_path))
+    c->dynamic_cache = NgramCache::load(dynamic_path, n_vocab);
+  c->dynamic_path = dynamic_path;
+  return c;
 }
 
 void NgramCacheDrafter::draft(std::span<const int32_t> history, int n_max, Draft& out) {
@@ -146,11 +150,11 @@ void NgramCacheDrafter::draft(std::span<const int32_t> history, int n_max, Draft
   std::vector<int32_t> seq(history.begin(), history.end());
   while (int(out.tokens.size()) < n_max) {
     const size_t len = seq.size();
-    const NgramCache::Counts* weights = static_.find(ngram_at(seq, len - kNgramStatic, kNgramStatic));
+    const NgramCache::Counts* weights = caches_->static_cache.find(ngram_at(seq, len - kNgramStatic, kNgramStatic));
     int32_t token = -1;
     // Context, then dynamic cache: the longest n-gram whose best token passes the thresholds.
     for (int pass = 0; pass < 2 && token < 0; pass++) {
-      const NgramCache& cache = pass == 0 ? context_ : dynamic_;
+      const NgramCache& cache = pass == 0 ? context_ : caches_->dynamic_cache;
       const int* min_sample = pass == 0 ? kMinSampleLax : kMinSampleStrict;
       const int* min_percent = pass == 0 ? kMinPercentLax : kMinPercentStrict;
       for (int n = std::min<int>(kNgramMax, int(len)); n >= kNgramMin && token < 0; n--) {
@@ -169,12 +173,12 @@ void NgramCacheDrafter::draft(std::span<const int32_t> history, int n_max, Draft
   }
 }
 
-void NgramCacheDrafter::update_dynamic(const std::vector<int32_t>& tokens) {
-  dynamic_.update(tokens, int(tokens.size()), kNgramMin, kNgramMax);
+void LookupCaches::update_dynamic(const std::vector<int32_t>& tokens) {
+  dynamic_cache.update(tokens, int(tokens.size()), kNgramMin, kNgramMax);
 }
 
-void NgramCacheDrafter::save_dynamic() const {
-  if (!dynamic_path_.empty()) dynamic_.save(dynamic_path_);
+void LookupCaches::save_dynamic() const {
+  if (!dynamic_path.empty()) dynamic_cache.save(dynamic_path);
 }
 
 }  // namespace hart::spec

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -49,21 +50,31 @@ class NgramCache {
   std::unordered_map<Ngram, Counts, NgramHash> map_;
 };
 
-class NgramCacheDrafter final : public Drafter {
- public:
-  // Either file may be empty (no such cache); a dynamic file that does not exist yet starts empty.
-  NgramCacheDrafter(const std::string& static_path, const std::string& dynamic_path, int n_vocab);
-  SpecType type() const override { return SpecType::NGRAM_CACHE; }
-  void draft(std::span<const int32_t> history, int n_max, Draft& out) override;
-  // The dynamic cache, with a generation's text counted in (update_dynamic), written back.
+// The static and dynamic caches of a command or a server, read by the drafters of all its
+// sequences; the dynamic one is counted into after a generation (hart run, hart chat) and written
+// back to its file.
+struct LookupCaches {
+  NgramCache static_cache, dynamic_cache;
+  std::string dynamic_path;
+
+  // Either path may be empty (no such cache); a dynamic file that does not exist yet starts empty.
+  static std::shared_ptr<LookupCaches> load(const std::string& static_path, const std::string& dynamic_path,
+                                            int n_vocab);
+  // A generation's text counted into the dynamic cache, and the cache written to its file.
   void update_dynamic(const std::vector<int32_t>& tokens);
   void save_dynamic() const;
+};
+
+class NgramCacheDrafter final : public Drafter {
+ public:
+  explicit NgramCacheDrafter(std::shared_ptr<const LookupCaches> caches) : caches_(std::move(caches)) {}
+  SpecType type() const override { return SpecType::NGRAM_CACHE; }
+  void draft(std::span<const int32_t> history, int n_max, Draft& out) override;
 
  private:
-  NgramCache static_, dynamic_, context_;
-  size_t context_tokens_ = 0;  // how much of the history context_ has counted
-  std::vector<int32_t> counted_;
-  std::string dynamic_path_;
+  std::shared_ptr<const LookupCaches> caches_;
+  NgramCache context_;  // this sequence's own
+  std::vector<int32_t> counted_;  // the history context_ has counted
 };
 
 }  // namespace hart::spec

@@ -64,7 +64,7 @@ int SpecParams::max_draft() const {
       case SpecType::NONE: break;
     }
   }
-  return n;
+  return draft_limit > 0 ? std::min(n, draft_limit) : n;
 }
 
 void SpecParams::validate(int n_batch) const {

@@ -33,10 +33,13 @@ struct SpecParams {
   // token is accepted at random, whatever the target says; the output is not the model's.
   double synth_len = -1.0;
   std::vector<double> synth_rates;
+  // > 0: no draft of any type is longer (a server request's speculative.n_max).
+  int draft_limit = 0;
 
   bool has(SpecType t) const;
   bool uses_draft_model() const { return has(SpecType::DRAFT_SIMPLE); }
-  // The most tokens any of the types drafts in one step (llama.cpp's common_speculative_n_max).
+  // The most tokens any of the types drafts in one step (llama.cpp's common_speculative_n_max),
+  // within draft_limit.
   int max_draft() const;
   // Throws hart::Error for what cannot be honoured: n_max below 1 or beyond `n_batch` - 1 (a
   // verification step is one batch), n_min above n_max, p_min outside [0, 1], n-gram sizes below

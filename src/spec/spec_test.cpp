@@ -10,11 +10,14 @@
 #include <random>
 
 #include "common/error.h"
+#include "common/testdata.h"
+#include "gguf/gguf.h"
 #include "kv/sequence_state.h"
 #include "spec/ngram_cache.h"
 #include "spec/ngram_simple.h"
 #include "spec/spec_params.h"
 #include "spec/verify.h"
+#include "tokenizer/tokenizer.h"
 
 namespace hart::spec {
 namespace {
@@ -156,11 +159,30 @@ TEST(NgramCache, StaticCacheDraftsTheTextItWasBuiltFrom) {
   stat.update(twice, int(twice.size()), kNgramStatic, kNgramStatic);
   const std::string path = temp_path("hart_ngram_cache_static.bin");
   stat.save(path);
-  NgramCacheDrafter d(path, "", 10);
+  NgramCacheDrafter d(LookupCaches::load(path, "", 10));
   Draft out;
   d.draft(std::vector<int32_t>(text.begin(), text.begin() + 6), 8, out);  // ... 5 9
   EXPECT_EQ(out.tokens, (std::vector<int32_t>(text.begin() + 6, text.begin() + 14)));
   std::filesystem::remove(path);
+}
+
+// A cache llama.cpp's llama-lookup-create wrote (lookup/README.md) reads as the one hart counts
+// from the same text: the 2-grams of its tokens (BOS added, special tokens parsed, the file's last
+// newline dropped, as llama.cpp's -f reads it), every record and count.
+TEST(NgramCache, ReadsTheFileLlamaLookupCreateWrote) {
+  HART_REQUIRE_TESTDATA(model, "models/TinyStories-656K-Q8_0.gguf");
+  const auto tok = Tokenizer::from_gguf(*gguf::File::open(model, gguf::LoadMode::Mmap));
+  std::ifstream in(std::string(HART_LOOKUP_DIR) + "/tinystories.txt");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  const std::vector<int32_t> tokens = tok->encode(text, true, true);
+  NgramCache counted;
+  counted.update(tokens, int(tokens.size()), kNgramStatic, kNgramStatic);
+  const NgramCache written = NgramCache::load(std::string(HART_LOOKUP_DIR) + "/tinystories-static.bin", tok->n_vocab());
+  EXPECT_EQ(written.size(), 37u);  // llama.cpp's records
+  EXPECT_TRUE(written == counted);
+  // A token id past a smaller vocabulary is refused: a cache of another model.
+  EXPECT_THROW(NgramCache::load(std::string(HART_LOOKUP_DIR) + "/tinystories-static.bin", 100), Error);
 }
 
 TEST(SpecParams, BadSettingsAreRefused) {

@@ -33,12 +33,50 @@ void Speculator::draft(std::span<const int32_t> history, int n_max, Draft& out) 
 
 double Speculator::synth_uniform() { return std::uniform_real_distribution<double>(0.0, 1.0)(synth_rng_); }
 
+Speculator::Verified Speculator::verify(const Draft& draft, std::span<const float> rows, int n_vocab, Sampler& sampler,
+                                        const std::function<bool(int32_t)>& is_eog,
+                                        const std::function<bool(int32_t)>& keep) {
+  const int k = int(draft.tokens.size());
+  Verified out{0, -1};
+  for (int i = 0; i <= k; i++) {
+    const std::span<const float> row = rows.subspan(size_t(i) * size_t(n_vocab), size_t(n_vocab));
+    const int32_t x = i < k ? draft.tokens[size_t(i)] : -1;
+    Verdict v{-1, false};
+    if (i < k && !synth_probs_.empty()) {
+      const int32_t t = sampler.sample(row);
+      // As llama.cpp's server: a refused draft token ends the step with the target's own token,
+      // even where that is the same token (the rates are the acceptance, whatever the model says).
+      const bool kept = synth_uniform() < synth_probs_[size_t(i)] && !(is_eog && is_eog(x));
+      v = kept ? Verdict{x, true} : Verdict{t, false};
+    } else if (i < k && !draft.q.empty()) {
+      sampler.distribution(row, p_);
+      const double u_keep = sampler.uniform();
+      v = speculative_sample(p_, draft.q[size_t(i)], x, u_keep, sampler.uniform());
+      sampler.note_choice(row, v.token);
+    } else {
+      const int32_t t = sampler.sample(row);
+      v = {t, t == x};
+    }
+    if (!v.kept) {
+      out.next = v.token;
+      return out;
+    }
+    out.n_kept++;
+    if (!keep(x)) return out;
+  }
+  return out;  // not reached: row k keeps no draft token
+}
+
 GenerateStats generate(Session& session, Sampler& sampler, std::span<const int32_t> prompt,
-                       const GenerateOptions& opt, Speculator& spec, SpecStats& stats) {
+                       const GenerateOptions& opt, Speculator& spec, SpecStats& stats,
+                       std::span<const int32_t> context) {
   if (prompt.empty()) throw Error("the prompt has no tokens");
   GenerateStats st;
   st.n_prompt = int(prompt.size());
-  std::vector<int32_t> history(prompt.begin(), prompt.end());
+  if (int(context.size()) != session.n_past())
+    throw Error("speculative decoding: the context given is not what the session holds");
+  std::vector<int32_t> history(context.begin(), context.end());
+  history.insert(history.end(), prompt.begin(), prompt.end());
   for (int32_t t : prompt) sampler.accept(t);
 
   auto t0 = std::chrono::steady_clock::now();
@@ -63,7 +101,6 @@ GenerateStats generate(Session& session, Sampler& sampler, std::span<const int32
 
   t0 = std::chrono::steady_clock::now();
   Draft draft;
-  std::vector<TokenProb> p;
   std::vector<int32_t> batch;
   int32_t tok = sampler.sample(logits);
   while (produce(tok, session.n_past())) {
@@ -86,36 +123,16 @@ GenerateStats generate(Session& session, Sampler& sampler, std::span<const int32
     const std::span<const float> rows = session.decode(batch, /*all_logits=*/true);
     stats.n_drafted += k;
     stats.n_verified++;
-    int kept = 0;  // drafted tokens accepted
-    bool go_on = true;
-    for (int i = 0; i <= k; i++) {
-      const std::span<const float> row = rows.subspan(size_t(i) * size_t(n_vocab), size_t(n_vocab));
-      const int32_t x = i < k ? draft.tokens[size_t(i)] : -1;
-      Verdict v{-1, false};
-      if (i < k && !spec.synth_probs().empty()) {
-        const int32_t t = sampler.sample(row);
-        const bool keep = spec.synth_uniform() < spec.synth_probs()[size_t(i)] && !(opt.is_eog && opt.is_eog(x));
-        v = keep ? Verdict{x, true} : Verdict{t, t == x};
-      } else if (i < k && !draft.q.empty()) {
-        sampler.distribution(row, p);
-        const double u_keep = sampler.uniform();
-        v = speculative_sample(p, draft.q[size_t(i)], x, u_keep, sampler.uniform());
-      } else {
-        const int32_t t = sampler.sample(row);
-        v = {t, t == x};
-      }
-      if (!v.kept) {
-        tok = v.token;
-        break;
-      }
+    int i = 0;
+    const Speculator::Verified v = spec.verify(draft, rows, n_vocab, sampler, opt.is_eog, [&](int32_t x) {
       // A token that ends the generation is not computed, as generate() leaves its last one.
-      go_on = produce(x, session.n_kept() + i + 1);
-      stats.n_accepted++;
-      if (!go_on) break;
-      kept++;
-    }
-    session.keep(1 + kept);
-    if (!go_on) break;
+      return produce(x, session.n_kept() + ++i);
+    });
+    stats.n_accepted += v.n_kept;
+    // The tokens computed and kept: tok and the draft tokens kept, but for one that ended it.
+    session.keep(1 + v.n_kept - (v.next < 0 ? 1 : 0));
+    if (v.next < 0) break;
+    tok = v.next;
   }
   st.generate_ms = ms_since(t0);
   return st;

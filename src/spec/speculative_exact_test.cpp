@@ -155,9 +155,9 @@ TEST(DraftModel, GreedyOutputIsTheTargets) {
     params.n_max = 5;
     SessionParams dsp;
     dsp.n_ctx = 256;
+    DraftSessions sessions(*d->model, dsp, [] { return BackendSet({"cpu"}, 2, ""); });
     std::vector<std::unique_ptr<Drafter>> drafters;
-    drafters.push_back(std::make_unique<DraftModelDrafter>(*d->model, dsp, BackendSet({"cpu"}, 2, ""), sp,
-                                                           target.model->hp.n_vocab, 0.0f, 0));
+    drafters.push_back(std::make_unique<DraftModelDrafter>(sessions, sp, target.model->hp.n_vocab, 0.0f, 0));
     Speculator spec(params, std::move(drafters));
     SpecStats stats;
     EXPECT_EQ(run(*target.model, sp, prompt, 40, &spec, &stats), plain);
@@ -205,9 +205,9 @@ TEST(DraftModel, SampledOutputFollowsTheTargetsDistribution) {
   SpecParams params;
   params.types = {SpecType::DRAFT_SIMPLE};
   params.n_max = 1;
+  DraftSessions sessions(*draft.model, tp, [] { return BackendSet({"cpu"}, 1, ""); });
   std::vector<std::unique_ptr<Drafter>> drafters;
-  drafters.push_back(std::make_unique<DraftModelDrafter>(*draft.model, tp, BackendSet({"cpu"}, 1, ""), sp,
-                                                         m.hp.n_vocab, 0.0f, 0));
+  drafters.push_back(std::make_unique<DraftModelDrafter>(sessions, sp, m.hp.n_vocab, 0.0f, 0));
   Speculator spec(params, std::move(drafters));
   SpecStats stats;
   constexpr int kTrials = 3000;

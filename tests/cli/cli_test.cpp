@@ -13,27 +13,13 @@
 #include <unistd.h>
 
 #include "common/testdata.h"
+#include "run_command.h"
 #include "gguf/gguf.h"
 
 namespace {
 
-struct Result {
-  int status;
-  std::string out;  // stdout
-};
-
-// Runs a shell command, returns its exit status and what it wrote to the pipe.
-Result run_command(const std::string& cmd) {
-  FILE* p = popen(cmd.c_str(), "r");
-  Result r{-1, {}};
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+using hart::testing::Result;
+using hart::testing::run_command;
 
 // Runs `hart ARGS` with stderr discarded, returns exit status and stdout.
 Result hart(const std::string& args, const std::string& env = "") {
@@ -100,9 +86,10 @@ std::map<std::string, std::string> tensor_types(const std::string& path) {
 // llama-quantize's arguments: INPUT TYPE writes ggml-model-TYPE.gguf beside the input; INPUT OUTPUT
 // TYPE NTHREADS takes the type's number too; --pure, --output-tensor-type, --token-embedding-type,
 // --leave-output-tensor and --allow-requantize reach the plan (their per-tensor choices are
-// quantize_model_test's).
+// quantize_model_test's). stories260K's 64-wide rows fit no 256-block: Q4_K_M's mix gives the last
+// layer's attn_v Q6_K, which falls back to Q8_0, --pure Q4_K, which falls back to Q5_0.
 TEST(Cli, QuantizeTakesLlamaQuantizesArguments) {
-  HART_REQUIRE_TESTDATA(model, "qtypes/models/qt-llama-F32.gguf");
+  HART_REQUIRE_TESTDATA(model, "models/stories260K.gguf");
   const std::filesystem::path dir = temp_path("quantize_args");
   std::filesystem::create_directories(dir);
   const std::string in = (dir / "in.gguf").string(), out = (dir / "out.gguf").string();
@@ -112,12 +99,12 @@ TEST(Cli, QuantizeTakesLlamaQuantizesArguments) {
   EXPECT_EQ(tensor_types((dir / "ggml-model-Q8_0.gguf").string()).at("output.weight"), "q8_0");
   ASSERT_EQ(hart("quantize " + in + " " + out + " 15 2").status, 0);  // 15: Q4_K (= Q4_K_M), 2 threads
   EXPECT_EQ(hart::gguf::File::open(out)->get_int("general.file_type"), 15);
-  EXPECT_EQ(tensor_types(out).at("output.weight"), "q6_K");
+  EXPECT_EQ(tensor_types(out).at("blk.4.attn_v.weight"), "q8_0");
   ASSERT_EQ(hart("quantize --pure --output-tensor-type F16 --token-embedding-type q8_0 " + in + " " + out + " Q4_K").status, 0);
   auto types = tensor_types(out);
   EXPECT_EQ(types.at("output.weight"), "f16");
   EXPECT_EQ(types.at("token_embd.weight"), "q8_0");
-  EXPECT_EQ(types.at("blk.0.attn_v.weight"), "q4_K");  // Q4_K_M's mix would give q6_K
+  EXPECT_EQ(types.at("blk.4.attn_v.weight"), "q5_0");
   ASSERT_EQ(hart("quantize --leave-output-tensor " + in + " " + out + " q4_k_m").status, 0);
   EXPECT_EQ(tensor_types(out).at("output.weight"), "f32");
 
@@ -194,6 +181,32 @@ TEST(Cli, ChatKeepsHistory) {
   EXPECT_EQ(r.out, again.out);
   // stories260K has no template of its own: without --chat-template that is a clear error.
   EXPECT_NE(hart("chat -m " + model + " < /dev/null").status, 0);
+}
+
+// hart chat with the speculative flags: the replies are the plain run's, turn after turn (the
+// drafters see the earlier turns, and the session keeps them across speculative steps), the
+// drafts are counted, and -lcd gets each turn's text.
+TEST(Cli, ChatWithSpeculationGivesThePlainReplies) {
+  HART_REQUIRE_TESTDATA(target, "models/TinyStories-656K-Q8_0.gguf");
+  HART_REQUIRE_TESTDATA(draft, "models/TinyStories-656K-requant-Q4_0.gguf");
+  const std::string input = temp_path("chat_spec.txt"), lcd = temp_path("chat_spec_lcd.bin");
+  std::ofstream(input) << "Once upon a time\nTell me a story\n";
+  const std::string base = "chat -m " + target + " --chat-template chatml --temp 0 -n 24";
+  const Result plain = hart(base + " < " + input);
+  ASSERT_EQ(plain.status, 0);
+  for (const std::string& spec : {" --spec-type draft-simple -md " + draft + " --spec-draft-n-max 4",
+                                 " --spec-type ngram-cache -lcd " + lcd}) {
+    const Result r = hart(base + spec + " < " + input);
+    ASSERT_EQ(r.status, 0) << spec;
+    EXPECT_EQ(r.out, plain.out) << spec;
+    const Result err = hart_stderr(base + spec + " < " + input);
+    EXPECT_NE(err.out.find("draft acceptance"), std::string::npos) << err.out;
+  }
+  EXPECT_GT(std::filesystem::file_size(lcd), 0u);
+  const Result err = hart_stderr(base + " --spec-type draft-simple -md " + draft + " < " + input);
+  EXPECT_EQ(err.out.find(" 0 drafted"), std::string::npos) << err.out;
+  std::filesystem::remove(input);
+  std::filesystem::remove(lcd);
 }
 
 TEST(Cli, SeededSamplingIsReproducible) {
@@ -302,6 +315,47 @@ TEST(Cli, BenchRecordsWhatItMeasured) {
   }
 }
 
+
+// hart bench with hart run's speculative flags: one more row, tg with speculation, whose JSON
+// carries the plain rate of the same generation beside it, the drafts and their acceptance, and
+// whether both generated the same tokens; synthetic acceptance says its output is not the model's.
+TEST(Cli, BenchSpeculativeTestReportsBothRatesAndAcceptance) {
+  HART_REQUIRE_TESTDATA(target, "models/TinyStories-656K-Q8_0.gguf");
+  HART_REQUIRE_TESTDATA(draft, "models/TinyStories-656K-requant-Q4_0.gguf");
+  const std::string base = "bench -m " + target + " -p 0 -n 24 -t 1 -r 1 --warmup 0 --bandwidth 10 --json";
+  Result r = hart(base + " --spec-type draft-simple -md " + draft + " --spec-draft-n-max 4 --spec-prompt 'Once upon a time'");
+  ASSERT_EQ(r.status, 0);
+  nlohmann::json rows = nlohmann::json::parse(r.out);
+  ASSERT_EQ(rows.size(), 2u);
+  const nlohmann::json& s = rows[1];
+  EXPECT_EQ(s["test"], "tg24 draft-simple");
+  EXPECT_GT(s["plain_tokens_per_s"].get<double>(), 0);
+  EXPECT_GT(s["tokens_per_s"].get<double>(), 0);
+  EXPECT_GT(s["draft_n"].get<int>(), 0);
+  EXPECT_GT(s["draft_n_accepted"].get<int>(), 0);  // a trained model and its own quantization agree
+  EXPECT_LE(s["draft_n_accepted"].get<int>(), s["draft_n"].get<int>());
+  EXPECT_EQ(s["n_generated"], 24);
+  EXPECT_EQ(s["same_tokens"], true);
+  EXPECT_EQ(s["synthetic_acceptance"], false);
+
+  // --spec-synth-len: every draft of 4 accepted whatever the model says (length 5 = 4 + 1).
+  r = hart(base + " --spec-type draft-simple -md " + draft + " --spec-draft-n-max 4 --spec-synth-len 5");
+  ASSERT_EQ(r.status, 0);
+  rows = nlohmann::json::parse(r.out);
+  EXPECT_EQ(rows[1]["synthetic_acceptance"], true);
+  EXPECT_EQ(rows[1]["draft_n_accepted"], rows[1]["draft_n"]);
+  // --spec-synth-len 1: none accepted, not even where the model agrees with its own quantization.
+  r = hart(base + " --spec-type draft-simple -md " + draft + " --spec-draft-n-max 4 --spec-synth-len 1");
+  ASSERT_EQ(r.status, 0);
+  rows = nlohmann::json::parse(r.out);
+  EXPECT_GT(rows[1]["draft_n"].get<int>(), 0);
+  EXPECT_EQ(rows[1]["draft_n_accepted"], 0);
+
+  EXPECT_NE(hart_stderr("bench -m " + target + " -p 8 -n 0 --spec-type ngram-simple").out.find("needs a tg test"),
+            std::string::npos);
+  EXPECT_NE(hart_stderr(base + " --spec-type ngram-simple --spec-synth-len 100").out.find("--spec-synth-len must be within"),
+            std::string::npos);
+}
 // -d (llama-bench's --n-depth): every test again after that many context tokens, named as
 // llama-bench names it; the weights-only roofline is not a bound there, so it is left out. A
 // depth the context cannot hold is refused before anything runs.

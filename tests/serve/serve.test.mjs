@@ -206,6 +206,57 @@ describe('tiny KV pool', () => {
   });
 });
 
+describe('speculative decoding', () => {
+  let s;
+  // TinyStories-656K drafted by its own Q4_0; every request drafts unless it says otherwise.
+  before(async () => (s = await startServer(['-m', model('TinyStories-656K-Q8_0.gguf'), '-c', '256',
+    '--spec-type', 'draft-simple', '-md', model('TinyStories-656K-requant-Q4_0.gguf'), '--spec-draft-n-max', '4'])));
+  after(async () => s.stop());
+
+  test('concurrent drafting and plain requests give the plain text; timings and /metrics count the drafts', async () => {
+    const body = (i, extra) => ({ model: 'x', prompt: stories[i], max_tokens: 32, ...greedy, ...extra });
+    // Half the requests draft, half do not, all at once: their steps share forward passes.
+    const together = await Promise.all(stories.map((_, i) =>
+      s.client.completions.create(body(i, i % 2 ? { 'speculative.n_max': 0 } : { 'speculative.type': 'ngram-simple,draft-simple' }))));
+    const plain = [];
+    for (let i = 0; i < stories.length; i++) plain.push(await s.client.completions.create(body(i, { 'speculative.n_max': 0 })));
+    assert.deepEqual(together.map((r) => r.choices[0].text), plain.map((r) => r.choices[0].text));
+    let drafted = 0;
+    for (const [i, r] of together.entries()) {
+      if (i % 2) { assert.equal(r.timings.draft_n, undefined); continue; }
+      assert.ok(r.timings.draft_n > 0 && r.timings.draft_n_accepted > 0 && r.timings.draft_n_accepted <= r.timings.draft_n);
+      drafted += r.timings.draft_n;
+    }
+    for (const r of plain) assert.equal(r.timings.draft_n, undefined);
+    assert.equal(await metric(s.base, 'hart_spec_decode_num_draft_tokens_total'), drafted);
+    assert.ok((await metric(s.base, 'hart_spec_decode_num_accepted_tokens_total')) > 0);
+  });
+
+  test('a streamed chat reply carries the timings on its last chunk; llama-server\'s /completion too', async () => {
+    const req = { model: 'x', messages: [{ role: 'user', content: 'Tell me a story' }], max_tokens: 24, ...greedy };
+    let text = '', last;
+    for await (const c of await s.client.chat.completions.create({ ...req, stream: true })) {
+      text += c.choices[0]?.delta?.content ?? '';
+      last = c;
+    }
+    assert.ok(last.timings.draft_n > 0);
+    const once = await s.client.chat.completions.create({ ...req, 'speculative.n_max': 0 });
+    assert.equal(text, once.choices[0].message.content);
+    const native = await (await s.post('/completion', { prompt: stories[0], n_predict: 16, temperature: 0,
+                                                        'speculative.n_max': 2 })).json();
+    assert.ok(native.timings.draft_n > 0 && native.timings.draft_n <= 2 * 16);
+  });
+
+  test('what the server cannot draft with, or a bad length, is a 400 naming the field', async () => {
+    for (const [field, value] of [['speculative.type', 'ngram-cache'], ['speculative.type', 'draft-mtp'],
+                                  ['speculative.n_max', -1], ['speculative.p_min', 2], ['speculative.n_max', 'many']]) {
+      const r = await s.post('/v1/completions', { model: 'x', prompt: 'Once', max_tokens: 4, [field]: value });
+      assert.equal(r.status, 400, `${field}=${value}`);
+      assert.equal((await r.json()).error.param, field);
+    }
+  });
+});
+
 describe('limits and options', () => {
   test('without -m the built-in stories260K is served under its name', async () => {
     const s = await startServer(['-c', '128']);

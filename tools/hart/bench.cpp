@@ -9,6 +9,10 @@
 // -d (llama-bench's --n-depth) runs each test after that many context tokens (prefilled, not
 // timed), as "tg32 @ d1024": what attention over a long context costs. The roofline counts
 // weights only, so it is reported for depth 0 alone.
+// With --spec-type (and the other speculative flags of hart run), a last test per thread count
+// generates -n tokens greedily from --spec-prompt, plain and speculative by turns (bench_spec.h),
+// and reports both rates, the speed-up and the drafts' acceptance side by side; at depth 0,
+// reading the lookup caches but writing none.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -23,6 +27,7 @@
 
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/repack.h"
+#include "bench_spec.h"
 #include "build_info.h"
 #include "command.h"
 #include "parse_args.h"
@@ -30,6 +35,7 @@
 #include "common/sha256.h"
 #include "model/synthetic.h"
 #include "model_options.h"
+#include "spec_options.h"
 
 namespace hart::cli {
 namespace {
@@ -127,9 +133,13 @@ int cmd_bench(int argc, char** argv) {
   std::vector<int> threads_list, depths{0};
   double bandwidth = 0;
   bool json = false;
-  std::string save_synthetic;
+  std::string save_synthetic, spec_prompt;
+  SpecOptions spo;
   mo.model = kBenchDefaultModel;
   mo.add_to(app);
+  spo.add_to(app);
+  app.add_option("--spec-prompt", spec_prompt,
+                 "the speculative test's prompt (special tokens parsed; default: BOS alone)");
   app.remove_option(app.get_option("--threads"));
   app.add_option("-p,--n-prompt", n_prompt, "prompt tokens of the pp test (0: skip)")->capture_default_str();
   app.add_option("-n,--n-gen", n_gen, "generated tokens of the tg test (0: skip)")->capture_default_str();
@@ -145,8 +155,10 @@ int cmd_bench(int argc, char** argv) {
   app.add_flag("--json", json, "print the results as JSON");
   app.add_option("--save-synthetic", save_synthetic,
                  "write the synthetic model given with -m to this GGUF file and exit");
-  if (!parse_args(app, argc, argv)) return 0;
+  if (!parse_args(app, argc, argv, kSpecShortAliases)) return 0;
   if (print_devices_if_asked(mo)) return 0;
+  const bool speculative = spo.enabled(mo.session_params().n_batch);
+  if (speculative && n_gen <= 0) throw Error("--spec-type needs a tg test to speed up (-n above 0)");
 
   if (!save_synthetic.empty()) {
     if (mo.model.rfind("synthetic:", 0) != 0) throw Error("--save-synthetic needs -m synthetic:NAME:TYPE");
@@ -174,6 +186,19 @@ int cmd_bench(int argc, char** argv) {
   LoadedModel lm = load_model(mo);
   const Model& m = *lm.model;
   const DecodeReads reads = decode_reads(m);
+  std::vector<int32_t> spec_tokens;
+  if (speculative) {
+    const bool have_prompt = app.count("--spec-prompt") > 0;
+    if (!have_prompt && lm.tokenizer->bos() < 0) throw Error("the model has no BOS token: give a --spec-prompt");
+    spec_tokens = have_prompt ? lm.tokenizer->encode(spec_prompt, true, true) : std::vector<int32_t>{lm.tokenizer->bos()};
+    if (spec_tokens.empty()) throw Error("--spec-prompt is empty after tokenization");
+    // The prompt, the tokens generated and a draft past the last one.
+    const int need = int(spec_tokens.size()) + n_gen + spo.p.max_draft() + 1;
+    if (!app.count("--ctx-size")) mo.ctx_size = std::max(mo.ctx_size, need);
+    else if (need > mo.ctx_size)
+      throw Error("the speculative test's prompt, -n tokens and a draft do not fit the context of " +
+                  std::to_string(mo.ctx_size) + " tokens (-c)");
+  }
   const size_t wbytes = reads.total;
   nlohmann::json results = nlohmann::json::array();
   if (!json) {
@@ -185,9 +210,35 @@ int cmd_bench(int argc, char** argv) {
   const auto peak = [&]() -> nlohmann::json { return rss_of_model ? nlohmann::json(peak_rss_mib()) : nlohmann::json(); };
 
   for (int threads : threads_list) {
-    Session session(m, mo.session_params(), mo.backends(threads));
+    SessionParams sp = mo.session_params();
+    sp.speculative = speculative;
+    Session session(m, sp, mo.backends(threads));
     const double roofline_tps = bw[threads] * 1e9 / double(wbytes);
 
+    // One result: a JSON object (returned, to add to) and a row of the table.
+    auto record = [&](const std::string& test, int depth, const Stats& s, double cold, double frac) -> nlohmann::json& {
+      results.push_back({{"model", mo.model}, {"model_sha256", sha256}, {"test", test}, {"n_depth", depth}, {"threads", threads},
+                         {"cpu_mask", mo.cpu_mask}, {"tokens_per_s", s.median}, {"min", s.min}, {"max", s.max},
+                         {"cold_tokens_per_s", cold}, {"repetitions", reps}, {"warmup", warmup},
+                         {"weight_bytes", m.weight_bytes}, {"bytes_per_token", wbytes},
+                         {"expert_bytes_per_token", reads.experts}, {"expert_bytes", reads.experts_stored},
+                         {"bandwidth_gbs", bw[threads]}, {"roofline_tokens_per_s", roofline_tps},
+                         {"roofline_fraction", frac > 0 ? nlohmann::json(frac) : nlohmann::json()}, {"peak_rss_mib", peak()},
+                         {"repacked_bytes", cpu::repacked_bytes()}, {"kernels", cpu::kernels().name},
+                         {"cpu", cpu_name}, {"build_revision", build.revision}, {"compiler", build.compiler},
+                         {"build_flags", build.flags}});
+      if (!json) {
+        char tpsbuf[64], coldbuf[32], roof[32] = "";
+        std::snprintf(tpsbuf, sizeof tpsbuf, "%.2f (%.1f..%.1f)", s.median, s.min, s.max);
+        std::snprintf(coldbuf, sizeof coldbuf, "%.2f", cold);
+        if (frac > 0) std::snprintf(roof, sizeof roof, "%.0f%%", frac * 100);
+        std::printf("| %-28s | %9.1f | %7d | %13s | %16s | %8s | %8s |\n",
+                    mo.model.substr(mo.model.find_last_of('/') + 1).c_str(), double(m.weight_bytes) / (1 << 20),
+                    threads, test.c_str(), tpsbuf, coldbuf, roof);
+        std::fflush(stdout);
+      }
+      return results.back();
+    };
     auto run_test = [&](const char* kind, int n, int depth) {
       std::vector<double> tps;
       double cold = 0;
@@ -209,30 +260,36 @@ int cmd_bench(int argc, char** argv) {
       const std::string test =
           std::string(kind) + std::to_string(n) + (depth > 0 ? " @ d" + std::to_string(depth) : std::string());
       const double frac = kind[0] == 't' && depth == 0 ? s.median / roofline_tps : 0;
-      results.push_back({{"model", mo.model}, {"model_sha256", sha256}, {"test", test}, {"n_depth", depth}, {"threads", threads},
-                         {"cpu_mask", mo.cpu_mask}, {"tokens_per_s", s.median}, {"min", s.min}, {"max", s.max},
-                         {"cold_tokens_per_s", cold}, {"repetitions", reps}, {"warmup", warmup},
-                         {"weight_bytes", m.weight_bytes}, {"bytes_per_token", wbytes},
-                         {"expert_bytes_per_token", reads.experts}, {"expert_bytes", reads.experts_stored},
-                         {"bandwidth_gbs", bw[threads]}, {"roofline_tokens_per_s", roofline_tps},
-                         {"roofline_fraction", frac > 0 ? nlohmann::json(frac) : nlohmann::json()}, {"peak_rss_mib", peak()},
-                         {"repacked_bytes", cpu::repacked_bytes()}, {"kernels", cpu::kernels().name},
-                         {"cpu", cpu_name}, {"build_revision", build.revision}, {"compiler", build.compiler},
-                         {"build_flags", build.flags}});
-      if (!json) {
-        char tpsbuf[64], coldbuf[32], roof[32] = "";
-        std::snprintf(tpsbuf, sizeof tpsbuf, "%.2f (%.1f..%.1f)", s.median, s.min, s.max);
-        std::snprintf(coldbuf, sizeof coldbuf, "%.2f", cold);
-        if (frac > 0) std::snprintf(roof, sizeof roof, "%.0f%%", frac * 100);
-        std::printf("| %-28s | %9.1f | %7d | %13s | %16s | %8s | %8s |\n",
-                    mo.model.substr(mo.model.find_last_of('/') + 1).c_str(), double(m.weight_bytes) / (1 << 20),
-                    threads, test.c_str(), tpsbuf, coldbuf, roof);
-        std::fflush(stdout);
-      }
+      record(test, depth, s, cold, frac);
     };
     for (int depth : depths) {
       if (n_prompt > 0) run_test("pp", n_prompt, depth);
       if (n_gen > 0) run_test("tg", n_gen, depth);
+    }
+    if (speculative) {
+      SamplerParams greedy;
+      greedy.temperature = 0.0f;
+      const Speculation sn = make_speculation(spo, mo, lm, &greedy, threads);
+      const SpecBenchRuns runs = bench_speculative(session, *sn.speculator, spec_tokens, n_gen, warmup, reps);
+      const Stats plain = stats_of(runs.plain_tps), sped = stats_of(runs.spec_tps);
+      const bool synth = !sn.speculator->synth_probs().empty();
+      // The roofline is that of one token a weight read: speculation is how a run passes it.
+      const std::string test = "tg" + std::to_string(n_gen) + " " + spo.types;
+      nlohmann::json& j = record(test, 0, sped, runs.spec_cold, sped.median / roofline_tps);
+      j.update({{"spec_type", spo.types}, {"spec_prompt_tokens", spec_tokens.size()}, {"n_generated", runs.n_generated},
+                {"plain_tokens_per_s", plain.median}, {"plain_min", plain.min}, {"plain_max", plain.max},
+                {"plain_cold_tokens_per_s", runs.plain_cold}, {"speedup", sped.median / plain.median},
+                {"draft_n", runs.stats.n_drafted}, {"draft_n_accepted", runs.stats.n_accepted},
+                {"acceptance", runs.stats.acceptance()}, {"verification_steps", runs.stats.n_verified},
+                {"synthetic_acceptance", synth}, {"same_tokens", runs.same_tokens}});
+      if (!json)
+        std::printf("  (%s: plain %.2f t/s (%.1f..%.1f) -> %.2f t/s, %.2fx; %lld of %lld drafted tokens accepted (%.2f) "
+                    "in %lld verification steps; %s)\n",
+                    test.c_str(), plain.median, plain.min, plain.max, sped.median, sped.median / plain.median,
+                    (long long)runs.stats.n_accepted, (long long)runs.stats.n_drafted, runs.stats.acceptance(),
+                    (long long)runs.stats.n_verified,
+                    synth ? "synthetic acceptance: the output is not the model's"
+                          : runs.same_tokens ? "the same tokens as plain" : "NOT the same tokens as plain (a bug)");
     }
     // Repacked weights are copies the CPU backend made in its own layout (in the peak RSS too).
     if (!json)

@@ -14,6 +14,7 @@
 #include "model/generate.h"
 #include "model_options.h"
 #include "print.h"
+#include "spec_options.h"
 #include "tokenizer/text_output.h"
 
 namespace hart::cli {
@@ -31,16 +32,20 @@ int cmd_chat(int argc, char** argv) {
   ModelOptions mo;
   SamplingOptions so;
   ChatTemplateOptions cto;
+  SpecOptions spo;
   std::string system_prompt;
   int n_predict = -1;
   mo.add_to(app);
   so.add_to(app);
   cto.add_to(app);
+  spo.add_to(app);
   app.add_option("--system", system_prompt, "system message opening the conversation");
   app.add_option("-n,--n-predict", n_predict, "max tokens per reply (-1: until the model stops)")
       ->capture_default_str();
-  if (!parse_args(app, argc, argv)) return 0;
+  if (!parse_args(app, argc, argv, kSpecShortAliases)) return 0;
   if (print_devices_if_asked(mo)) return 0;
+  SessionParams sp = mo.session_params();
+  sp.speculative = spo.enabled(sp.n_batch);
 
   LoadedModel lm = load_model(mo);
   const Tokenizer& tok = *lm.tokenizer;
@@ -48,7 +53,10 @@ int cmd_chat(int argc, char** argv) {
   const ChatFormatter chat = choose_chat_formatter(lm.model->file.get(), tok, cto, std::nullopt);
   std::fprintf(stderr, "hart: chat template %s\n", chat.name().c_str());
 
-  Session session(*lm.model, mo.session_params(), mo.backends());
+  Session session(*lm.model, sp, mo.backends());
+  Speculation speculation;
+  if (sp.speculative) speculation = make_speculation(spo, mo, lm, &so.p);
+  spec::SpecStats spec_stats;
   Sampler sampler(so.p, lm.model->hp.n_vocab);
   ChatRequest history;
   history.kwargs = nlohmann::ordered_json{{"preserve_reasoning", true}};  // llama-server's default
@@ -105,7 +113,9 @@ int cmd_chat(int argc, char** argv) {
       return true;
     };
     const std::vector<int32_t> fresh(tokens.begin() + long(keep), tokens.end());
-    const GenerateStats st = generate(session, sampler, fresh, go);
+    const GenerateStats st = sp.speculative
+                                 ? spec::generate(session, sampler, fresh, go, *speculation.speculator, spec_stats, cached)
+                                 : generate(session, sampler, fresh, go);
     print(stream.flush());
     std::fputs("\n", stdout);
     std::fflush(stdout);
@@ -116,7 +126,13 @@ int cmd_chat(int argc, char** argv) {
     // The reply tokens that were fed back through the model (all but a cut-off last one).
     cached.insert(cached.end(), reply.begin(), reply.begin() + (session.n_past() - long(cached.size())));
     add("assistant", tok.decode(reply));
+    if (sp.speculative) {  // this turn's text counted into the dynamic lookup cache (-lcd)
+      std::vector<int32_t> turn = fresh;
+      turn.insert(turn.end(), reply.begin(), reply.end());
+      speculation.save_dynamic_cache(turn);
+    }
   }
+  if (sp.speculative) print_spec_stats(spec_stats);
   return 0;
 }
 

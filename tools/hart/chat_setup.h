@@ -1,37 +1,15 @@
-// How `hart chat` and `hart serve` choose the chat template: --chat-template NAME (a built-in
-// family), else --chat-template-file (Jinja), else the GGUF's tokenizer.chat_template rendered by
-// the Jinja engine; a file without a template (or with one the engine cannot parse, unless it
-// resembles a built-in family) gets the command's fallback family.
+// The chat-template flags of `hart chat` and `hart serve` (--chat-template, --chat-template-file);
+// the choice they make is lib/chat_template.h's.
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <optional>
-#include <string>
 
-#include "chat/chat_formatter.h"
-#include "gguf/gguf.h"
-#include "tokenizer/tokenizer.h"
+#include "lib/chat_template.h"
 
 namespace hart::cli {
 
-struct ChatTemplateOptions {
-  std::string builtin;  // --chat-template NAME
-  std::string file;     // --chat-template-file FILE
-
+struct ChatTemplateOptions : ChatTemplateChoice {
   void add_to(CLI::App& app);
 };
-
-// The template text of a GGUF: tokenizer.chat_template, or tokenizer.chat_template.NAME.
-std::optional<std::string> gguf_chat_template(const gguf::File& file, const std::string& name = "");
-
-// The BOS / EOS token texts a template sees as bos_token / eos_token ("" when there is none).
-std::string token_text(const Tokenizer& tok, int32_t id);
-
-// The formatter for a model (`file` may be null for a model without one). `fallback`: the
-// built-in family for a file without a template; nullopt makes that an error.
-ChatFormatter choose_chat_formatter(const gguf::File* file, const Tokenizer& tok, const ChatTemplateOptions& o,
-                                    std::optional<ChatTemplate> fallback);
-
-std::string read_text_file(const std::string& path);
 
 }  // namespace hart::cli

@@ -14,9 +14,16 @@
 #include "parse_args.h"
 #include "gguf/gguf.h"
 #include "model/model.h"
+#include "vision/clip_model.h"
 
 namespace hart::cli {
 namespace {
+
+// A model file, or a multimodal projector (general.architecture clip) checked as hart loads it.
+FileCheck check_file(const gguf::File& f) {
+  return f.get_string("general.architecture") == "clip" ? vision::check_clip_file(f) : check_model_file(f);
+}
+
 
 using gguf::Array;
 using gguf::Value;
@@ -175,7 +182,7 @@ Json info_json(const gguf::File& f, const InfoOptions& o) {
   j["totals"] = {{"tensors", f.tensors().size()}, {"parameters", tot.parameters}, {"bytes", tot.bytes},
                  {"types", types}};
   if (!f.tensors().empty()) {
-    const FileCheck c = check_model_file(f);
+    const FileCheck c = check_file(f);
     j["check"] = {{"architecture", c.arch}, {"loadable", c.error.empty() && c.tensors.problems.empty()},
                   {"error", c.error}, {"tensors_used", c.tensors.used}, {"tensors_ignored", c.tensors.ignored},
                   {"problems", c.tensors.problems}};
@@ -221,7 +228,7 @@ void print_text(const gguf::File& f, const InfoOptions& o) {
   if (f.tensors().empty()) return;
   // What hart's loader makes of it: every tensor must be one the architecture uses, or one
   // llama.cpp loads and ignores.
-  const FileCheck c = check_model_file(f);
+  const FileCheck c = check_file(f);
   if (!c.error.empty()) {
     std::printf("\ncheck:      not loadable: %s\n", c.error.c_str());
     return;

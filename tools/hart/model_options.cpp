@@ -8,7 +8,6 @@
 #include "backend/registry.h"
 #include "common/error.h"
 #include "gguf/gguf.h"
-#include "model/synthetic.h"
 #include "builtin_model.h"
 #include "progress_bar.h"
 
@@ -103,27 +102,15 @@ std::unique_ptr<gguf::File> open_gguf(const std::string& path, gguf::LoadMode mo
 
 LoadedModel load_model(const ModelOptions& opt) {
   check_names(opt);
-  LoadedModel lm;
-  std::unique_ptr<gguf::File> file;
-  if (opt.model.rfind("synthetic:", 0) == 0) {
+  if (is_synthetic_name(opt.model)) {
     std::fprintf(stderr, "hart: building %s (random weights, real shapes: output is gibberish)\n",
                  opt.model.c_str());
-    file = make_synthetic_model(opt.model.substr(10));
-    lm.synthetic = true;
-  } else if (opt.model.empty()) {
-    file = open_gguf(opt.model, gguf::LoadMode::Memory);  // already in memory: --mmap changes nothing
-  } else {
-    if (opt.mmap) std::fprintf(stderr, "hart: mapping %s\n", opt.model.c_str());
-    ProgressLine progress("hart: loading " + opt.model);
-    file = gguf::File::open(opt.model, opt.mmap ? gguf::LoadMode::Mmap : gguf::LoadMode::Memory,
-                            [&](size_t done, size_t total) { progress.update(done, total); });
+    return open_model(opt.model, false);
   }
-  lm.tokenizer = Tokenizer::from_gguf(*file);
-  lm.model = Model::from_file(std::move(file));
-  if (lm.tokenizer->n_vocab() != lm.model->hp.n_vocab)
-    throw Error("vocabulary has " + std::to_string(lm.tokenizer->n_vocab()) +
-                " tokens but the model's embedding has " + std::to_string(lm.model->hp.n_vocab));
-  return lm;
+  if (opt.model.empty()) return open_model(open_gguf(opt.model, gguf::LoadMode::Memory));  // already in memory
+  if (opt.mmap) std::fprintf(stderr, "hart: mapping %s\n", opt.model.c_str());
+  ProgressLine progress("hart: loading " + opt.model);
+  return open_model(opt.model, opt.mmap, [&](size_t done, size_t total) { progress.update(done, total); });
 }
 
 std::string describe_decode_reads(const Model& m) {

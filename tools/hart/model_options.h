@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gguf/gguf.h"
+#include "lib/model_files.h"
 #include "model/model.h"
 #include "model/session.h"
 #include "sample/sampler.h"
@@ -39,12 +40,6 @@ struct ModelOptions {
 struct SamplingOptions {
   SamplerParams p;
   void add_to(CLI::App& app);
-};
-
-struct LoadedModel {
-  std::unique_ptr<Model> model;
-  std::unique_ptr<Tokenizer> tokenizer;
-  bool synthetic = false;
 };
 
 // --list-devices: prints the devices and returns true (the command then exits).

@@ -1,6 +1,7 @@
 // hart run: generate text from a prompt, streaming it to stdout (or one JSON object with --json).
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@
 #include "print.h"
 #include "spec_options.h"
 #include "tokenizer/text_output.h"
+#include "vision/multimodal.h"
+#include "vision_options.h"
 
 namespace hart::cli {
 namespace {
@@ -23,6 +26,7 @@ int cmd_run(int argc, char** argv) {
   SamplingOptions so;
   GrammarOptions grammar_opts;
   SpecOptions spo;
+  VisionOptions vo;
   std::string prompt;
   int n_predict = 128, n_keep = 0;
   bool json = false, logits = false, ignore_eos = false, verbose = false, context_shift = false;
@@ -30,6 +34,7 @@ int cmd_run(int argc, char** argv) {
   so.add_to(app);
   grammar_opts.add_to(app);
   spo.add_to(app);
+  vo.add_to(app, /*with_images=*/true);
   app.add_option("-p,--prompt", prompt, "prompt text (special tokens parsed; default: BOS alone)");
   app.add_option("-n,--n-predict", n_predict, "tokens to generate (-1: until end of text)")
       ->capture_default_str();
@@ -49,6 +54,12 @@ int cmd_run(int argc, char** argv) {
     throw Error("--context-shift does not go with speculative decoding (--spec-type)");
   const bool have_prompt = app.count("--prompt") > 0;
   const auto grammar = grammar_opts.load();  // before loading the model: a bad grammar fails fast
+  vo.check();
+  if (sp.speculative && !vo.images.empty()) throw Error("speculative decoding does not take images (--image)");
+  // --keep counts the text generate() is given, which with images is only what follows the last one.
+  if (context_shift && !vo.images.empty()) throw Error("--context-shift does not take images (--image)");
+  std::vector<vision::RgbImage> images;
+  for (const std::string& path : vo.images) images.push_back(vision::load_image(path));
 
   LoadedModel lm = load_model(mo);
   const Tokenizer& tok = *lm.tokenizer;
@@ -58,8 +69,23 @@ int cmd_run(int argc, char** argv) {
                  m.hp.arch_name.c_str(), m.hp.n_layer, m.hp.n_embd, m.hp.n_vocab,
                  double(m.weight_bytes) / (1 << 20), describe_decode_reads(m).c_str());
   }
+  std::optional<vision::EncodedPrompt> encoded;
+  if (!images.empty()) {
+    // The encoder's backends (a device, with --device) are released before the session opens its own.
+    const Vision vis = load_vision(vo, mo, lm);
+    encoded = vision::encode_prompt(*vis.clip, *vis.encoder, tok, with_markers(prompt, images.size()), images, true);
+  } else if (!vo.mmproj.empty()) {
+    load_vision(vo, mo, lm);  // checked even without an image: a wrong projector is an error
+  }
+  Session session(*lm.model, sp, mo.backends());
   std::vector<int32_t> prompt_tokens;
-  if (have_prompt) {
+  int n_image_tokens = 0;
+  if (encoded) {
+    // Everything before the prompt's last text goes into the session here; generate() takes that text.
+    prompt_tokens = vision::decode_all_but_last(session, *encoded);
+    n_image_tokens = encoded->n_tokens();
+    for (const vision::PromptChunk& c : encoded->chunks) n_image_tokens -= int(c.tokens.size());
+  } else if (have_prompt) {
     prompt_tokens = tok.encode(prompt, /*add_special=*/true, /*parse_special=*/true);
   } else {
     if (tok.bos() < 0) throw Error("the model has no BOS token: give a prompt with -p");
@@ -67,9 +93,8 @@ int cmd_run(int argc, char** argv) {
   }
   if (prompt_tokens.empty()) throw Error("the prompt is empty after tokenization");
 
-  Session session(*lm.model, sp, mo.backends());
   Speculation speculation;
-  if (sp.speculative) speculation = make_speculation(spo, mo, lm, so.p);
+  if (sp.speculative) speculation = make_speculation(spo, mo, lm, &so.p);
   Sampler sampler(so.p, lm.model->hp.n_vocab);
   ConstrainedSampling constrained;
   constrained.attach(grammar, tok, sampler);
@@ -102,7 +127,8 @@ int cmd_run(int argc, char** argv) {
 
   if (json) {
     nlohmann::json j;
-    j["prompt_tokens"] = prompt_tokens;
+    j["prompt_tokens"] = prompt_tokens;  // with images: the text after the last one
+    if (!images.empty()) j["n_image_tokens"] = n_image_tokens;
     j["generated_tokens"] = generated;
     j["text"] = tok.decode(generated);
     j["timings"] = {{"prompt_ms", st.prompt_ms},
@@ -127,10 +153,7 @@ int cmd_run(int argc, char** argv) {
                  st.n_generated, st.generate_ms,
                  st.generate_ms > 0 ? st.n_generated * 1e3 / st.generate_ms : 0.0,
                  st.n_shifts > 0 ? (", " + std::to_string(st.n_shifts) + " context shifts").c_str() : "");
-    if (sp.speculative)
-      std::fprintf(stderr, "hart: draft acceptance %.3f (%lld accepted / %lld drafted, %lld verification steps)\n",
-                   spec_stats.acceptance(), (long long)spec_stats.n_accepted, (long long)spec_stats.n_drafted,
-                   (long long)spec_stats.n_verified);
+    if (sp.speculative) print_spec_stats(spec_stats);
   }
   return 0;
 }

@@ -14,8 +14,10 @@
 #include "command.h"
 #include "common/error.h"
 #include "model_options.h"
+#include "parse_args.h"
 #include "serve/engine.h"
 #include "serve/http_server.h"
+#include "spec_options.h"
 
 namespace hart::cli {
 namespace {
@@ -55,6 +57,7 @@ int cmd_serve(int argc, char** argv) {
   serve::ServerOptions so;
   serve::EngineOptions eo;
   ChatTemplateOptions cto;
+  SpecOptions spo;
   bool no_prefix_cache = false;
   double drain_timeout = 30;
   mo.add_to(app);
@@ -75,11 +78,13 @@ int cmd_serve(int argc, char** argv) {
   app.add_flag("--embedding,--embeddings", so.embeddings_only, "serve embeddings (and reranking) only: generation routes answer 501");
   app.add_flag("--reranking,--rerank", reranking, "serve /v1/rerank: --embedding --pooling rank");
   cto.add_to(app);
+  spo.add_to(app);
   app.add_option("--alias", so.model_name, "model name reported by the API (default: the file name)");
   app.add_option("--drain-timeout", drain_timeout,
                  "seconds a SIGTERM waits for the requests in flight before the server exits anyway")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (!parse_args(app, argc, argv, kSpecShortAliases)) return 0;
+  spo.enabled(eo.chunk_size);  // a verification batch is one step
   if (reranking) {
     so.embeddings_only = true;
     pooling = "rank";
@@ -119,6 +124,9 @@ int cmd_serve(int argc, char** argv) {
     eo.n_ctx = sp.n_ctx;
     eo.cache_type = sp.cache_type;
     eo.prefix_cache = !no_prefix_cache;
+    // Every request may ask for ngram-simple; the other types need what these flags load.
+    const Speculation speculation = make_speculation(spo, mo, lm, nullptr);
+    eo.speculation = speculation.factory.get();
     serve::Engine engine(*lm.model, *lm.tokenizer, eo, mo.backends(), metrics);
     serve::Embedder embedder(*lm.model, mo.backends(), engine.n_ctx(),
                              pooling.empty() ? std::nullopt : serve::pooling_from_name(pooling));

@@ -3,9 +3,6 @@
 #include <cstdio>
 
 #include "common/error.h"
-#include "spec/draft_model.h"
-#include "spec/ngram_cache.h"
-#include "spec/ngram_simple.h"
 
 namespace hart::cli {
 
@@ -67,46 +64,36 @@ bool SpecOptions::enabled(int n_batch) {
 }
 
 Speculation make_speculation(const SpecOptions& opt, const ModelOptions& mo, const LoadedModel& target,
-                             const SamplerParams& sampling, int threads) {
+                             const SamplerParams* sampling, int threads) {
   Speculation s;
-  const int n_vocab = target.model->hp.n_vocab;
-  std::vector<std::unique_ptr<spec::Drafter>> drafters;
-  for (spec::SpecType t : opt.p.types) {
-    switch (t) {
-      case spec::SpecType::NGRAM_SIMPLE:
-        drafters.push_back(std::make_unique<spec::NgramSimpleDrafter>(opt.p.ngram_size_n, opt.p.ngram_size_m));
-        break;
-      case spec::SpecType::NGRAM_CACHE: {
-        auto d = std::make_unique<spec::NgramCacheDrafter>(opt.p.lookup_cache_static, opt.p.lookup_cache_dynamic,
-                                                            n_vocab);
-        s.cache = d.get();
-        drafters.push_back(std::move(d));
-        break;
-      }
-      case spec::SpecType::DRAFT_SIMPLE: {
-        ModelOptions dmo = mo;
-        dmo.model = opt.draft_model;
-        if (!opt.draft_devices.empty()) dmo.devices = opt.draft_devices;
-        s.draft = std::make_unique<LoadedModel>(load_model(dmo));
-        spec::check_compatible(*target.tokenizer, *s.draft->tokenizer);
-        drafters.push_back(std::make_unique<spec::DraftModelDrafter>(*s.draft->model, mo.session_params(),
-                                                                      dmo.backends(threads), sampling, n_vocab,
-                                                                      opt.p.p_min, opt.p.n_min));
-        break;
-      }
-      case spec::SpecType::NONE: break;
-    }
+  std::unique_ptr<spec::DraftSessions> sessions;
+  if (opt.p.uses_draft_model()) {
+    ModelOptions dmo = mo;
+    dmo.model = opt.draft_model;
+    if (!opt.draft_devices.empty()) dmo.devices = opt.draft_devices;
+    s.draft = std::make_unique<LoadedModel>(load_model(dmo));
+    spec::check_compatible(*target.tokenizer, *s.draft->tokenizer);
+    // The draft follows the target's whole sequence: its context is the target's.
+    SessionParams dsp = mo.session_params();
+    if (dsp.n_ctx == 0) dsp.n_ctx = default_n_ctx(target.model->hp);
+    sessions = std::make_unique<spec::DraftSessions>(*s.draft->model, dsp, [dmo, threads] { return dmo.backends(threads); });
   }
-  s.speculator = std::make_unique<spec::Speculator>(opt.p, std::move(drafters));
-  if (!s.speculator->synth_probs().empty())
+  s.factory = std::make_unique<spec::SpecFactory>(opt.p, target.model->hp.n_vocab, std::move(sessions));
+  if (sampling) s.speculator = s.factory->make(opt.p, *sampling);
+  if (!opt.p.synth_probs().empty())
     std::fprintf(stderr, "hart: synthetic speculative acceptance (benchmarking): the output is not the model's\n");
   return s;
 }
 
 void Speculation::save_dynamic_cache(const std::vector<int32_t>& tokens) const {
-  if (!cache) return;
-  cache->update_dynamic(tokens);
-  cache->save_dynamic();
+  if (!factory || !factory->caches()) return;
+  factory->caches()->update_dynamic(tokens);
+  factory->caches()->save_dynamic();
+}
+
+void print_spec_stats(const spec::SpecStats& s) {
+  std::fprintf(stderr, "hart: draft acceptance %.3f (%lld accepted / %lld drafted, %lld verification steps)\n",
+               s.acceptance(), (long long)s.n_accepted, (long long)s.n_drafted, (long long)s.n_verified);
 }
 
 }  // namespace hart::cli

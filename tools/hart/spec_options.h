@@ -8,11 +8,7 @@
 #include <vector>
 
 #include "model_options.h"
-#include "spec/speculative.h"
-
-namespace hart::spec {
-class NgramCacheDrafter;
-}
+#include "spec/spec_factory.h"
 
 namespace hart::cli {
 
@@ -34,15 +30,19 @@ struct SpecOptions {
 // The drafters and the model a draft-simple one runs, for one target.
 struct Speculation {
   std::unique_ptr<LoadedModel> draft;
-  std::unique_ptr<spec::Speculator> speculator;
-  spec::NgramCacheDrafter* cache = nullptr;  // the ngram-cache drafter, when there is one
+  std::unique_ptr<spec::SpecFactory> factory;     // what a server's requests draft with
+  std::unique_ptr<spec::Speculator> speculator;   // the command's one sequence's (none for serve)
   // After a generation: counts its tokens into the dynamic lookup cache and writes it (-lcd).
   void save_dynamic_cache(const std::vector<int32_t>& tokens) const;
 };
 
 // Loads the draft model (checking its vocabulary against the target's) and builds the drafters
-// opt names; `mo` gives the threads, context and, without --spec-draft-device, the devices.
+// opt names; `mo` gives the threads, context and, without --spec-draft-device, the devices. With
+// `sampling`, also the speculator of one sequence sampled so.
 Speculation make_speculation(const SpecOptions& opt, const ModelOptions& mo, const LoadedModel& target,
-                             const SamplerParams& sampling, int threads = 0);
+                             const SamplerParams* sampling, int threads = 0);
+
+// "hart: draft acceptance ..." on stderr.
+void print_spec_stats(const spec::SpecStats& s);
 
 }  // namespace hart::cli

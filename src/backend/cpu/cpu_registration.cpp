@@ -11,4 +11,9 @@ const RegisterBackend kCpu({"cpu", {}, "host CPU (reference backend, supports ev
                             }});
 
 }  // namespace
+
+// Referred to by the C API (src/lib/api_model.cpp), so that a program linking libhart.a, where
+// this file is an archive member like any other, takes the registration in.
+extern const int kCpuRegistrationAnchor = 0;
+
 }  // namespace hart::cpu

@@ -47,4 +47,8 @@ const RegisterBackend kEtRt({"et-rt", {"rt0"},
 #endif
 
 }  // namespace
+
+// As cpu_registration.cpp's anchor: what libhart.a's users link to take this registration in.
+extern const int kEtRegistrationAnchor = 0;
+
 }  // namespace hart::et

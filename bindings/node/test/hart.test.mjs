@@ -1,0 +1,63 @@
+// The Node binding against the library and the CLI: `hart tokenize`'s tokens, `hart run --temp 0`'s
+// text, the OpenAI objects of `hart serve`, rejections with the library's message. Needs
+// HART_TEST_MODEL (stories260K.gguf) and HART_BIN (the hart executable); skips without.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+
+import hart from '../index.mjs';
+
+const MODEL = process.env.HART_TEST_MODEL ?? '';
+const HART_BIN = process.env.HART_BIN ?? 'hart';
+const PROMPT = 'Once upon a time';
+const skip = existsSync(MODEL) ? false : `test data not found: '${MODEL}' (set HART_TEST_MODEL)`;
+const run = (...args) => execFileSync(HART_BIN, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+
+let m;
+before(async () => {
+  if (!skip) m = await hart.Model.load(MODEL, { nCtx: 256, nThreads: 1 });
+});
+
+test('tokenize is hart tokenize', { skip }, async () => {
+  const want = run('tokenize', '-m', MODEL, '--ids', PROMPT).trim().split(/\s+/).map(Number);
+  assert.deepEqual(await m.tokenize(PROMPT), want);
+  assert.equal(m.detokenize(await m.tokenize(PROMPT, { addSpecial: false })), PROMPT);
+});
+
+test('greedy generate is hart run --temp 0', { skip }, async () => {
+  const ref = JSON.parse(run('run', '-m', MODEL, '-p', PROMPT, '-n', '24', '--temp', '0', '--json'));
+  let text = '';
+  for await (const piece of m.generate(PROMPT, { maxTokens: 24, temperature: 0 })) text += piece;
+  assert.equal(text, ref.text);
+});
+
+test('breaking out of the loop cancels the generation', { skip }, async () => {
+  const first = [];
+  for await (const piece of m.generate(PROMPT, { maxTokens: 100, temperature: 0 })) {
+    first.push(piece);
+    if (first.length === 3) break;
+  }
+  const again = [];
+  for await (const piece of m.generate(PROMPT, { maxTokens: 3, temperature: 0 })) again.push(piece);
+  assert.deepEqual(again, first);
+});
+
+test('createChatCompletion returns the OpenAI object', { skip }, async () => {
+  const r = await m.createChatCompletion({ messages: [{ role: 'user', content: 'Once' }], max_tokens: 8, seed: 1,
+    response_format: { type: 'json_schema', json_schema: { name: 'a', schema: { enum: ['cat', 'dog'] } } } });
+  assert.equal(r.object, 'chat.completion');
+  assert.ok(['"cat"', '"dog"'].includes(r.choices[0].message.content.trim()), r.choices[0].message.content);
+  await assert.rejects(m.createChatCompletion({ messages: [] }), /HART_ERR_INVALID_ARGUMENT: .*messages/);
+});
+
+test('embed gives a unit vector', { skip }, async () => {
+  const v = await m.embed(PROMPT);
+  assert.equal(v.length, 64);
+  assert.ok(Math.abs(Math.hypot(...v) - 1) < 1e-4);
+});
+
+test('a bad path rejects with the library message', async () => {
+  await assert.rejects(hart.Model.load('/nonexistent/model.gguf'), /HART_ERR_BAD_FILE: .*\/nonexistent\/model.gguf/);
+  assert.match(hart.version(), /^\d+\.\d+\.\d+$/);
+});

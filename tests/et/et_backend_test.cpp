@@ -376,6 +376,10 @@ TEST(EtBackend, PerfLogHasOneLinePerKernelCall) {
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0].rfind("ET_PERF|op=MUL_MAT|kernel=mul_mat_Q8_0xf32|duration_us=", 0), 0u) << lines[0];
   EXPECT_NE(lines[0].find("|flops=16384|"), std::string::npos) << lines[0];  // 2 K per output, 64 x 2 outputs
+  // The call's DRAM traffic as the kernel counts it: at least the 64 weight rows of 68 bytes.
+  const size_t at = lines[0].find("|bytes=");
+  ASSERT_NE(at, std::string::npos) << lines[0];
+  EXPECT_GE(std::stoull(lines[0].substr(at + 7)), 64u * 68u) << lines[0];
   EXPECT_NE(lines[0].find("|tensor=node_0|"), std::string::npos) << lines[0];  // unnamed: ggml's node name
   EXPECT_NE(lines[1].find("|tensor=Qcur-0|shape=[16,4,2,1]|start_us="), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find("|mode=0x2|n_dims=16|freq_base=10000.00|freq_scale=1.00"), std::string::npos) << lines[1];

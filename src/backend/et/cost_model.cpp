@@ -5,7 +5,6 @@
 namespace hart::et {
 
 double CostModel::work_seconds(const std::vector<et_counters>& counters) const {
-  const double vector_flops_per_cycle = double(vector_lanes) * flops_per_lane_cycle;
   double busiest = 0;  // cycles
   uint64_t traffic = 0;
   for (size_t i = 0; i < counters.size(); i += ET_HARTS_PER_MINION) {
@@ -43,6 +42,7 @@ std::vector<ProfileRecord::SubKernel> CostModel::sub_kernels(const std::vector<s
       const et_counters& end = k < n_seams ? seams[h][k] : final_counters[h];
       delta[h] = k > 0 ? minus(end, seams[h][k - 1]) : end;
       sk.flops += delta[h].flops;
+      sk.bytes += delta[h].bytes_read + delta[h].bytes_written;
     }
     sk.work_s = work_seconds(delta);
     out.push_back(sk);

@@ -1,6 +1,6 @@
-// Modelled device time of a launch or a copy. Defaults are ET-SoC-1's: 1 GHz minions with an
-// 8-lane fp32 vector unit (one fused multiply-add per lane per cycle, shared by the minion's two
-// harts), LPDDR4x at 16 x 16-bit channels x 4266 MT/s = 136.5 GB/s, PCIe Gen4 x8 to the host.
+// Modelled device time of a launch or a copy. Defaults are ET-SoC-1's: 1 GHz minions whose two
+// harts run the (scalar) vector kernels at the rate measured on sysemu, LPDDR4x at 16 x 16-bit
+// channels x 4266 MT/s = 136.5 GB/s, PCIe Gen4 x8 to the host.
 // Each minion's matrix engine (emu/tensor_unit.h) works beside the vector unit: a minion is busy
 // for the longer of its harts' vector work and its engine's cycles (the engine kernels pack the
 // next tile on one hart while the other drives the engine on this one).
@@ -18,8 +18,11 @@ namespace hart::et {
 
 struct CostModel {
   double clock_hz = 1e9;
-  uint32_t vector_lanes = 8;
-  uint32_t flops_per_lane_cycle = 2;
+  // A minion's vector-kernel flops per cycle (its two harts together), calibrated on sysemu: the
+  // device kernels are scalar C (rv64imf, none of the 8-lane packed-single ops the unit's 16 flops
+  // a cycle need), and on sysemu a decode step's Q8_0 mat-vec (rms_norm_mul_mul_mat, 91% of the
+  // step's cycles) did 0.28 flops a minion-cycle (scripts/et-cost-vs-sysemu; docs/et.md). Was 16.
+  double vector_flops_per_cycle = 0.28;
   double dram_bytes_per_s = 136.5e9;
   double host_link_bytes_per_s = 16e9;
   double launch_overhead_s = 10e-6;

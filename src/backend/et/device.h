@@ -59,11 +59,12 @@ struct ProfileRecord {
     double device_s = 0;    // modelled, including the barrier
   };
   std::vector<Phase> phases;
-  // Uberkernels: each sub-kernel's own modelled work and flops, in order (CostModel::sub_kernels);
+  // Uberkernels: each sub-kernel's own modelled work, flops and bytes, in order (CostModel::sub_kernels);
   // the sub-kernels of one phase share its device_s.
   struct SubKernel {
     double work_s = 0;
     uint64_t flops = 0;
+    uint64_t bytes = 0;  // read and written
   };
   std::vector<SubKernel> sub_kernels;
 };

@@ -169,7 +169,10 @@ std::vector<EtBackend::CallTime> EtBackend::call_times(const ProfileRecord& r, c
   std::vector<CallTime> out(l.calls.size());
   const bool split = uber && r.sub_kernels.size() == l.calls.size() && !r.phases.empty();
   if (!split) {  // one kernel, or a record without the uberkernel's seams (a failed launch)
-    for (CallTime& t : out) t = {r.host_start_s, r.host_end_s, r.device_s / double(out.size()), r.flops / out.size()};
+    for (CallTime& t : out) {
+      t = {r.host_start_s, r.host_end_s, r.device_s / double(out.size()), r.flops / out.size(),
+           (r.bytes_read + r.bytes_written) / out.size()};
+    }
     return out;
   }
   size_t p = 0;
@@ -182,7 +185,7 @@ std::vector<EtBackend::CallTime> EtBackend::call_times(const ProfileRecord& r, c
     const double start = p == 0 ? r.host_start_s : r.phases[p - 1].host_end_s;
     for (size_t i = begin; i < end; i++) {
       const double share = work > 0 ? r.sub_kernels[i].work_s / work : 1.0 / double(end - begin);
-      out[i] = {start, ph.host_end_s, ph.device_s * share, r.sub_kernels[i].flops};
+      out[i] = {start, ph.host_end_s, ph.device_s * share, r.sub_kernels[i].flops, r.sub_kernels[i].bytes};
     }
     begin = end;
   }
@@ -247,10 +250,10 @@ void EtBackend::report(const std::vector<ProfileRecord>& recs, const std::vector
       char line[512];
       std::snprintf(line, sizeof line,
                     "ET_PERF|op=%s|kernel=%s|duration_us=%.0f|tensor=%s|shape=[%" PRId64 ",%" PRId64 ",%" PRId64
-                    ",%" PRId64 "]|start_us=%.0f|end_us=%.0f|flops=%" PRIu64 "|device_us=%.3f",
+                    ",%" PRId64 "]|start_us=%.0f|end_us=%.0f|flops=%" PRIu64 "|bytes=%" PRIu64 "|device_us=%.3f",
                     op_name(l.ops[i].head->op), l.calls[i].label.c_str(), (end_s - start_s) * 1e6, n.name, n.ne[0],
                     n.ne[1], n.ne[2], n.ne[3], origin_us + start_s * 1e6, origin_us + end_s * 1e6, flops,
-                    device_s * 1e6);
+                    times[i].bytes, device_s * 1e6);
       std::string text = line + l.calls[i].perf_keys;
       if (uber) text += "|uber_launch=" + std::to_string(stats_.launches - launched.size() + li - 1);
       if (r.sysemu_cycles) {  // the simulator's counts are the launch's (every call of an uberkernel)

@@ -72,7 +72,7 @@ class EtBackend final : public Backend {
   // interval and a share of its device time in proportion to its own work.
   struct CallTime {
     double host_start_s = 0, host_end_s = 0, device_s = 0;
-    uint64_t flops = 0;
+    uint64_t flops = 0, bytes = 0;
   };
   static std::vector<CallTime> call_times(const ProfileRecord& r, const Launched& l, bool uber);
   void copy_in(const Graph& g);

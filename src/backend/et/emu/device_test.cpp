@@ -250,6 +250,7 @@ TEST(EtDevice, FullDeviceLaunchOf2048Harts) {
 
 TEST(EtDevice, ProfilerRecordsCommandsWithModelledTimes) {
   EmuConfig cfg = small_config();
+  cfg.cost.vector_flops_per_cycle = 16;  // the vector unit's peak: this launch is memory bound
   auto dev = open_emulator(cfg);
   const Kernel k = dev->add_kernel("write_ids", &write_ids);
   const DeviceAddr out = dev->malloc(4 * 256);
@@ -279,13 +280,17 @@ TEST(EtDevice, ProfilerRecordsCommandsWithModelledTimes) {
 TEST(EtCostModel, ComputeBoundLaunchIsSetByTheBusiestMinion) {
   CostModel m;
   std::vector<et_counters> c(128);
+  m.vector_flops_per_cycle = 16;
   c[2].flops = 16000;  // minion 1, hart 0
   c[3].flops = 16000;  // minion 1, hart 1: 32000 flops at 16 per cycle = 2000 cycles
   EXPECT_DOUBLE_EQ(m.launch_seconds(c), 2000 / 1e9 + m.launch_overhead_s);
+  m.vector_flops_per_cycle = 0.25;  // scalar kernels
+  EXPECT_DOUBLE_EQ(m.launch_seconds(c), 128000 / 1e9 + m.launch_overhead_s);
 }
 
 TEST(EtCostModel, AMinionIsBusyForTheLongerOfItsVectorWorkAndItsEngine) {
   CostModel m;
+  m.vector_flops_per_cycle = 16;
   std::vector<et_counters> c(128);
   c[2].flops = 16000 + 4096;  // minion 1: 1000 vector cycles, and 4096 engine flops ...
   c[2].tensor_flops = 4096;

@@ -127,6 +127,14 @@ int32_t put_text(const std::string& text, char* buf, int32_t len);
 // A string the caller frees with hart_string_free.
 char* new_string(const std::string& s);
 
+// A KV cache type between the API's enum and the engine's: the engine's, after checking the
+// caller's value is one of the enum's (hart::Error otherwise); and the API's for the engine's.
+inline Type cache_type_of(hart_cache_type t) {
+  need(t == HART_CACHE_F16 || t == HART_CACHE_F32, "cache_type is not a hart_cache_type");
+  return t == HART_CACHE_F32 ? Type::F32 : Type::F16;
+}
+inline hart_cache_type api_cache_type(Type t) { return t == Type::F32 ? HART_CACHE_F32 : HART_CACHE_F16; }
+
 }  // namespace hart::api
 
 struct hart_model {

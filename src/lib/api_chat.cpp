@@ -86,7 +86,7 @@ hart_engine_params hart_engine_default_params(void) {
   p.chunk_size = d.chunk_size;
   p.max_queue = d.max_queue;
   p.prefix_cache = d.prefix_cache;
-  p.cache_type = d.cache_type == Type::F32 ? HART_CACHE_F32 : HART_CACHE_F16;
+  p.cache_type = api_cache_type(d.cache_type);
   return p;
 }
 
@@ -96,14 +96,13 @@ hart_engine* hart_engine_new(hart_model* model, const hart_engine_params* params
     const hart_engine_params p = params ? *params : hart_engine_default_params();
     need(p.n_ctx >= 0 && p.kv_size >= 0 && p.max_queue >= 0, "n_ctx, kv_size and max_queue must not be negative");
     need(p.chunk_size > 0, "chunk_size must be positive, not " + std::to_string(p.chunk_size));
-    need(p.cache_type == HART_CACHE_F16 || p.cache_type == HART_CACHE_F32, "cache_type is not a hart_cache_type");
     serve::EngineOptions eo;
     eo.n_ctx = p.n_ctx;
     eo.kv_size = p.kv_size;
     eo.chunk_size = p.chunk_size;
     eo.max_queue = p.max_queue;
     eo.prefix_cache = p.prefix_cache;
-    eo.cache_type = p.cache_type == HART_CACHE_F32 ? Type::F32 : Type::F16;
+    eo.cache_type = cache_type_of(p.cache_type);
     return registered(new hart_engine(core, eo), Kind::ENGINE);
   });
 }

@@ -51,22 +51,27 @@ bool advance_grammar(hart_sampler& h, int32_t token) {
   return !h.constraint->finished();
 }
 
+// The sampling fields hart_sampler_params and SamplerParams share, from one to the other.
+template <class From, class To>
+void copy_sampling(const From& f, To& t) {
+  t.temperature = f.temperature;
+  t.top_k = f.top_k;
+  t.top_p = f.top_p;
+  t.min_p = f.min_p;
+  t.repeat_penalty = f.repeat_penalty;
+  t.repeat_last_n = f.repeat_last_n;
+  t.frequency_penalty = f.frequency_penalty;
+  t.presence_penalty = f.presence_penalty;
+  t.seed = f.seed;
+}
+
 }  // namespace
 
 extern "C" {
 
 hart_sampler_params hart_sampler_default_params(void) {
-  const SamplerParams d;
   hart_sampler_params p;
-  p.temperature = d.temperature;
-  p.top_k = d.top_k;
-  p.top_p = d.top_p;
-  p.min_p = d.min_p;
-  p.repeat_penalty = d.repeat_penalty;
-  p.repeat_last_n = d.repeat_last_n;
-  p.frequency_penalty = d.frequency_penalty;
-  p.presence_penalty = d.presence_penalty;
-  p.seed = d.seed;
+  copy_sampling(SamplerParams{}, p);
   p.grammar = nullptr;
   p.json_schema = nullptr;
   return p;
@@ -77,15 +82,7 @@ hart_sampler* hart_sampler_new(const hart_model* model, const hart_sampler_param
     const auto& core = live(const_cast<hart_model*>(model), Kind::MODEL, "model").core;
     const hart_sampler_params p = params ? *params : hart_sampler_default_params();
     SamplerParams sp;
-    sp.temperature = p.temperature;
-    sp.top_k = p.top_k;
-    sp.top_p = p.top_p;
-    sp.min_p = p.min_p;
-    sp.repeat_penalty = p.repeat_penalty;
-    sp.repeat_last_n = p.repeat_last_n;
-    sp.frequency_penalty = p.frequency_penalty;
-    sp.presence_penalty = p.presence_penalty;
-    sp.seed = p.seed;
+    copy_sampling(p, sp);
     auto h = std::unique_ptr<hart_sampler>(
         new hart_sampler{core, Sampler(sp, core->model().hp.n_vocab), requested_grammar(p), nullptr});
     attach_grammar(*h);

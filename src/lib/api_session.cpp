@@ -69,11 +69,12 @@ void need_state_on_host(const hart_session& s) {
 extern "C" {
 
 hart_session_params hart_session_default_params(void) {
+  const SessionParams d;  // the engine's own defaults, not copies of them
   hart_session_params p;
-  p.n_ctx = 0;
-  p.n_batch = 512;
-  p.n_seq = 1;
-  p.cache_type = HART_CACHE_F16;
+  p.n_ctx = d.n_ctx;
+  p.n_batch = d.n_batch;
+  p.n_seq = d.n_seq;
+  p.cache_type = api_cache_type(d.cache_type);
   p.n_threads = 0;
   return p;
 }
@@ -85,14 +86,13 @@ hart_session* hart_session_new(hart_model* model, const hart_session_params* par
     need(p.n_ctx >= 0, "n_ctx is negative (" + std::to_string(p.n_ctx) + ")");
     need(p.n_batch > 0, "n_batch must be positive, not " + std::to_string(p.n_batch));
     need(p.n_seq > 0 && p.n_seq <= 4096, "n_seq must be from 1 to 4096, not " + std::to_string(p.n_seq));
-    need(p.cache_type == HART_CACHE_F16 || p.cache_type == HART_CACHE_F32, "cache_type is not a hart_cache_type");
     need(p.n_threads >= 0 && p.n_threads <= 4096, "n_threads must be from 0 to 4096, not " + std::to_string(p.n_threads));
     need(int64_t(p.n_ctx) * p.n_seq <= INT32_MAX, "n_ctx x n_seq is over 2^31 positions");
     SessionParams sp;
     sp.n_ctx = p.n_ctx;
     sp.n_batch = p.n_batch;
     sp.n_seq = p.n_seq;
-    sp.cache_type = p.cache_type == HART_CACHE_F32 ? Type::F32 : Type::F16;
+    sp.cache_type = cache_type_of(p.cache_type);
     return registered(new hart_session{core, Session(core->model(), sp, core->backends(p.n_threads))}, Kind::SESSION);
   });
 }

@@ -442,11 +442,18 @@ TEST(EtTensorUnit, MisuseIsAnErrorNotAHang) {
 }
 
 TEST(EtDeviceLock, SecondProcessGetsInUseErrorWithOwnerPid) {
-  auto dev = open_emulator(small_config());
+  // The child is forked before the parent opens the device, so it is a copy of a process with one
+  // thread: a device starts its worker threads, and starting threads in the child of a threaded
+  // process is undefined (qemu-user aborts on it). It opens when the parent says it holds the lock.
+  int opened[2];
+  ASSERT_EQ(pipe(opened), 0);
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    // Exit codes: 0 = the expected error, 1 = opened anyway, 2 = a different error.
+    // Exit codes: 0 = the expected error, 1 = opened anyway, 2 = a different error, 3 = no go.
+    close(opened[1]);
+    char go = 0;
+    if (read(opened[0], &go, 1) != 1) _exit(3);
     try {
       auto second = open_emulator(small_config());
       _exit(1);
@@ -455,10 +462,14 @@ TEST(EtDeviceLock, SecondProcessGetsInUseErrorWithOwnerPid) {
       _exit(std::string(e.what()) == expect ? 0 : 2);
     }
   }
+  close(opened[0]);
+  auto dev = open_emulator(small_config());
+  ASSERT_EQ(write(opened[1], "g", 1), 1);
+  close(opened[1]);
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: second open succeeded, 2: wrong message";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: second open succeeded, 2: wrong message, 3: no word from the parent";
 }
 
 TEST(EtDeviceLock, ReleasedWhenTheDeviceCloses) {

@@ -79,7 +79,9 @@ std::vector<ChatMessage> plain_chat_messages(const nlohmann::ordered_json& messa
       for (const auto& part : content) {
         // Each field's type is checked before it is read (value("type", "") throws on a number).
         const auto is_string_field = [&](const char* k) { return part.contains(k) && part[k].is_string(); };
-        if (!part.is_object() || !is_string_field("type") || part["type"] != "text" || !is_string_field("text"))
+        // A media marker (an image's place, image_input.h) is text the prompt keeps as it is.
+        if (!part.is_object() || !is_string_field("type") || (part["type"] != "text" && part["type"] != "media_marker") ||
+            !is_string_field("text"))
           throw Error(where + ".content: only text parts are supported");
         text += part["text"].get<std::string>();
       }

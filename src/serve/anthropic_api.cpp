@@ -6,6 +6,7 @@
 #include <set>
 
 #include "serve/chat_reply.h"
+#include "serve/image_input.h"
 
 namespace hart::serve {
 
@@ -37,6 +38,21 @@ std::string block_texts(const Body& blocks, const std::string& where, const std:
 
 // One Anthropic message as chat messages: a user turn's tool_result blocks become tool messages
 // ahead of its text; an assistant turn's thinking, text and tool_use blocks one assistant message.
+// An image block as OpenAI's image_url part: source {type: base64, media_type, data} as a data:
+// URL, source {type: url, url} as it is (image_input.h refuses what it does not fetch).
+Body image_part(const Body& b, const std::string& where) {
+  const auto src = b.find("source");
+  if (src == b.end() || !src->is_object()) invalid_request("messages", where + ".source must be an object");
+  const std::string& type = text_field(*src, "type", where + ".source", "messages");
+  std::string url;
+  if (type == "base64")
+    url = "data:" + text_field(*src, "media_type", where + ".source", "messages") + ";base64," +
+          text_field(*src, "data", where + ".source", "messages");
+  else if (type == "url") url = text_field(*src, "url", where + ".source", "messages");
+  else invalid_request("messages", where + ".source.type must be \"base64\" or \"url\"");
+  return {{"type", "image_url"}, {"image_url", {{"url", url}}}};
+}
+
 void add_message(Body& out, const Body& m, const std::string& where, std::set<std::string>& call_ids) {
   if (!m.is_object()) invalid_request("messages", where + " must be an object");
   const std::string& role = text_field(m, "role", where, "messages");
@@ -50,6 +66,8 @@ void add_message(Body& out, const Body& m, const std::string& where, std::set<st
   if (!c->is_array()) invalid_request("messages", where + ".content must be a string or an array of content blocks");
   std::string text, reasoning;
   bool has_text = false;
+  Body parts = Body::array();  // a user message's text and images in order, when it shows one
+  bool has_image = false;
   Body calls = Body::array(), results = Body::array();
   for (size_t k = 0; k < c->size(); k++) {
     const Body& b = (*c)[k];
@@ -60,6 +78,10 @@ void add_message(Body& out, const Body& m, const std::string& where, std::set<st
       if (has_text) text += '\n';
       text += text_field(b, "text", bw, "messages");
       has_text = true;
+      parts.push_back({{"type", "text"}, {"text", b["text"]}});
+    } else if (role == "user" && type == "image") {
+      parts.push_back(image_part(b, bw));
+      has_image = true;
     } else if (type == "image" || type == "document" || type == "search_result") {
       invalid_request("messages", bw + ": " + type + " blocks are not supported (this server reads text only)");
     } else if (role == "assistant" && type == "tool_use") {
@@ -87,7 +109,8 @@ void add_message(Body& out, const Body& m, const std::string& where, std::set<st
   }
   for (Body& r : results) out.push_back(std::move(r));
   if (role == "user") {
-    if (has_text || results.empty()) out.push_back({{"role", "user"}, {"content", text}});
+    if (has_image) out.push_back({{"role", "user"}, {"content", std::move(parts)}});
+    else if (has_text || results.empty()) out.push_back({{"role", "user"}, {"content", text}});
     return;
   }
   Body msg = {{"role", "assistant"}, {"content", has_text || calls.empty() ? Body(text) : Body()}};
@@ -189,7 +212,10 @@ ApiRequest parse_anthropic_request(const Body& body, const PromptContext& pc) {
 }
 
 int count_anthropic_tokens(const Body& body, const PromptContext& pc) {
-  const std::string prompt = chat_prompt_text(anthropic_to_chat(body), pc.chat);
+  const Body chat = anthropic_to_chat(body);
+  // An image's positions are the projector's: counted as the prompt the request would run.
+  if (has_images(chat["messages"])) return int(parse_request(chat, Endpoint::CHAT, pc).gen.prompt.size());
+  const std::string prompt = chat_prompt_text(chat, pc.chat);
   try {
     return int(pc.tok.encode(prompt, true, true).size());
   } catch (const Error& e) {

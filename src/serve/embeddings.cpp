@@ -1,5 +1,7 @@
 #include "serve/embeddings.h"
 
+#include "common/base64.h"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -15,20 +17,6 @@ using nlohmann::json;
 namespace {
 
 constexpr size_t kMaxInputs = 256;
-
-std::string base64(const void* data, size_t n) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  const auto* b = static_cast<const uint8_t*>(data);
-  std::string out;
-  for (size_t i = 0; i < n; i += 3) {
-    const uint32_t v = uint32_t(b[i]) << 16 | (i + 1 < n ? uint32_t(b[i + 1]) << 8 : 0) | (i + 2 < n ? b[i + 2] : 0);
-    out += kAlphabet[v >> 18 & 63];
-    out += kAlphabet[v >> 12 & 63];
-    out += i + 1 < n ? kAlphabet[v >> 6 & 63] : '=';
-    out += i + 2 < n ? kAlphabet[v & 63] : '=';
-  }
-  return out;
-}
 
 std::vector<int32_t> token_ids(const json& arr, const Tokenizer& tok) {
   std::vector<int32_t> ids;
@@ -152,7 +140,7 @@ json embeddings_response(const std::vector<std::vector<float>>& vectors, const E
     const std::vector<float>& v = vectors[i];
     static_assert(std::endian::native == std::endian::little, "base64 embeddings are little-endian float32");
     data.push_back({{"object", "embedding"}, {"index", i},
-                    {"embedding", req.base64 ? json(base64(v.data(), v.size() * sizeof(float))) : json(v)}});
+                    {"embedding", req.base64 ? json(base64_encode(v.data(), v.size() * sizeof(float))) : json(v)}});
   }
   return {{"object", "list"}, {"data", data}, {"model", model},
           {"usage", {{"prompt_tokens", prompt_tokens}, {"total_tokens", prompt_tokens}}}};

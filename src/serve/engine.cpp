@@ -1,6 +1,7 @@
 #include "serve/engine.h"
 
 #include <algorithm>
+#include <climits>
 #include <thread>
 
 #include "common/error.h"
@@ -45,6 +46,39 @@ kv::Capacity held(const kv::SeqState& s) {
 // The longest a sequence may grow: n_ctx, and never past the FULL pool.
 int sequence_limit(int n_ctx, const kv::SequenceStore& store) {
   return store.layout().uses(kv::Pool::FULL) ? int(std::min<int64_t>(n_ctx, store.capacity().full)) : n_ctx;
+}
+
+// Where prompt position `pos` is: in an image run (`image`, with n of its positions from there
+// on), or in text (image nullptr, n positions of text before the next run; INT_MAX after the last).
+struct PromptRun {
+  const PromptEmbeddings* image;
+  int n;
+};
+PromptRun run_at(const GenParams& p, int pos, size_t n_embd) {
+  if (p.images)
+    for (const PromptEmbeddings& e : *p.images) {
+      const int end = e.begin + int(e.embd.size() / n_embd);
+      if (pos < e.begin) return {nullptr, e.begin - pos};
+      if (pos < end) return {&e, end - pos};
+    }
+  return {nullptr, INT_MAX};
+}
+
+// The request's image runs lie in its prompt, in order, before its last token, each whole rows
+// of the model's width at positions whose ids are content keys (negative: never a token).
+void check_images(const GenParams& p, size_t n_embd) {
+  if (!p.images) return;
+  int32_t next = 0;
+  for (const PromptEmbeddings& e : *p.images) {
+    const size_t n = e.embd.size() / n_embd;
+    if (e.embd.empty() || e.embd.size() % n_embd != 0 || e.begin < next ||
+        int64_t(e.begin) + int64_t(n) >= int64_t(p.prompt.size()))
+      throw Error("engine: an image's embeddings do not fit the prompt");
+    for (size_t i = 0; i < n; i++)
+      if (p.prompt[size_t(e.begin) + i] >= 0) throw Error("engine: an image's positions hold tokens, not content keys");
+    next = e.begin + int32_t(n);
+  }
+  if (!p.spec.types.empty()) throw Error("engine: speculative decoding does not take images");
 }
 
 }  // namespace
@@ -117,6 +151,7 @@ std::shared_ptr<Stream> Engine::submit(GenParams p) {
   for (spec::SpecType t : p.spec.types)
     if (!speculation_ || !speculation_->can(t))
       throw Error(std::string("engine: the server cannot draft with ") + spec::type_name(t));  // checked there too
+  check_images(p, size_t(model_.hp.n_embd));
   const int n = std::max(1, p.n);
   if (n_waiting_ + n > max_queue_)
     throw QueueFull("the server is busy: " + std::to_string(max_queue_) + " requests are already waiting");
@@ -241,7 +276,8 @@ void Engine::admit() {
     s.reserved = need;
     add(reserved_, need, +1);
     s.t_admit = Clock::now();
-    for (int32_t t : s.p.prompt) s.sampler.accept(t);
+    for (int32_t t : s.p.prompt)
+      if (t >= 0) s.sampler.accept(t);  // an image's content keys are not tokens it could penalize
     metrics_.prompt(int(s.p.prompt.size()), s.n_cached);
     running_.push_back(std::move(waiting_.front()));
     waiting_.pop_front();
@@ -346,6 +382,9 @@ void Engine::step() {
   std::vector<StepEntry>& entries = entries_;
   batch.clear();
   entries.clear();
+  embd_batch_.clear();
+  embd_entries_.clear();
+  const size_t n_embd = size_t(model_.hp.n_embd);
   int budget = chunk_size_;
   // Decoding sequences first (their tokens, usually one, and a draft), then prompt chunks in
   // arrival order.
@@ -354,8 +393,20 @@ void Engine::step() {
       Seq& s = *sp;
       if (!s.stream || s.prefilling() != prefill) continue;
       const int pending = int(s.tokens.size()) - s.n_computed();
-      const int n = prefill ? std::min(pending, budget) : pending;
+      // A prompt chunk stops where its text meets an image or its image meets text: a batch
+      // holds tokens or embeddings, and an image's go through a batch of their own.
+      const PromptRun run = prefill ? run_at(s.p, s.n_computed(), n_embd) : PromptRun{nullptr, INT_MAX};
+      const int n = std::min(prefill ? std::min(pending, budget) : pending, run.n);
       if (n <= 0) continue;
+      if (run.image) {
+        reserve(s, n);
+        const size_t first = size_t(s.n_computed() - run.image->begin) * n_embd;
+        embd_batch_.add_embeddings(s.state, store_.layout(), std::span(run.image->embd).subspan(first, size_t(n) * n_embd),
+                                   int(n_embd), Logits::NONE);
+        embd_entries_.push_back({&s, n, 0, false, 0});
+        budget -= n;
+        continue;
+      }
       int k = 0;
       if (!prefill && s.spec) {
         try {
@@ -377,11 +428,13 @@ void Engine::step() {
       entries.push_back({&s, n, k, logits, row});
       budget -= n + k;
     }
-  if (entries.empty()) {
-    running_.remove_if([](const std::unique_ptr<Seq>& s) { return s->stream == nullptr; });
-    return;
-  }
+  if (!embd_entries_.empty()) run(embd_batch_, embd_entries_);
+  if (!entries.empty()) run(batch, entries);
+  running_.remove_if([](const std::unique_ptr<Seq>& s) { return s->stream == nullptr; });
+}
 
+// One forward pass over a step's batch, and what each sequence in it does with the result.
+void Engine::run(const Batch& batch, std::vector<StepEntry>& entries) {
   try {
     const ForwardGraph& fg = executor_.forward(batch);
     for (StepEntry& e : entries)
@@ -409,7 +462,6 @@ void Engine::step() {
   } catch (const Error& err) {
     for (StepEntry& e : entries) finish(*e.seq, "error", err.what());
   }
-  running_.remove_if([](const std::unique_ptr<Seq>& s) { return s->stream == nullptr; });
 }
 
 // A verification step computed the sequence's n own tokens and k drafted ones: the drafted tokens

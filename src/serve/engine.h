@@ -12,6 +12,10 @@
 // A request for n choices queues n sequences; choice i samples with seed + i. Choices 1..n-1
 // wait at the head of the queue until choice 0's prompt is in the prefix cache and then start
 // from it, so the prompt is computed once (without a prefix cache, each choice computes it).
+// A prompt with images (GenParams::images) has their embeddings at the images' positions: its
+// chunks stop at each boundary between text and an image, and the images' chunks go through a
+// second forward pass in the step (a batch holds tokens or embeddings). The positions' ids are
+// the images' content keys, so the prefix cache reuses an image only for the same pixels.
 // Speculative decoding, per sequence (GenParams::spec): a decoding sequence puts its last token
 // and a draft into the step's batch, beside the other sequences' tokens, and keeps what the
 // verification accepts (the rest of its slots go back to its reservation). A recurrent state is
@@ -116,8 +120,11 @@ class Engine {
     bool logits;
     size_t row;   // its first logits row
   };
+  void run(const Batch& batch, std::vector<StepEntry>& entries);
   Batch batch_;
   std::vector<StepEntry> entries_;
+  Batch embd_batch_;  // the prompt chunks of images: their embeddings (a batch holds one kind)
+  std::vector<StepEntry> embd_entries_;
 
   std::mutex mutex_;  // guards incoming_ and stop_
   std::condition_variable cv_;

@@ -139,10 +139,11 @@ void HttpServer::stop() {
 }
 
 PromptContext HttpServer::prompt_context(const Engine& engine) const {
-  return {*tok_, *chat_, engine.n_ctx(), engine.speculation(), engine.chunk_size()};
+  return {*tok_, *chat_, engine.n_ctx(), engine.speculation(), engine.chunk_size(), vision_};
 }
 
-void HttpServer::attach(Engine& engine, const Tokenizer& tok, ChatFormatter chat, Embedder& embedder) {
+void HttpServer::attach(Engine& engine, const Tokenizer& tok, ChatFormatter chat, Embedder& embedder, ImageEncoder* vision) {
+  vision_ = vision;
   tok_ = &tok;
   embedder_ = &embedder;
   chat_.emplace(std::move(chat));
@@ -417,7 +418,7 @@ void HttpServer::native_routes() {
     send_json(res, 200, {{"default_generation_settings", {{"n_ctx", e.n_ctx()}, {"params", settings}}},
                          {"total_slots", 0}, {"model_alias", opt_.model_name}, {"model_path", opt_.model_path},
                          {"chat_template", chat_->source()}, {"bos_token", bos}, {"eos_token", eos},
-                         {"modalities", {{"vision", false}, {"video", false}, {"audio", false}}}, {"is_sleeping", false},
+                         {"modalities", {{"vision", vision_ != nullptr}, {"video", false}, {"audio", false}}}, {"is_sleeping", false},
                          {"endpoint_slots", false}, {"endpoint_props", true}, {"endpoint_metrics", true}, {"build_info", "hart"}});
   });
 }
@@ -431,7 +432,7 @@ void HttpServer::metadata_routes() {
     send_json(res, 200, {{"model_path", opt_.model_path}, {"tokenizer_path", opt_.model_path},
                          {"served_model_name", opt_.model_name}, {"is_generation", true},
                          {"model_type", m.hp.arch_name}, {"architectures", json::array({m.hp.arch_name})},
-                         {"has_image_understanding", false}, {"has_audio_understanding", false}});
+                         {"has_image_understanding", vision_ != nullptr}, {"has_audio_understanding", false}});
   };
   const auto server_info = [this](const httplib::Request&, httplib::Response& res) {
     const Engine& e = *engine_.load();

@@ -53,8 +53,9 @@ class HttpServer {
   void run();
   // Ends run(), also one called later or not yet started.
   void stop();
-  // The model is loaded: start serving generation requests.
-  void attach(Engine& engine, const Tokenizer& tok, ChatFormatter chat, Embedder& embedder);
+  // The model is loaded: start serving generation requests. `vision`: --mmproj's encoder, for
+  // requests with images (nullptr: they are refused).
+  void attach(Engine& engine, const Tokenizer& tok, ChatFormatter chat, Embedder& embedder, ImageEncoder* vision = nullptr);
   // Refuse new requests from now on; the ones in flight go on.
   void drain() { draining_ = true; }
   // Requests being answered (a stream until its last byte is written or its client is gone).
@@ -81,6 +82,7 @@ class HttpServer {
   std::atomic<bool> run_returned_{false};
   const Tokenizer* tok_ = nullptr;
   Embedder* embedder_ = nullptr;
+  ImageEncoder* vision_ = nullptr;
   std::optional<ChatFormatter> chat_;
 };
 

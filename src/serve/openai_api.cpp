@@ -1,6 +1,7 @@
 #include "serve/openai_api.h"
 
 #include "serve/chat_reply.h"
+#include "serve/image_input.h"
 #include "serve/tool_grammar.h"
 #include "serve/tool_request.h"
 
@@ -66,12 +67,14 @@ std::vector<int32_t> encode(const PromptContext& pc, const std::string& text, co
   }
 }
 
-// The chat request's prompt text, and its tool fields.
-std::string render_chat(const Body& body, const ChatFormatter& chat, ToolRequest& tools) {
+// The chat request's prompt text, and its tool fields; its images' bytes in `images`, each at a
+// media marker of the text.
+std::string render_chat(const Body& body, const ChatFormatter& chat, ToolRequest& tools, std::vector<ImageBytes>& images) {
   auto it = body.find("messages");
   if (it == body.end() || !it->is_array() || it->empty()) invalid_request("messages", "'messages' must be a non-empty array");
   ChatRequest r;
   r.messages = *it;
+  images = take_images(r.messages);
   tools = parse_tool_request(body);
   check_tool_messages(*it);
   r.tools = tools.tools;
@@ -92,7 +95,8 @@ std::string render_chat(const Body& body, const ChatFormatter& chat, ToolRequest
 // Also sets how the reply is read (api.reply) and the markers its text must keep.
 std::vector<int32_t> chat_prompt(const Body& body, const PromptContext& pc, ApiRequest& api) {
   ToolRequest tools;
-  const std::string prompt = render_chat(body, pc.chat, tools);
+  std::vector<ImageBytes> images;
+  const std::string prompt = render_chat(body, pc.chat, tools, images);
   api.reply = reply_syntax(pc.chat.output_syntax(!tools.tools.is_null()), prompt, tools);
   api.gen.shown_tokens = marker_tokens(pc.tok, output_markers(api.reply));
   if (api.reply.tools == ToolCallSyntax::GENERIC) {
@@ -107,7 +111,12 @@ std::vector<int32_t> chat_prompt(const Body& body, const PromptContext& pc, ApiR
                              "'response_format', 'json_schema' or 'grammar'");
     api.gen.grammar = forced_call_grammar(api.reply, tools.tools, tools.forced);
   }
-  return encode(pc, prompt, "messages");
+  if (images.empty()) return encode(pc, prompt, "messages");
+  if (!pc.vision)
+    invalid_request("messages", "this server takes no images: it was started without --mmproj (the model's multimodal projector)");
+  ImagePrompt p = pc.vision->encode(pc.tok, prompt, images, "messages");
+  api.gen.images = std::move(p.images);
+  return std::move(p.ids);
 }
 
 std::vector<int32_t> completion_prompt(const Body& body, const PromptContext& pc) {
@@ -163,7 +172,8 @@ spec::SpecParams request_speculation(const Body& body, const PromptContext& pc) 
 std::string chat_prompt_text(const Body& body, const ChatFormatter& chat) {
   if (!body.is_object()) invalid_request("", "the request body must be a JSON object");
   ToolRequest tools;
-  return render_chat(body, chat, tools);
+  std::vector<ImageBytes> images;  // a marker in the text each
+  return render_chat(body, chat, tools, images);
 }
 
 ApiRequest parse_request(const Body& body, Endpoint endpoint, const PromptContext& pc) {
@@ -220,6 +230,11 @@ ApiRequest parse_request(const Body& body, Endpoint endpoint, const PromptContex
   g.grammar = requested_grammar(body);
   g.spec = request_speculation(body, pc);
   g.prompt = endpoint == Endpoint::CHAT ? chat_prompt(body, pc, r) : completion_prompt(body, pc);
+  if (g.images && !g.spec.types.empty()) {
+    if (body.contains("speculative.type") && !body["speculative.type"].is_null())
+      invalid_request("speculative.type", "speculative decoding does not take images");
+    g.spec = {};
+  }
   const int n_prompt = int(g.prompt.size());
   if (n_prompt == 0) invalid_request("prompt", "the prompt has no tokens");
   if (n_prompt >= pc.n_ctx)

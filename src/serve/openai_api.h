@@ -40,6 +40,8 @@ struct ApiRequest {
   OutputSyntax reply{};  // chat: how the reply splits into reasoning, content and tool calls (chat_reply.h)
 };
 
+class ImageEncoder;
+
 struct PromptContext {
   const Tokenizer& tok;
   const ChatFormatter& chat;
@@ -48,12 +50,14 @@ struct PromptContext {
   // a verification batch must fit; nullptr: none.
   const spec::SpecFactory* speculation = nullptr;
   int chunk_size = 0;
+  ImageEncoder* vision = nullptr;  // --mmproj's (image_input.h); nullptr: images are refused
 };
 
 // Throws ApiError (400) naming the field for invalid values or a prompt that does not fit.
 // Speculative decoding per request: llama-server's flat keys "speculative.n_max" (0: none; it
 // bounds every type's draft), "speculative.n_min", "speculative.p_min" (a draft model's) and
-// "speculative.type" (a --spec-type list the server can draft with, or none). The
+// "speculative.type" (a --spec-type list the server can draft with, or none); a request with
+// images is not drafted (the server's default types are dropped, a request's own refused). The
 // body keeps its key order: a chat template prints the tools' schemas as the client wrote them.
 ApiRequest parse_request(const nlohmann::ordered_json& body, Endpoint endpoint, const PromptContext& pc);
 

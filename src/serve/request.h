@@ -19,8 +19,18 @@
 
 namespace hart::serve {
 
+// A run of image embeddings in a prompt: positions [begin, begin + n) take these rows (n_embd
+// floats each) in place of tokens. The prompt's ids there are the image's content keys
+// (image_input.h): negative, never a token, so the prefix cache tells images apart by them.
+struct PromptEmbeddings {
+  int32_t begin = 0;
+  std::vector<float> embd;
+};
+
 struct GenParams {
   std::vector<int32_t> prompt;
+  // In position order, each run ending before the prompt's last token; nullptr: text alone.
+  std::shared_ptr<const std::vector<PromptEmbeddings>> images;
   SamplerParams sampling;
   int max_tokens = 0;  // > 0, and prompt + max_tokens fits the context
   std::vector<std::string> stops;

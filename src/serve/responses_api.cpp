@@ -18,18 +18,28 @@ const std::string& text_of(const Body& obj, const char* key, const std::string& 
   return it->get_ref<const std::string&>();
 }
 
-// A message item's content: a string, or input_text / output_text parts.
-std::string message_text(const Body& content, const std::string& where) {
+// A message item's content: a string, or input_text / output_text parts, and input_image parts
+// ({"image_url": "data:..."}) in user messages, which make it an array of chat parts
+// (image_input.h reads their URLs).
+Body message_content(const Body& content, const std::string& role, const std::string& where) {
   if (content.is_string()) return content.get<std::string>();
   if (!content.is_array()) invalid_request("input", where + ".content must be a string or an array of text parts");
   std::string text;
+  Body parts = Body::array();
+  bool has_image = false;
   for (const Body& part : content) {
     if (!part.is_object()) invalid_request("input", where + ".content has a part that is not an object");
     const std::string& type = text_of(part, "type", where + ".content[]");
+    if (role == "user" && type == "input_image") {
+      parts.push_back({{"type", "image_url"}, {"image_url", {{"url", text_of(part, "image_url", where + ".content[]")}}}});
+      has_image = true;
+      continue;
+    }
     if (type != "input_text" && type != "output_text") invalid_request("input", where + ".content: parts of type '" + type + "' are not supported");
     text += text_of(part, "text", where + ".content[]");
+    parts.push_back({{"type", "text"}, {"text", part["text"]}});
   }
-  return text;
+  return has_image ? parts : Body(text);
 }
 
 Body chat_messages(const Body& body) {
@@ -58,7 +68,7 @@ Body chat_messages(const Body& body) {
         invalid_request("input", where + ".role must be user, system, developer or assistant");
       const auto c = item.find("content");
       if (c == item.end()) invalid_request("input", where + ".content is required");
-      messages.push_back({{"role", role}, {"content", message_text(*c, where)}});
+      messages.push_back({{"role", role}, {"content", message_content(*c, role, where)}});
     } else if (type == "function_call") {
       Body call = {{"id", text_of(item, "call_id", where)}, {"type", "function"},
                    {"function", {{"name", text_of(item, "name", where)}, {"arguments", text_of(item, "arguments", where)}}}};

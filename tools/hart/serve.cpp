@@ -17,7 +17,10 @@
 #include "parse_args.h"
 #include "serve/engine.h"
 #include "serve/http_server.h"
+#include "serve/image_input.h"
 #include "spec_options.h"
+#include "vision/multimodal.h"
+#include "vision_options.h"
 
 namespace hart::cli {
 namespace {
@@ -58,6 +61,7 @@ int cmd_serve(int argc, char** argv) {
   serve::EngineOptions eo;
   ChatTemplateOptions cto;
   SpecOptions spo;
+  VisionOptions vo;
   bool no_prefix_cache = false;
   double drain_timeout = 30;
   mo.add_to(app);
@@ -79,6 +83,7 @@ int cmd_serve(int argc, char** argv) {
   app.add_flag("--reranking,--rerank", reranking, "serve /v1/rerank: --embedding --pooling rank");
   cto.add_to(app);
   spo.add_to(app);
+  vo.add_to(app, /*with_images=*/false);
   app.add_option("--alias", so.model_name, "model name reported by the API (default: the file name)");
   app.add_option("--drain-timeout", drain_timeout,
                  "seconds a SIGTERM waits for the requests in flight before the server exits anyway")
@@ -130,9 +135,18 @@ int cmd_serve(int argc, char** argv) {
     serve::Engine engine(*lm.model, *lm.tokenizer, eo, mo.backends(), metrics);
     serve::Embedder embedder(*lm.model, mo.backends(), engine.n_ctx(),
                              pooling.empty() ? std::nullopt : serve::pooling_from_name(pooling));
-    server.attach(engine, *lm.tokenizer, serve_chat(lm, cto), embedder);
-    std::fprintf(stderr, "hart: ready: context %d, KV pool %d tokens, prefix cache %s\n", engine.n_ctx(),
-                 engine.kv_size(), no_prefix_cache ? "off" : "on");
+    // Images are encoded on the CPU, in the HTTP threads (one request's at a time), beside the
+    // engine's backends (a device is the engine's alone).
+    std::unique_ptr<vision::ClipModel> clip;
+    std::unique_ptr<serve::ImageEncoder> images;
+    if (!vo.mmproj.empty()) {
+      clip = vision::ClipModel::open(vo.mmproj);
+      vision::check_pair(*clip, *lm.model);
+      images = std::make_unique<serve::ImageEncoder>(*clip, BackendSet({"cpu"}, mo.threads, mo.perf_log));
+    }
+    server.attach(engine, *lm.tokenizer, serve_chat(lm, cto), embedder, images.get());
+    std::fprintf(stderr, "hart: ready: context %d, KV pool %d tokens, prefix cache %s%s\n", engine.n_ctx(),
+                 engine.kv_size(), no_prefix_cache ? "off" : "on", images ? ", images (--mmproj)" : "");
     end_threads();  // when a signal has stopped the server
   } catch (...) {
     server.stop();

@@ -1,0 +1,76 @@
+// End-to-end: `hart serve --mmproj` on the vision fixtures (the tiny Idefics3 projector beside
+// stories260K, written by vision_fixtures): an image_url part answered with the tokens `hart run
+// --image` gives on the prompt the chat template renders, the image reused by the prefix cache
+// when sent again, and images refused by a server without a projector.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { HART, model, startServer } from './harness.mjs';
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hart-serve-vision-'));
+const file = (name) => path.join(dir, name);
+const json = async (r) => ({ status: r.status, body: await r.json() });
+const imageChat = (text) => ({
+  messages: [{ role: 'user', content: [
+    { type: 'image_url', image_url: { url: `data:image/png;base64,${fs.readFileSync(file('image.png')).toString('base64')}` } },
+    { type: 'text', text },
+  ] }],
+  temperature: 0, max_tokens: 10,
+});
+
+describe('images (hart serve --mmproj)', () => {
+  let s;
+  before(async () => {
+    execFileSync(process.env.VISION_FIXTURES, [model('stories260K.gguf'), dir]);
+    s = await startServer(['-m', file('text.gguf'), '--mmproj', file('mmproj.gguf'), '-c', '512']);
+  });
+  after(async () => {
+    await s.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('an image_url part: hart run --image\'s text, then the prefix cache past the image', async () => {
+    const body = imageChat('What is it?');
+    const { body: tpl } = await json(await s.post('/apply-template', body));
+    assert.match(tpl.prompt, /<__media__>What is it\?/);
+    const want = execFileSync(HART, ['run', '-m', file('text.gguf'), '--mmproj', file('mmproj.gguf'), '--image', file('image.png'),
+      '-p', tpl.prompt, '-n', '10', '--temp', '0'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().replace(/\n$/, ''); // hart run ends the text with a newline
+    const first = await json(await s.post('/v1/chat/completions', body));
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.equal(first.body.choices[0].message.content, want);
+    assert.equal(first.body.usage.prompt_tokens_details.cached_tokens, 0);
+    const again = await json(await s.post('/v1/chat/completions', body));
+    assert.equal(again.body.choices[0].message.content, want);
+    assert.equal(again.body.usage.prompt_tokens_details.cached_tokens, first.body.usage.prompt_tokens - 1);
+    assert.equal((await json(await fetch(`${s.base}/props`))).body.modalities.vision, true);
+  });
+
+  test('bad images: 400 in the OpenAI shape', async () => {
+    const remote = imageChat('x');
+    remote.messages[0].content[0].image_url.url = 'https://example.com/a.png';
+    const r = await json(await s.post('/v1/chat/completions', remote));
+    assert.equal(r.status, 400);
+    assert.match(r.body.error.message, /remote image URLs are not fetched/);
+    const junk = imageChat('x');
+    junk.messages[0].content[0].image_url.url = `data:image/png;base64,${Buffer.from('not an image').toString('base64')}`;
+    const j = await json(await s.post('/v1/chat/completions', junk));
+    assert.equal(j.status, 400);
+    assert.match(j.body.error.message, /image 1 of the request/);
+  });
+});
+
+describe('images without --mmproj', () => {
+  let s;
+  before(async () => (s = await startServer(['-m', model('stories260K.gguf'), '-c', '256'])));
+  after(async () => s.stop());
+  test('refused with a 400 naming --mmproj', async () => {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(file('image.png'), 'x');
+    const r = await json(await s.post('/v1/chat/completions', imageChat('x')));
+    assert.equal(r.status, 400);
+    assert.match(r.body.error.message, /--mmproj/);
+  });
+});

@@ -346,6 +346,12 @@ HART_API hart_engine_params hart_engine_default_params(void);
 HART_API hart_engine* hart_engine_new(hart_model* model, const hart_engine_params* params);
 // Stops the engine's thread. NULL is ignored. Not to be called while a request runs.
 HART_API void hart_engine_free(hart_engine* engine);
+// Gives the engine the model's multimodal projector (llama.cpp's mmproj GGUF, as `hart serve
+// --mmproj`): from then on chat requests take images as image_url content parts whose url is a
+// data: URL ("data:image/png;base64,...") or bare base64, encoded on the CPU. False on error (a
+// file that is not a projector, or one for another model's width: HART_ERR_INVALID_ARGUMENT).
+// Not to be called while a request runs.
+HART_API bool hart_engine_load_mmproj(hart_engine* engine, const char* path);
 
 // Called with each chunk of a streamed response (its JSON text, NUL-terminated). Return false
 // to cancel the request.
@@ -353,7 +359,7 @@ typedef bool (*hart_chunk_callback)(const char* chunk_json, void* user_data);
 
 // Runs one request given as the JSON body of POST /v1/chat/completions (chat true) or
 // /v1/completions (chat false), with every field `hart serve` takes (tools, response_format,
-// n, stop, seed, logprobs, ...). With "stream": true, each chunk goes to on_chunk (which must
+// n, stop, seed, logprobs, images after hart_engine_load_mmproj, ...). With "stream": true, each chunk goes to on_chunk (which must
 // not be NULL) and the result is the JSON "null"; otherwise the result is the response object's
 // JSON. Returns a string to free with hart_string_free, or NULL on error (a bad request:
 // HART_ERR_INVALID_ARGUMENT, with the server's message). Safe from any thread: requests from

@@ -6,7 +6,9 @@
 #include "lib/api.h"
 #include "serve/engine.h"
 #include "serve/metrics.h"
+#include "serve/image_input.h"
 #include "serve/openai_api.h"
+#include "vision/multimodal.h"
 
 using namespace hart;
 using namespace hart::api;
@@ -17,6 +19,8 @@ struct hart_engine {
   std::shared_ptr<ModelCore> core;
   serve::Metrics metrics;
   serve::Engine engine;
+  std::unique_ptr<vision::ClipModel> clip;  // hart_engine_load_mmproj's
+  std::unique_ptr<serve::ImageEncoder> images;
 };
 
 namespace {
@@ -111,6 +115,23 @@ void hart_engine_free(hart_engine* engine) {
   free_handle(engine, Kind::ENGINE);
 }
 
+bool hart_engine_load_mmproj(hart_engine* engine, const char* path) {
+  return guarded<bool>(false, HART_ERR_FAILED, [&] {
+    hart_engine& e = live(engine, Kind::ENGINE, "engine");
+    need(path != nullptr, "path is NULL");
+    std::unique_ptr<vision::ClipModel> clip;
+    try {
+      clip = vision::ClipModel::open(path);
+      vision::check_pair(*clip, e.core->model());
+    } catch (const Error& err) {
+      need(false, err.what());
+    }
+    e.images = std::make_unique<serve::ImageEncoder>(*clip, BackendSet({"cpu"}, 0, ""));
+    e.clip = std::move(clip);
+    return true;
+  });
+}
+
 char* hart_engine_request(hart_engine* engine, bool chat, const char* body_json, hart_chunk_callback on_chunk,
                           void* user_data) {
   return guarded<char*>(nullptr, HART_ERR_FAILED, [&] {
@@ -119,7 +140,7 @@ char* hart_engine_request(hart_engine* engine, bool chat, const char* body_json,
     const ModelCore& c = *e.core;
     return as_request([&] {
       const serve::ApiRequest req = serve::parse_request(body, chat ? serve::Endpoint::CHAT : serve::Endpoint::COMPLETION,
-                                                         {c.tok(), *c.chat, e.engine.n_ctx()});
+                                                         {c.tok(), *c.chat, e.engine.n_ctx(), nullptr, 0, e.images.get()});
       need(!req.stream || on_chunk, "a streamed request (\"stream\": true) needs on_chunk");
       const std::shared_ptr<serve::Stream> stream = e.engine.submit(req.gen);
       serve::ResponseWriter w(req, c.tok(), c.name);

@@ -7,14 +7,17 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "common/base64.h"
 #include "common/testdata.h"
 #include "lib/model_files.h"
 #include "model/session.h"
 #include "serve/embeddings.h"
+#include "vision/vision_testing.h"
 
 namespace {
 
@@ -433,3 +436,43 @@ TEST(CApi, HandlesKeepTheirModelAlive) {
 }
 
 }  // namespace
+
+namespace hart {
+namespace {
+
+// hart_engine_load_mmproj: the engine then answers image_url parts (the vision fixtures); before
+// it, and for a file that is not a projector, images are refused.
+TEST(CApi, EngineTakesImagesAfterLoadingAProjector) {
+  HART_REQUIRE_TESTDATA(base, "models/stories260K.gguf");
+  vision::testing::TempDir dir;
+  vision::fixtures::write_text_model(base, dir.file("text.gguf"));
+  vision::fixtures::write_mmproj(dir.file("mmproj.gguf"));
+  vision::fixtures::write_png(dir.file("image.png"));
+  std::ifstream in(dir.file("image.png"), std::ios::binary);
+  const std::string png{std::istreambuf_iterator<char>(in), {}};
+  const std::string body = nlohmann::json{
+      {"messages", {{{"role", "user"}, {"content", {{{"type", "image_url"}, {"image_url", {{"url", "data:image/png;base64," +
+                                                      base64_encode(png.data(), png.size())}}}},
+                                                    {{"type", "text"}, {"text", "What is it?"}}}}}}},
+      {"temperature", 0}, {"max_tokens", 6}}.dump();
+  hart_model* m = hart_model_load(dir.file("text.gguf").c_str(), nullptr);
+  ASSERT_NE(m, nullptr) << hart_last_error();
+  hart_engine* e = hart_engine_new(m, nullptr);
+  ASSERT_NE(e, nullptr) << hart_last_error();
+  EXPECT_EQ(hart_engine_request(e, true, body.c_str(), nullptr, nullptr), nullptr);
+  EXPECT_NE(std::string(hart_last_error()).find("--mmproj"), std::string::npos);
+  EXPECT_FALSE(hart_engine_load_mmproj(e, dir.file("text.gguf").c_str()));
+  EXPECT_EQ(hart_last_status(), HART_ERR_INVALID_ARGUMENT);
+  ASSERT_TRUE(hart_engine_load_mmproj(e, dir.file("mmproj.gguf").c_str())) << hart_last_error();
+  char* r = hart_engine_request(e, true, body.c_str(), nullptr, nullptr);
+  ASSERT_NE(r, nullptr) << hart_last_error();
+  const auto reply = nlohmann::json::parse(r);
+  hart_string_free(r);
+  EXPECT_EQ(reply["usage"]["prompt_tokens"].get<int>() > 20, true);  // the image's 20 positions and the text
+  EXPECT_EQ(reply["usage"]["completion_tokens"], 6);
+  hart_engine_free(e);
+  hart_model_free(m);
+}
+
+}  // namespace
+}  // namespace hart

@@ -6,9 +6,11 @@
 #include <hart.h>
 
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -129,7 +131,17 @@ char* new_string(const std::string& s);
 
 // A KV cache type between the API's enum and the engine's: the engine's, after checking the
 // caller's value is one of the enum's (hart::Error otherwise); and the API's for the engine's.
-inline Type cache_type_of(hart_cache_type t) {
+// An enum field of a caller's struct, read as its underlying integer: a C caller may store any int
+// there, and loading one that is not an enumerator as the enum type is undefined in C++.
+template <class E>
+std::underlying_type_t<E> enum_bits(const E& field) {
+  std::underlying_type_t<E> bits;
+  std::memcpy(&bits, &field, sizeof bits);
+  return bits;
+}
+
+inline Type cache_type_of(const hart_cache_type& field) {
+  const auto t = enum_bits(field);
   need(t == HART_CACHE_F16 || t == HART_CACHE_F32, "cache_type is not a hart_cache_type");
   return t == HART_CACHE_F32 ? Type::F32 : Type::F16;
 }

@@ -37,11 +37,12 @@ int decode(hart_session& h, std::span<const hart_seq_input> inputs) {
     need_seq(h, i.seq, "sequence");
     need(i.n_tokens > 0, "an input of sequence " + std::to_string(i.seq) + " has " + std::to_string(i.n_tokens) + " tokens");
     need(i.tokens != nullptr, "an input's tokens are NULL");
-    need(i.logits == HART_LOGITS_LAST || i.logits == HART_LOGITS_ALL || i.logits == HART_LOGITS_NONE,
-         "an input's logits mode " + std::to_string(int(i.logits)) + " is not a hart_logits_mode");
+    const auto mode = enum_bits(i.logits);
+    need(mode == HART_LOGITS_LAST || mode == HART_LOGITS_ALL || mode == HART_LOGITS_NONE,
+         "an input's logits mode " + std::to_string(mode) + " is not a hart_logits_mode");
     need_room(h, i);
     in.push_back({i.seq, std::span(i.tokens, size_t(i.n_tokens)),
-                  i.logits == HART_LOGITS_ALL ? Logits::ALL : i.logits == HART_LOGITS_LAST ? Logits::LAST : Logits::NONE});
+                  mode == HART_LOGITS_ALL ? Logits::ALL : mode == HART_LOGITS_LAST ? Logits::LAST : Logits::NONE});
   }
   h.last_logits = nullptr;
   h.n_inputs = 0;

@@ -65,14 +65,14 @@ std::vector<Case> golden_cases() {
 }
 
 bool all_f32(const nlohmann::json& g) {
-  const auto& types = g["tensor_types"];
+  const auto& types = g.at("tensor_types");
   return types.size() == 1 && types.contains("F32");
 }
 
 void check_golden(const Case& c, bool ref_kernels) {
   std::ifstream in(c.suite->dir() + "/" + c.file);
   const nlohmann::json g = nlohmann::json::parse(in);
-  const std::string model_file = g["model"].get<std::string>();
+  const std::string model_file = g.at("model").get<std::string>();
   const char* mode = ref_kernels ? "ref" : "default";
   SCOPED_TRACE(c.file + " [" + mode + "]");
   const Bounds b = c.suite->llama_cpp ? (all_f32(g) ? kTight : kLoose) : (ref_kernels ? kTight : kLoose);
@@ -89,8 +89,8 @@ void check_golden(const Case& c, bool ref_kernels) {
   auto tok = Tokenizer::from_gguf(*gf);
   auto model = Model::from_file(std::move(gf));
 
-  const std::vector<int32_t> want_prompt = g["prompt_tokens"];
-  const std::vector<int32_t> prompt = tok->encode(g["prompt"].get<std::string>(), true, true);
+  const std::vector<int32_t> want_prompt = g.at("prompt_tokens");
+  const std::vector<int32_t> prompt = tok->encode(g.at("prompt").get<std::string>(), true, true);
   ASSERT_EQ(prompt, want_prompt);
 
   SessionParams sp;
@@ -101,8 +101,8 @@ void check_golden(const Case& c, bool ref_kernels) {
   SamplerParams greedy;
   greedy.temperature = 0;
   Sampler sampler(greedy, model->hp.n_vocab);
-  const std::vector<int32_t> want = g["generated_tokens"];
-  const std::vector<float> margins = g["top2_margin"];
+  const std::vector<int32_t> want = g.at("generated_tokens");
+  const std::vector<float> margins = g.at("top2_margin");
   // Tokens after the first small-margin step may differ between correct engines: stop there.
   size_t comparable = 0;
   while (comparable < want.size() && margins[comparable] >= b.margin) comparable++;
@@ -117,7 +117,7 @@ void check_golden(const Case& c, bool ref_kernels) {
   go.logits_step0 = &logits0;
   generate(session, sampler, prompt, go);
 
-  const std::vector<float> ref0 = g["logits_step0"];
+  const std::vector<float> ref0 = g.at("logits_step0");
   ASSERT_EQ(logits0.size(), ref0.size());
   float max_diff = 0;
   for (size_t i = 0; i < ref0.size(); i++) max_diff = std::max(max_diff, std::fabs(logits0[i] - ref0[i]));

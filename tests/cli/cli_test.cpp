@@ -483,9 +483,9 @@ TEST(Cli, FullContextSaysSoAndNamesTheFlag) {
 }
 
 // --context-shift (and --keep) as llama-completion: its text through two shifts of a 256-token
-// context (tests/golden/stories260K__context_shift.json, from llama.cpp de3ff81).
+// context (tests/golden/context_shift/stories260K.json, from llama.cpp de3ff81).
 TEST(Cli, ContextShiftGoesOnAsLlamaCpp) {
-  const nlohmann::json g = read_json(HART_REPO_GOLDEN "/stories260K__context_shift.json");
+  const nlohmann::json g = read_json(HART_REPO_GOLDEN "/context_shift/stories260K.json");
   for (const nlohmann::json& c : g["cases"]) {
     const std::string keep = c["keep"].is_null() ? "" : " --keep " + std::to_string(c["keep"].get<int>());
     const Result r = hart("run -c 256 -n 400 --temp 0 --context-shift --ignore-eos -p 'Once upon a time' --json" + keep);

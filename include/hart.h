@@ -14,11 +14,13 @@
  * HART_ERR_INVALID_ARGUMENT (unless its memory was reused by a new handle of the same kind).
  *
  * Threads: a model is read-only once loaded; functions taking a const hart_model* may be called
- * from any thread at once. A session, a sampler or a generation is used by one thread at a time
- * (sessions of one model may run in different threads at once). An engine is safe from any
- * thread. hart_session_cancel may be called from any thread.
+ * from any thread at once. A session, a sampler, a generation or a request is used by one thread
+ * at a time, which need not be the same from call to call (sessions of one model may run in
+ * different threads at once). An engine is safe from any thread. hart_session_cancel may be
+ * called from any thread.
  *
  * Ownership: a session, sampler or engine keeps its model alive; hart_model_free may come first.
+ * A generation uses its session and sampler, a request its engine: those are freed after it.
  * Strings returned as `char*` are the caller's to release with hart_string_free; `const`
  * pointers returned belong to the library and stay valid as long as the call documents.
  */
@@ -237,8 +239,9 @@ HART_API int64_t hart_seq_state_save(const hart_session* session, int32_t seq, u
 // corrupt: HART_ERR_INVALID_ARGUMENT, and the sequence is left empty).
 HART_API int hart_seq_state_load(hart_session* session, int32_t seq, const uint8_t* buf, int64_t len);
 
-// Asks a running hart_generate on this session to stop at its next token (it returns
-// HART_ERR_CANCELLED). Safe from any thread; the request is cleared when hart_generate starts.
+// Asks a running hart_generate, or the open hart_generation, on this session to stop at its
+// next token (it returns HART_ERR_CANCELLED). Safe from any thread; the request is cleared when
+// hart_generate or hart_generation_new starts.
 HART_API int hart_session_cancel(hart_session* session);
 
 // ## Sampling
@@ -284,11 +287,6 @@ HART_API int hart_sampler_reset(hart_sampler* sampler);
 
 // ## Generation
 
-// Called with each generated token and the text that became final with it (possibly empty:
-// an incomplete UTF-8 character or a possible stop string is held back), and once at the end
-// with HART_TOKEN_NONE and what was held back. Return false to stop generating.
-typedef bool (*hart_token_callback)(int32_t token, const char* piece, int32_t piece_len, void* user_data);
-
 typedef struct hart_generate_params {
   int32_t max_tokens;       /* tokens to generate; < 0: until an end-of-generation token or a full context */
   bool ignore_eos;          /* go on past end-of-generation tokens */
@@ -299,10 +297,49 @@ typedef struct hart_generate_params {
 // max_tokens 128, ignore_eos false, no stop strings. Thread-safe.
 HART_API hart_generate_params hart_generate_default_params(void);
 
-// Appends the prompt to sequence 0 (which may hold a conversation already), then samples and
-// decodes token by token, as `hart run` does, calling on_token (may be NULL). Returns the
-// number of tokens generated, or a negative status (HART_ERR_CANCELLED after
-// hart_session_cancel; a callback returning false is a normal end).
+// A generation the caller drives a token at a time (what an iterator or a stream in another
+// language wraps): the loop of hart_generate, one step a call, so the caller takes each piece of
+// text as soon as it is computed and stops it by no longer asking (hart_generation_free).
+typedef struct hart_generation hart_generation;
+
+// Appends the prompt to sequence 0 (which may hold a conversation already) and computes it, as
+// hart_generate does; the tokens then come from hart_generation_next. The generation uses the
+// session and the sampler (it does not own them: free it first) and holds them while it is
+// open: another generation on either, or a call that changes the session (decode, embed,
+// truncate, copy, state load), is refused with HART_ERR_INVALID_ARGUMENT until it is freed.
+// Clears a pending hart_session_cancel. params may be NULL (the defaults). NULL on error.
+HART_API hart_generation* hart_generation_new(hart_session* session, hart_sampler* sampler, const int32_t* prompt,
+                                              int32_t n_prompt, const hart_generate_params* params);
+
+// Generates the next token: decodes the one before, samples this one. Returns 1 with *token the
+// token and *piece / *piece_len the text that became final with it (possibly empty: an
+// incomplete UTF-8 character or a possible stop string is held back; not NUL-terminated); then,
+// once the generation has ended (max_tokens, an end-of-generation token, a stop string, a
+// finished grammar, a full context), 1 once more with *token HART_TOKEN_NONE and the text that
+// was held back; then 0 (nothing written) on every later call. A negative status on error
+// (HART_ERR_CANCELLED after hart_session_cancel), after which the generation has ended too.
+// *piece belongs to the generation and stays valid until its next call or its free. Any of the
+// three out-pointers may be NULL. One thread at a time; the calls may come from different threads.
+HART_API int hart_generation_next(hart_generation* gen, int32_t* token, const char** piece, int32_t* piece_len);
+
+// Tokens generated so far (the end-of-generation token not counted), or HART_ERROR_COUNT. The
+// session holds the prompt and all of them but the last, which hart_generation_next decodes
+// only when it is asked for the next token.
+HART_API int32_t hart_generation_n_tokens(const hart_generation* gen);
+
+// Ends the generation (where it is: nothing more is computed) and frees it; the session keeps
+// what was decoded. NULL is ignored. Not to be called while another thread is in a call on it.
+HART_API void hart_generation_free(hart_generation* gen);
+
+// Called with each generated token and the text that became final with it, and once at the end
+// with HART_TOKEN_NONE and what was held back: hart_generation_next's events. Return false to
+// stop generating.
+typedef bool (*hart_token_callback)(int32_t token, const char* piece, int32_t piece_len, void* user_data);
+
+// Runs a whole generation (hart_generation_new, then hart_generation_next to its end) as `hart
+// run` does, calling on_token (may be NULL) with each event. Returns the number of tokens
+// generated, or a negative status (HART_ERR_CANCELLED after hart_session_cancel; a callback
+// returning false is a normal end, with no HART_TOKEN_NONE call).
 HART_API int32_t hart_generate(hart_session* session, hart_sampler* sampler, const int32_t* prompt, int32_t n_prompt,
                                const hart_generate_params* params, hart_token_callback on_token, void* user_data);
 
@@ -344,7 +381,8 @@ HART_API hart_engine_params hart_engine_default_params(void);
 // The continuous-batching engine `hart serve` runs (its own thread), with the model's chat
 // template. NULL on error.
 HART_API hart_engine* hart_engine_new(hart_model* model, const hart_engine_params* params);
-// Stops the engine's thread. NULL is ignored. Not to be called while a request runs.
+// Stops the engine's thread. NULL is ignored. Requests still open on it fail from then on
+// (HART_ERR_INVALID_ARGUMENT); not to be called while another thread is in a call on one.
 HART_API void hart_engine_free(hart_engine* engine);
 // Gives the engine the model's multimodal projector (llama.cpp's mmproj GGUF, as `hart serve
 // --mmproj`): from then on chat requests take images as image_url content parts whose url is a
@@ -353,17 +391,39 @@ HART_API void hart_engine_free(hart_engine* engine);
 // Not to be called while a request runs.
 HART_API bool hart_engine_load_mmproj(hart_engine* engine, const char* path);
 
+// A request the caller reads a chunk at a time (what an iterator or a stream in another
+// language wraps).
+typedef struct hart_request hart_request;
+
+// Submits one request given as the JSON body of POST /v1/chat/completions (chat true) or
+// /v1/completions (chat false), with every field `hart serve` takes (tools, response_format,
+// n, stop, seed, logprobs, "stream", ...); the engine starts on it at once, batched with the
+// others. NULL on error (a bad request: HART_ERR_INVALID_ARGUMENT, with the server's message).
+// Safe from any thread. The engine must outlive the request.
+HART_API hart_request* hart_engine_submit(hart_engine* engine, bool chat, const char* body_json);
+
+// Waits for the request's next output: with "stream": true each chunk object (JSON text, as
+// `hart serve` sends it after "data: "), as soon as it is computed; otherwise the one response
+// object. Returns 1 with *json set (NUL-terminated; it belongs to the request and stays valid
+// until its next call or its free), 0 once everything was read (*json untouched), or a negative
+// status. One thread at a time.
+HART_API int hart_request_next(hart_request* request, const char** json);
+
+// Cancels the request if it is still running (the engine frees its slot at its next step) and
+// frees it. NULL is ignored. Not to be called while another thread is in a call on it.
+HART_API void hart_request_free(hart_request* request);
+
 // Called with each chunk of a streamed response (its JSON text, NUL-terminated). Return false
 // to cancel the request.
 typedef bool (*hart_chunk_callback)(const char* chunk_json, void* user_data);
 
-// Runs one request given as the JSON body of POST /v1/chat/completions (chat true) or
-// /v1/completions (chat false), with every field `hart serve` takes (tools, response_format,
-// n, stop, seed, logprobs, images after hart_engine_load_mmproj, ...). With "stream": true, each chunk goes to on_chunk (which must
-// not be NULL) and the result is the JSON "null"; otherwise the result is the response object's
-// JSON. Returns a string to free with hart_string_free, or NULL on error (a bad request:
-// HART_ERR_INVALID_ARGUMENT, with the server's message). Safe from any thread: requests from
-// several threads are batched together.
+// A whole request: hart_engine_submit, then hart_request_next to the end (images as image_url
+// parts after hart_engine_load_mmproj). With "stream": true,
+// each chunk goes to on_chunk (which must not be NULL) and the result is the JSON "null";
+// otherwise the result is the response object's JSON. Returns a string to free with
+// hart_string_free, or NULL on error (a bad request: HART_ERR_INVALID_ARGUMENT, with the
+// server's message; HART_ERR_CANCELLED when on_chunk returned false). Safe from any thread:
+// requests from several threads are batched together.
 HART_API char* hart_engine_request(hart_engine* engine, bool chat, const char* body_json, hart_chunk_callback on_chunk,
                                    void* user_data);
 

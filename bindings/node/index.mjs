@@ -41,62 +41,81 @@ export class Model {
     return native.detokenize(this.#h, tokens);
   }
 
-  // An async iterable of text pieces, as `hart run` streams them; breaking out of the loop
-  // cancels the generation. Options: maxTokens, temperature, topK, topP, minP, repeatPenalty,
-  // seed, jsonSchema (object or text), grammar (GBNF).
+  // An async iterable of text pieces, as `hart run` streams them: each piece is computed (on a
+  // worker thread) when the loop asks for it, and breaking out of the loop frees the
+  // generation, so nothing after the last piece taken is computed. Options: maxTokens,
+  // temperature, topK, topP, minP, repeatPenalty, seed, jsonSchema (object or text), grammar
+  // (GBNF). The iterable's `tokens` counts the tokens computed so far.
   generate(prompt, options = {}) {
     const opts = { ...options };
     if (opts.jsonSchema && typeof opts.jsonSchema !== 'string') opts.jsonSchema = JSON.stringify(opts.jsonSchema);
-    const pieces = [];
-    let wake = null;
-    let done = false;
-    let failure = null;
-    const start = () =>
-      this.#serial(async () => {
-        const tokens = await native.tokenize(this.#h, prompt, true, true);
-        await native.generate(this.#h, tokens, opts, (piece) => {
-          pieces.push(piece);
-          wake?.();
-        });
-      }).then(
-        () => { done = true; wake?.(); },
-        (e) => { failure = e; done = true; wake?.(); });
-    const h = this.#h;
+    const pieces = this.#stepwise(
+      async () => native.generationNew(this.#h, await native.tokenize(this.#h, prompt, true, true), opts),
+      native.generationNext, native.generationFree,
+      (gen, piece) => {
+        pieces.tokens = native.generationTokens(gen);
+        return piece;
+      });
+    pieces.tokens = 0;
+    return pieces;
+  }
+
+  // POST /v1/chat/completions in process: the OpenAI response object; with `stream: true` in
+  // the body, an async iterable of the chunk objects as the engine makes them (breaking out of
+  // the loop cancels the request).
+  createChatCompletion(body) {
+    return this.#request(true, body);
+  }
+
+  // POST /v1/completions in process (streamed likewise).
+  createCompletion(body) {
+    return this.#request(false, body);
+  }
+
+  #request(chat, body) {
+    const chunks = this.#stepwise(() => native.requestSubmit(this.#h, chat, JSON.stringify(body)),
+      native.requestNext, native.requestFree, (_, json) => JSON.parse(json));
+    if (body.stream) return chunks;
+    return (async () => {
+      for await (const response of chunks) return response;
+      throw new Error('the engine ended the request without a response');
+    })();
+  }
+
+  // An async iterable over a native step-wise object: `open` makes it, `next` gives its next
+  // output (null at the end), `free` ends it (also when the loop breaks), `shape` turns an
+  // output into the value the loop sees. Each native call waits for the model's calls before it.
+  #stepwise(open, next, free, shape) {
+    const serial = (f) => this.#serial(f);
     return {
       [Symbol.asyncIterator]() {
-        let started = null;
+        let handle = null;
+        let done = false;
+        const finish = () => {
+          if (handle && !done) free(handle);
+          done = true;
+        };
         return {
           async next() {
-            started ??= start();
-            while (pieces.length === 0 && !done) await new Promise((r) => { wake = r; });
-            if (pieces.length > 0) return { value: pieces.shift(), done: false };
-            if (failure) throw failure;
+            if (done) return { value: undefined, done: true };
+            try {
+              handle ??= await serial(open);
+              const out = await serial(() => next(handle));
+              if (out !== null) return { value: shape(handle, out), done: false };
+            } catch (e) {
+              finish();
+              throw e;
+            }
+            finish();
             return { value: undefined, done: true };
           },
           async return() {
-            if (started && !done) native.cancel(h);
-            await started;
+            finish();
             return { value: undefined, done: true };
           },
         };
       },
     };
-  }
-
-  // POST /v1/chat/completions in process: the OpenAI response object.
-  async createChatCompletion(body) {
-    return this.#request(true, body);
-  }
-
-  // POST /v1/completions in process.
-  async createCompletion(body) {
-    return this.#request(false, body);
-  }
-
-  async #request(chat, body) {
-    if (body.stream) throw new Error('stream: use the non-streaming form (the binding returns whole responses)');
-    const json = await this.#serial(() => native.request(this.#h, chat, JSON.stringify(body), () => {}));
-    return JSON.parse(json);
   }
 
   // The text's embedding (mean-pooled for a decoder model, Euclidean-normalized).

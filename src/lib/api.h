@@ -92,7 +92,7 @@ auto guarded_status(hart_status error_status, F&& f) noexcept -> decltype(f()) {
 
 // The live-handle registry: handles are added when made and removed when freed, so a call can
 // refuse NULL, a freed handle or one of another kind before touching its memory.
-enum class Kind { MODEL, SESSION, SAMPLER, ENGINE };
+enum class Kind { MODEL, SESSION, SAMPLER, ENGINE, GENERATION, REQUEST };
 void add_handle(const void* h, Kind k);
 void remove_handle(const void* h);
 bool is_live(const void* h, Kind k);
@@ -147,6 +147,14 @@ inline Type cache_type_of(const hart_cache_type& field) {
 }
 inline hart_cache_type api_cache_type(Type t) { return t == Type::F32 ? HART_CACHE_F32 : HART_CACHE_F16; }
 
+// A live session a call is about to change (decode, truncate, ...): refused while a generation
+// is open on it, whose sequence and logits would move under it.
+hart_session& changeable_session(hart_session* s);
+
+// Advances the sampler's grammar (if any) by a token the sequence took: false once nothing but
+// the end can follow. Throws Failure(INVALID_ARGUMENT) for a token the grammar does not allow.
+bool advance_grammar(hart_sampler& h, int32_t token);
+
 }  // namespace hart::api
 
 struct hart_model {
@@ -159,6 +167,7 @@ struct hart_session {
   size_t n_inputs = 0;  // of the last decode (Session::rows)
   const float* last_logits = nullptr;
   std::atomic<bool> cancel{false};
+  const hart_generation* generation = nullptr;  // the open generation using the session
 };
 
 struct hart_sampler {
@@ -166,4 +175,5 @@ struct hart_sampler {
   hart::Sampler s;
   std::shared_ptr<const hart::grammar::Grammar> grammar;
   std::unique_ptr<hart::grammar::GrammarConstraint> constraint;
+  const hart_generation* generation = nullptr;  // the open generation using the sampler
 };

@@ -1,6 +1,7 @@
 // The C API's chat: rendering a conversation with the model's template, and the engine that
 // answers OpenAI requests in process with `hart serve`'s own code (parse_request, Engine,
 // ResponseWriter): tools, response_format and the rest behave as they do over HTTP.
+#include <deque>
 #include <nlohmann/json.hpp>
 
 #include "lib/api.h"
@@ -47,6 +48,64 @@ auto as_request(F&& f) {
   } catch (const serve::QueueFull& e) {
     fail(HART_ERR_FAILED, e.what());
   }
+}
+
+}  // namespace
+
+// A submitted request: the engine's stream of events, turned into the response (or its chunks)
+// by `hart serve`'s own writer.
+struct hart_request {
+  hart_request(hart_engine& e, serve::ApiRequest r)
+      : engine(&e), req(std::move(r)), writer(req, e.core->tok(), e.core->name) {}
+  ~hart_request() {
+    if (stream && !writer.finished()) stream->cancel();  // the engine drops it at its next step
+  }
+  hart_engine* engine;
+  serve::ApiRequest req;
+  serve::ResponseWriter writer;  // reads req
+  std::shared_ptr<serve::Stream> stream;
+  std::deque<std::string> pending;  // chunks of the last event not handed out yet
+  std::string out;                  // what the last hart_request_next handed out
+  bool responded = false;           // the non-streamed response was handed out
+};
+
+namespace {
+
+// The request's next output into r.out: false once everything was handed out.
+bool read_output(hart_request& r) {
+  if (!r.req.stream) {  // the one response, once every choice is done
+    if (r.responded) return false;
+    while (!r.writer.finished()) r.writer.add(r.stream->pop());
+    r.out = dump(r.writer.response());
+    r.responded = true;
+    return true;
+  }
+  // Until an event makes a chunk (some make none) or every choice is done.
+  while (r.pending.empty() && !r.writer.finished())
+    for (const nlohmann::json& chunk : r.writer.chunks(r.stream->pop())) r.pending.push_back(dump(chunk));
+  if (r.pending.empty()) return false;
+  r.out = std::move(r.pending.front());
+  r.pending.pop_front();
+  return true;
+}
+
+std::unique_ptr<hart_request> submit(hart_engine* engine, bool chat, const char* body_json) {
+  hart_engine& e = live(engine, Kind::ENGINE, "engine");
+  const auto body = parse_body(body_json, "body_json");
+  const ModelCore& c = *e.core;
+  return as_request([&] {
+    auto r = std::make_unique<hart_request>(
+        e, serve::parse_request(body, chat ? serve::Endpoint::CHAT : serve::Endpoint::COMPLETION,
+                                {c.tok(), *c.chat, e.engine.n_ctx(), nullptr, 0, e.images.get()}));
+    r->stream = e.engine.submit(r->req.gen);
+    return r;
+  });
+}
+
+// read_output, once the engine is known to be still there (a freed one would never answer).
+bool next_output(hart_request& r) {
+  need(is_live(r.engine, Kind::ENGINE), "the request's engine was freed (free a request before its engine)");
+  return as_request([&] { return read_output(r); });
 }
 
 }  // namespace
@@ -132,36 +191,38 @@ bool hart_engine_load_mmproj(hart_engine* engine, const char* path) {
   });
 }
 
+hart_request* hart_engine_submit(hart_engine* engine, bool chat, const char* body_json) {
+  return guarded<hart_request*>(nullptr, HART_ERR_FAILED, [&] {
+    return registered(submit(engine, chat, body_json).release(), Kind::REQUEST);
+  });
+}
+
+int hart_request_next(hart_request* request, const char** json) {
+  return guarded_status(HART_ERR_FAILED, [&] {
+    hart_request& r = live(request, Kind::REQUEST, "request");
+    need(json != nullptr, "json is NULL");
+    if (!next_output(r)) return 0;
+    *json = r.out.c_str();
+    return 1;
+  });
+}
+
+void hart_request_free(hart_request* request) {
+  free_handle(request, Kind::REQUEST);
+}
+
 char* hart_engine_request(hart_engine* engine, bool chat, const char* body_json, hart_chunk_callback on_chunk,
                           void* user_data) {
   return guarded<char*>(nullptr, HART_ERR_FAILED, [&] {
-    hart_engine& e = live(engine, Kind::ENGINE, "engine");
-    const auto body = parse_body(body_json, "body_json");
-    const ModelCore& c = *e.core;
-    return as_request([&] {
-      const serve::ApiRequest req = serve::parse_request(body, chat ? serve::Endpoint::CHAT : serve::Endpoint::COMPLETION,
-                                                         {c.tok(), *c.chat, e.engine.n_ctx(), nullptr, 0, e.images.get()});
-      need(!req.stream || on_chunk, "a streamed request (\"stream\": true) needs on_chunk");
-      const std::shared_ptr<serve::Stream> stream = e.engine.submit(req.gen);
-      serve::ResponseWriter w(req, c.tok(), c.name);
-      // Until every choice is done: the engine answers a cancel with a last event for each.
-      try {
-        while (!w.finished()) {
-          const serve::Event ev = stream->pop();
-          if (!req.stream) {
-            w.add(ev);
-            continue;
-          }
-          for (const nlohmann::json& chunk : w.chunks(ev))
-            if (!stream->cancelled() && !on_chunk(dump(chunk).c_str(), user_data)) stream->cancel();
-        }
-      } catch (...) {  // the other choices are not wanted any more
-        stream->cancel();
-        throw;
-      }
-      if (stream->cancelled()) fail(HART_ERR_CANCELLED, "on_chunk cancelled the request");
-      return new_string(req.stream ? "null" : dump(w.response()));
-    });
+    const std::unique_ptr<hart_request> r = submit(engine, chat, body_json);
+    need(!r->req.stream || on_chunk, "a streamed request (\"stream\": true) needs on_chunk");
+    if (!r->req.stream) {
+      need(next_output(*r), "the engine ended the request without a response");
+      return new_string(r->out);
+    }
+    while (next_output(*r))
+      if (!on_chunk(r->out.c_str(), user_data)) fail(HART_ERR_CANCELLED, "on_chunk cancelled the request");
+    return new_string("null");
   });
 }
 

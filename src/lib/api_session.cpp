@@ -67,6 +67,12 @@ void need_state_on_host(const hart_session& s) {
 
 }  // namespace
 
+hart_session& hart::api::changeable_session(hart_session* s) {
+  hart_session& h = session_of(s);
+  need(!h.generation, "the session is in use by an open generation (hart_generation_free it first)");
+  return h;
+}
+
 extern "C" {
 
 hart_session_params hart_session_default_params(void) {
@@ -112,7 +118,7 @@ int32_t hart_session_n_seq(const hart_session* session) {
 
 int hart_decode(hart_session* session, const int32_t* tokens, int32_t n_tokens) {
   return guarded_status(HART_ERR_FAILED, [&] {
-    hart_session& h = session_of(session);
+    hart_session& h = changeable_session(session);
     need(n_tokens > 0, "n_tokens must be positive, not " + std::to_string(n_tokens));
     need(tokens != nullptr, "tokens is NULL");
     const hart_seq_input in{0, tokens, n_tokens, HART_LOGITS_LAST};
@@ -122,7 +128,7 @@ int hart_decode(hart_session* session, const int32_t* tokens, int32_t n_tokens) 
 
 int hart_decode_batch(hart_session* session, const hart_seq_input* inputs, int32_t n_inputs) {
   return guarded_status(HART_ERR_FAILED, [&] {
-    hart_session& h = session_of(session);
+    hart_session& h = changeable_session(session);
     need(n_inputs > 0, "n_inputs must be positive, not " + std::to_string(n_inputs));
     need(inputs != nullptr, "inputs is NULL");
     return decode(h, std::span(inputs, size_t(n_inputs)));
@@ -154,7 +160,7 @@ const float* hart_logits_ith(hart_session* session, int32_t input, int32_t row) 
 
 int32_t hart_embed(hart_session* session, const int32_t* tokens, int32_t n_tokens, float* out, int32_t n_out) {
   return guarded<int32_t>(HART_ERROR_COUNT, HART_ERR_FAILED, [&]() -> int32_t {
-    hart_session& h = session_of(session);
+    hart_session& h = changeable_session(session);
     need(n_tokens > 0, "n_tokens must be positive, not " + std::to_string(n_tokens));
     need(tokens != nullptr, "tokens is NULL");
     need_buffer(out, n_out, "out");
@@ -195,7 +201,7 @@ int32_t hart_seq_n_past(const hart_session* session, int32_t seq) {
 
 int32_t hart_seq_truncate(hart_session* session, int32_t seq, int32_t n_keep) {
   return guarded<int32_t>(HART_ERROR_COUNT, HART_ERR_FAILED, [&] {
-    hart_session& h = session_of(session);
+    hart_session& h = changeable_session(session);
     need_seq(h, seq, "sequence");
     need(n_keep >= 0, "n_keep is negative (" + std::to_string(n_keep) + ")");
     return h.s.truncate(seq, n_keep);
@@ -204,7 +210,7 @@ int32_t hart_seq_truncate(hart_session* session, int32_t seq, int32_t n_keep) {
 
 int hart_seq_copy(hart_session* session, int32_t src, int32_t dst) {
   return guarded_status(HART_ERR_FAILED, [&] {
-    hart_session& h = session_of(session);
+    hart_session& h = changeable_session(session);
     need_seq(h, src, "source sequence");
     need_seq(h, dst, "destination sequence");
     need_state_on_host(h);
@@ -234,7 +240,7 @@ int64_t hart_seq_state_save(const hart_session* session, int32_t seq, uint8_t* b
 
 int hart_seq_state_load(hart_session* session, int32_t seq, const uint8_t* buf, int64_t len) {
   return guarded_status(HART_ERR_INVALID_ARGUMENT, [&] {
-    hart_session& h = session_of(session);
+    hart_session& h = changeable_session(session);
     need_seq(h, seq, "sequence");
     need_buffer(buf, len, "buf");
     need_state_on_host(h);

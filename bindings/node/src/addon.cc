@@ -1,12 +1,14 @@
 // The native half of the Node binding: hart's C API (hart.h) on libuv's worker threads, so
-// loading, generation and requests never block the event loop. index.mjs builds the JavaScript
+// loading, generation and requests never block the event loop. Generations and requests go a
+// step a call (hart_generation_next, hart_request_next): each piece or chunk is computed when
+// JavaScript asks for it, and freeing one stops it there. index.mjs builds the JavaScript
 // API (promises, async iterables) over these functions.
 #include <hart.h>
 #include <napi.h>
 
-#include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,32 +50,6 @@ class Job : public Napi::AsyncWorker {
   Napi::Promise::Deferred deferred_;
   Work work_;
   Done done_;
-};
-
-// As Job, for work that streams text back: each piece goes to the JavaScript callback `on_piece`
-// on the main thread, in order.
-class StreamJob : public Napi::AsyncProgressQueueWorker<char> {
- public:
-  // Sets `result` (what the promise resolves with); false: failed.
-  using Work = std::function<bool(const ExecutionProgress&, std::string& result)>;
-  StreamJob(Napi::Env env, Napi::Function on_piece, Work work)
-      : Napi::AsyncProgressQueueWorker<char>(on_piece), deferred_(Napi::Promise::Deferred::New(env)),
-        work_(std::move(work)) {}
-  Napi::Promise promise() { return deferred_.Promise(); }
-  void Execute(const ExecutionProgress& p) override {
-    if (!work_(p, result_)) SetError(last_error());
-  }
-  void OnProgress(const char* data, size_t n) override {
-    Napi::HandleScope scope(Env());
-    Callback().Call({Napi::String::New(Env(), data, n)});
-  }
-  void OnOK() override { deferred_.Resolve(Napi::String::New(Env(), result_)); }
-  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
-
- private:
-  Napi::Promise::Deferred deferred_;
-  Work work_;
-  std::string result_;
 };
 
 // Queues a job and returns its promise.
@@ -159,8 +135,37 @@ float number_or(const Napi::Object& o, const char* key, float fallback) {
   return o.Has(key) && o.Get(key).IsNumber() ? o.Get(key).As<Napi::Number>().FloatValue() : fallback;
 }
 
-// generate(h, tokens, options, onPiece) -> Promise<string> (the count of generated tokens)
-Napi::Value Generate(const Napi::CallbackInfo& info) {
+// An open generation and the sampler it owns; freed by generationFree or, failing that, the GC.
+struct Gen {
+  hart_sampler* sampler = nullptr;
+  hart_generation* gen = nullptr;
+  void free() {
+    hart_generation_free(gen);  // before its sampler
+    hart_sampler_free(sampler);
+    gen = nullptr;
+    sampler = nullptr;
+  }
+  ~Gen() { free(); }
+};
+
+// An open engine request; freed (cancelled if running) by requestFree or the GC.
+struct Req {
+  hart_request* request = nullptr;
+  ~Req() { hart_request_free(request); }
+};
+
+template <class T>
+Napi::Value external(Napi::Env env, T* p) {
+  return Napi::External<T>::New(env, p, [](Napi::Env, T* q) { delete q; });
+}
+
+// A string, or null at the end.
+Napi::Value text_or_null(Napi::Env env, const std::optional<std::string>& s) {
+  return s ? Napi::Value(Napi::String::New(env, *s)) : env.Null();
+}
+
+// generationNew(h, tokens, options) -> Promise<External<Gen>>: the prompt computed on a worker.
+Napi::Value GenerationNew(const Napi::CallbackInfo& info) {
   Handle* h = handle_of(info[0]);
   const std::vector<int32_t> prompt = to_tokens(info[1]);
   const Napi::Object o = info[2].As<Napi::Object>();
@@ -175,49 +180,98 @@ Napi::Value Generate(const Napi::CallbackInfo& info) {
   auto grammar = std::make_shared<std::string>(o.Has("grammar") ? o.Get("grammar").ToString().Utf8Value() : "");
   hart_generate_params gp = hart_generate_default_params();
   gp.max_tokens = int32_t(number_or(o, "maxTokens", float(gp.max_tokens)));
-  return queued(new StreamJob(info.Env(), info[3].As<Napi::Function>(), [=](const StreamJob::ExecutionProgress& progress,
-                                                                           std::string& result) {
-    hart_sampler_params p = sp;
-    p.json_schema = schema->empty() ? nullptr : schema->c_str();
-    p.grammar = grammar->empty() ? nullptr : grammar->c_str();
-    hart_sampler* s = hart_sampler_new(h->model, &p);
-    if (!s) return false;
-    hart_seq_truncate(h->session, 0, 0);
-    const auto on_token = [](int32_t, const char* piece, int32_t n, void* user) {
-      if (n > 0) static_cast<const StreamJob::ExecutionProgress*>(user)->Send(piece, size_t(n));
-      return true;
-    };
-    const int32_t n = hart_generate(h->session, s, prompt.data(), int32_t(prompt.size()), &gp, on_token,
-                                    const_cast<StreamJob::ExecutionProgress*>(&progress));
-    hart_sampler_free(s);
-    result = std::to_string(n);
-    return n >= 0 || hart_last_status() == HART_ERR_CANCELLED;
-  }));
+  auto g = std::make_shared<std::unique_ptr<Gen>>(new Gen);
+  return queued(new Job(
+      info.Env(),
+      [=] {
+        hart_sampler_params p = sp;
+        p.json_schema = schema->empty() ? nullptr : schema->c_str();
+        p.grammar = grammar->empty() ? nullptr : grammar->c_str();
+        Gen& gen = **g;
+        gen.sampler = hart_sampler_new(h->model, &p);
+        if (!gen.sampler || hart_seq_truncate(h->session, 0, 0) == HART_ERROR_COUNT) return false;
+        gen.gen = hart_generation_new(h->session, gen.sampler, prompt.data(), int32_t(prompt.size()), &gp);
+        return gen.gen != nullptr;
+      },
+      [=](Napi::Env env) { return external(env, g->release()); }));
 }
 
-// request(h, chat, bodyJson, onChunk) -> Promise<string>: the response JSON ("null" when streamed)
-Napi::Value Request(const Napi::CallbackInfo& info) {
+// generationNext(gen) -> Promise<string | null>: the next non-empty piece, computed on a worker
+// (null once the generation has ended).
+Napi::Value GenerationNext(const Napi::CallbackInfo& info) {
+  Gen* g = info[0].As<Napi::External<Gen>>().Data();
+  auto piece = std::make_shared<std::optional<std::string>>();
+  return queued(new Job(
+      info.Env(),
+      [=] {
+        const char* p = nullptr;
+        int32_t n = 0;
+        for (int got; (got = hart_generation_next(g->gen, nullptr, &p, &n)) != 0;) {
+          if (got < 0) return false;
+          if (n > 0) {
+            *piece = std::string(p, size_t(n));
+            return true;
+          }
+        }
+        return true;
+      },
+      [=](Napi::Env env) { return text_or_null(env, *piece); }));
+}
+
+// generationFree(gen): nothing more is computed.
+Napi::Value GenerationFree(const Napi::CallbackInfo& info) {
+  info[0].As<Napi::External<Gen>>().Data()->free();
+  return info.Env().Undefined();
+}
+
+// generationTokens(gen) -> number: tokens computed so far.
+Napi::Value GenerationTokens(const Napi::CallbackInfo& info) {
+  const Gen* g = info[0].As<Napi::External<Gen>>().Data();
+  return Napi::Number::New(info.Env(), g->gen ? hart_generation_n_tokens(g->gen) : 0);
+}
+
+// requestSubmit(h, chat, bodyJson) -> Promise<External<Req>>
+Napi::Value RequestSubmit(const Napi::CallbackInfo& info) {
   Handle* h = handle_of(info[0]);
   const bool chat = info[1].ToBoolean();
   const std::string body = info[2].As<Napi::String>();
-  return queued(new StreamJob(info.Env(), info[3].As<Napi::Function>(), [=](const StreamJob::ExecutionProgress& progress,
-                                                                           std::string& result) {
-    if (!h->engine) {
-      hart_engine_params ep = hart_engine_default_params();
-      ep.n_ctx = h->n_ctx;
-      h->engine = hart_engine_new(h->model, &ep);
-      if (!h->engine) return false;
-    }
-    const auto on_chunk = [](const char* chunk, void* user) {
-      static_cast<const StreamJob::ExecutionProgress*>(user)->Send(chunk, std::strlen(chunk));
-      return true;
-    };
-    char* r = hart_engine_request(h->engine, chat, body.c_str(), on_chunk, const_cast<StreamJob::ExecutionProgress*>(&progress));
-    if (!r) return false;
-    result = r;
-    hart_string_free(r);
-    return true;
-  }));
+  auto r = std::make_shared<std::unique_ptr<Req>>(new Req);
+  return queued(new Job(
+      info.Env(),
+      [=] {
+        if (!h->engine) {
+          hart_engine_params ep = hart_engine_default_params();
+          ep.n_ctx = h->n_ctx;
+          h->engine = hart_engine_new(h->model, &ep);
+          if (!h->engine) return false;
+        }
+        (*r)->request = hart_engine_submit(h->engine, chat, body.c_str());
+        return (*r)->request != nullptr;
+      },
+      [=](Napi::Env env) { return external(env, r->release()); }));
+}
+
+// requestNext(req) -> Promise<string | null>: the next chunk (or the response) as JSON text.
+Napi::Value RequestNext(const Napi::CallbackInfo& info) {
+  Req* r = info[0].As<Napi::External<Req>>().Data();
+  auto out = std::make_shared<std::optional<std::string>>();
+  return queued(new Job(
+      info.Env(),
+      [=] {
+        const char* json = nullptr;
+        const int got = hart_request_next(r->request, &json);
+        if (got == 1) *out = json;
+        return got >= 0;
+      },
+      [=](Napi::Env env) { return text_or_null(env, *out); }));
+}
+
+// requestFree(req): cancels it if it still runs.
+Napi::Value RequestFree(const Napi::CallbackInfo& info) {
+  Req* r = info[0].As<Napi::External<Req>>().Data();
+  hart_request_free(r->request);
+  r->request = nullptr;
+  return info.Env().Undefined();
 }
 
 // embed(h, tokens) -> Promise<number[]>
@@ -237,22 +291,20 @@ Napi::Value Embed(const Napi::CallbackInfo& info) {
       }));
 }
 
-// cancel(h): the running generate stops at its next token.
-Napi::Value Cancel(const Napi::CallbackInfo& info) {
-  hart_session_cancel(handle_of(info[0])->session);
-  return info.Env().Undefined();
-}
-
 Napi::Value Version(const Napi::CallbackInfo& info) { return Napi::String::New(info.Env(), hart_version()); }
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("load", Napi::Function::New(env, Load));
   exports.Set("tokenize", Napi::Function::New(env, Tokenize));
   exports.Set("detokenize", Napi::Function::New(env, Detokenize));
-  exports.Set("generate", Napi::Function::New(env, Generate));
-  exports.Set("request", Napi::Function::New(env, Request));
+  exports.Set("generationNew", Napi::Function::New(env, GenerationNew));
+  exports.Set("generationNext", Napi::Function::New(env, GenerationNext));
+  exports.Set("generationTokens", Napi::Function::New(env, GenerationTokens));
+  exports.Set("generationFree", Napi::Function::New(env, GenerationFree));
+  exports.Set("requestSubmit", Napi::Function::New(env, RequestSubmit));
+  exports.Set("requestNext", Napi::Function::New(env, RequestNext));
+  exports.Set("requestFree", Napi::Function::New(env, RequestFree));
   exports.Set("embed", Napi::Function::New(env, Embed));
-  exports.Set("cancel", Napi::Function::New(env, Cancel));
   exports.Set("version", Napi::Function::New(env, Version));
   return exports;
 }

@@ -43,6 +43,33 @@ test('breaking out of the loop cancels the generation', { skip }, async () => {
   assert.deepEqual(again, first);
 });
 
+test('pieces come as they are computed, and a break computes no more', { skip }, async () => {
+  const pieces = m.generate(PROMPT, { maxTokens: 100, temperature: 0 });
+  let n = 0;
+  let atFirst = 0;
+  for await (const piece of pieces) {
+    assert.equal(typeof piece, 'string');
+    if (++n === 1) atFirst = pieces.tokens;  // collecting the text first would have computed 100
+    if (n === 2) break;
+  }
+  assert.ok(atFirst >= 1 && atFirst <= 3, `${atFirst} tokens computed for the first piece`);
+  const atBreak = pieces.tokens;
+  assert.ok(atBreak < 10, `${atBreak} tokens computed for two pieces`);
+  assert.equal((await m.tokenize(PROMPT)).length > 0, true);  // the model is free again
+});
+
+test('a streamed chat completion yields chunks as they are made', { skip }, async () => {
+  const chunks = [];
+  for await (const chunk of m.createChatCompletion({ messages: [{ role: 'user', content: 'Once' }], max_tokens: 80,
+    stream: true })) {
+    chunks.push(chunk);
+    if (chunks.length === 2) break;  // cancels the request
+  }
+  assert.equal(chunks[0].object, 'chat.completion.chunk');
+  const r = await m.createCompletion({ prompt: PROMPT, max_tokens: 4, temperature: 0 });
+  assert.equal(r.choices[0].finish_reason, 'length');
+});
+
 test('createChatCompletion returns the OpenAI object', { skip }, async () => {
   const r = await m.createChatCompletion({ messages: [{ role: 'user', content: 'Once' }], max_tokens: 8, seed: 1,
     response_format: { type: 'json_schema', json_schema: { name: 'a', schema: { enum: ['cat', 'dog'] } } } });

@@ -10,10 +10,8 @@ create_chat_completion / create_completion returning the OpenAI response dicts (
 engine as `hart serve`, so tools, response_format and the rest behave as over HTTP)."""
 import ctypes
 import json
-import queue
-import threading
 
-from ._lib import ERROR_COUNT, ChunkCallback, TokenCallback, lib
+from ._lib import ERROR_COUNT, ChunkCallback, lib
 
 __all__ = ["HartError", "Model", "version"]
 
@@ -70,6 +68,7 @@ class Model:
             raise err
         self._n_ctx = n_ctx
         self._engine = None
+        self.n_generated = 0  # tokens the last generate computed so far
 
     def close(self):
         if getattr(self, "_engine", None):
@@ -138,55 +137,37 @@ class Model:
         sp.grammar = grammar.encode() if grammar else None
         if json_schema is not None:
             sp.json_schema = (json_schema if isinstance(json_schema, str) else json.dumps(json_schema)).encode()
-        sampler = lib.hart_sampler_new(self._model, ctypes.byref(sp))
-        _check(sampler)
-        return self._stream(sampler, tokens, max_tokens, stop, ignore_eos)
+        return self._stream(sp, tokens, max_tokens, stop, ignore_eos)
 
-    def _stream(self, sampler, tokens, max_tokens, stop, ignore_eos):
+    def _stream(self, sp, tokens, max_tokens, stop, ignore_eos):
+        """The generation a step a call (hart_generation_next, the GIL released meanwhile): each
+        piece is computed when the consumer asks for it; leaving the loop frees the generation,
+        so nothing after the last piece taken is computed."""
         gp = lib.hart_generate_default_params()
         gp.max_tokens, gp.ignore_eos = max_tokens, ignore_eos
         stops = [s.encode() for s in ([stop] if isinstance(stop, str) else stop or [])]
         stop_array = (ctypes.c_char_p * max(len(stops), 1))(*stops)
         gp.stops, gp.n_stops = stop_array, len(stops)
         ids = (ctypes.c_int32 * len(tokens))(*tokens)
-        pieces = queue.Queue(maxsize=64)
-        wanted = threading.Event()
-        wanted.set()
-
-        @TokenCallback
-        def on_token(token, piece, length, _):
-            if length > 0:  # whole UTF-8 characters: the library holds back a split one
-                pieces.put(ctypes.string_at(piece, length).decode("utf-8", "replace"))
-            return wanted.is_set()
-
-        result = {}
-
-        def run():
-            lib.hart_seq_truncate(self._session, 0, 0)
-            result["n"] = lib.hart_generate(self._session, sampler, ids, len(tokens), ctypes.byref(gp), on_token, None)
-            if result["n"] < 0:
-                result["error"] = _error()
-            pieces.put(None)
-
-        worker = threading.Thread(target=run, daemon=True)
-        worker.start()
+        sampler = lib.hart_sampler_new(self._model, ctypes.byref(sp))
+        _check(sampler)
         try:
-            while True:
-                piece = pieces.get()
-                if piece is None:
-                    break
-                yield piece
-            if "error" in result and result["error"].status != "HART_ERR_CANCELLED":
-                raise result["error"]
+            _check(lib.hart_seq_truncate(self._session, 0, 0) != ERROR_COUNT)
+            gen = lib.hart_generation_new(self._session, sampler, ids, len(tokens), ctypes.byref(gp))
+            _check(gen)
+            try:
+                token, piece, length = ctypes.c_int32(), ctypes.POINTER(ctypes.c_char)(), ctypes.c_int32()
+                while True:
+                    got = lib.hart_generation_next(gen, ctypes.byref(token), ctypes.byref(piece), ctypes.byref(length))
+                    _check(got >= 0)
+                    if got == 0:
+                        break
+                    self.n_generated = lib.hart_generation_n_tokens(gen)
+                    if length.value > 0:  # whole UTF-8 characters: the library holds back a split one
+                        yield ctypes.string_at(piece, length.value).decode("utf-8", "replace")
+            finally:
+                lib.hart_generation_free(gen)
         finally:
-            wanted.clear()
-            lib.hart_session_cancel(self._session)
-            while worker.is_alive():  # let a callback blocked on a full queue finish
-                try:
-                    pieces.get(timeout=0.05)
-                except queue.Empty:
-                    pass
-            worker.join()
             lib.hart_sampler_free(sampler)
 
     def embed(self, text):
@@ -213,20 +194,25 @@ class Model:
         return self._stream_request(chat, body)
 
     def _stream_request(self, chat, body):
-        chunks = []
-
-        @ChunkCallback
-        def on_chunk(chunk, _):
-            chunks.append(json.loads(chunk.decode("utf-8")))
-            return True
-
-        _owned_string(lib.hart_engine_request(self._engine, chat, json.dumps(body).encode(), on_chunk, None))
-        return iter(chunks)
+        """The chunk dicts as the engine makes them; leaving the loop cancels the request."""
+        request = lib.hart_engine_submit(self._engine, chat, json.dumps(body).encode())
+        _check(request)
+        try:
+            chunk = ctypes.c_char_p()
+            while True:
+                got = lib.hart_request_next(request, ctypes.byref(chunk))
+                _check(got >= 0)
+                if got == 0:
+                    return
+                yield json.loads(chunk.value.decode("utf-8"))
+        finally:
+            lib.hart_request_free(request)
 
     def create_chat_completion(self, messages, tools=None, tool_choice=None, response_format=None, max_tokens=None,
                                temperature=None, top_p=None, seed=None, stop=None, stream=False, **extra):
         """POST /v1/chat/completions in process: the OpenAI response dict. With stream=True, an
-        iterator over the chunk dicts, returned once the request has ended. Other fields
+        iterator over the chunk dicts, each as the engine makes it (leaving the loop cancels the
+        request). Other fields
         `hart serve` takes go in **extra."""
         body = dict(messages=messages, tools=tools, tool_choice=tool_choice, response_format=response_format,
                     max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed, stop=stop, **extra)

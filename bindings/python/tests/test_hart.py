@@ -47,6 +47,25 @@ class ModelTest(unittest.TestCase):
         again = list(self.m.generate(PROMPT, max_tokens=3, temperature=0))
         self.assertEqual(again, first)
 
+    def test_pieces_come_as_they_are_computed(self):
+        pieces = self.m.generate(PROMPT, max_tokens=100, temperature=0, ignore_eos=True)
+        next(pieces)
+        # A loop that collected the text first would have computed all 100 tokens by now.
+        self.assertLessEqual(self.m.n_generated, 3)
+        next(pieces)
+        after_two = self.m.n_generated
+        pieces.close()  # frees the generation: nothing more is computed
+        self.assertLess(after_two, 10)
+        self.assertEqual(self.m.n_generated, after_two)
+
+    def test_streamed_chat_chunks_come_as_they_are_made(self):
+        chunks = self.m.create_chat_completion([{"role": "user", "content": "Once"}], max_tokens=80, stream=True)
+        first = next(chunks)
+        self.assertEqual(first["object"], "chat.completion.chunk")
+        chunks.close()  # cancels the request; the engine goes on with the next
+        r = self.m.create_completion(PROMPT, max_tokens=4, temperature=0)
+        self.assertEqual(r["choices"][0]["finish_reason"], "length")
+
     def test_json_schema_constrains_generate(self):
         text = "".join(self.m.generate(PROMPT, max_tokens=10, seed=3, json_schema={"enum": ["cat", "dog"]}))
         self.assertIn(text.strip(), ['"cat"', '"dog"'])

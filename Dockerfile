@@ -5,7 +5,7 @@
 FROM debian:12 AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build pkg-config dpkg-dev file \
-      libpcre2-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libfmt-dev libicu-dev zlib1g-dev \
+      libpcre2-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libfmt-dev libicu-dev zlib1g-dev libstb-dev \
     && rm -rf /var/lib/apt/lists/*
 COPY . /src
 RUN cmake -S /src -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DHART_BUILD_TESTS=OFF -DHART_BUILD_BENCH=OFF \

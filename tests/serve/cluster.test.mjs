@@ -46,10 +46,12 @@ async function startCluster(replicas) {
 
 // A streamed completion read with Node's fetch: resolves with the text and the finish reason,
 // rejects when the stream is cut off (fetch's own error; the openai client's node-fetch would
-// report that as an unhandled rejection). onFirst runs at the first text.
+// report that as an unhandled rejection). onFirst(replica) runs at the first text, while the
+// stream is under way, with the replica HAProxy sent it to (its X-Served-By: r1, r2, ...).
 async function stream(base, body, onFirst = () => {}) {
   const res = await fetch(`${base}/v1/completions`, { method: 'POST', body: JSON.stringify({ ...body, stream: true }) });
   assert.equal(res.status, 200, await res.clone().text());
+  const replica = res.headers.get('x-served-by');
   let buf = '', text = '', finish = null, done = false;
   const decoder = new TextDecoder();
   for await (const chunk of res.body) {
@@ -59,7 +61,7 @@ async function stream(base, body, onFirst = () => {}) {
       if (frame === 'data: [DONE]') done = true;
       else if (frame.startsWith('data: ')) {
         const choice = JSON.parse(frame.slice(6)).choices?.[0];
-        if (choice?.text && !text) onFirst();
+        if (choice?.text && !text && !choice.finish_reason) onFirst(replica);
         text += choice?.text ?? '';
         finish = choice?.finish_reason ?? finish;
       }
@@ -139,18 +141,26 @@ describe('three replicas behind HAProxy', () => {
   });
 
   test('a replica killed under load costs only the streams it was sending; restarted, it rejoins', async (t) => {
-    const victim = c.members[1];
-    // Long enough to be under way at the kill: some streams are cut, some requests replayed. (The
-    // tiny model makes 800 tokens in a tenth of a second: then a replica the OS ran ahead of the
-    // others could be done with its streams before the kill, as one run in four was.)
+    // Long enough to be under way at the kill: some streams are cut, some requests replayed.
     const request = (k) => ({ model: 'x', prompt: `Request ${k} begins`, max_tokens: 4000, ...greedy });
-    let started = 0;
-    // Settled as they end (a cut stream's rejection is an outcome here, not an unhandled error).
-    const streams = Array.from({ length: 16 }, (_, k) =>
-      stream(c.base, request(k), () => started++).then((value) => ({ value }), (error) => ({ error })));
+    // The victim is the replica of the 8th stream to start, killed as that stream's first text
+    // arrives: a stream is then known to be in flight on it, with thousands of tokens to go.
+    // (A replica fixed in advance was sometimes done with its streams, or had none, when a
+    // loaded machine ran the others behind: the kill then cut nothing.)
+    let started = 0, victim, streams;
+    const killed = new Promise((resolve, reject) => {
+      const onFirst = (replica) => {
+        if (++started !== 8) return;
+        victim = c.members[Number(/^r(\d+)$/.exec(replica)?.[1]) - 1];
+        if (!victim) return reject(new Error(`X-Served-By names no replica: ${replica}`));
+        process.kill(victim.pid, 'SIGKILL');
+        resolve();
+      };
+      // Settled as they end (a cut stream's rejection is an outcome here, not an unhandled error).
+      streams = Array.from({ length: 16 }, (_, k) => stream(c.base, request(k), onFirst).then((value) => ({ value }), (error) => ({ error })));
+    });
     const plain = Array.from({ length: 16 }, (_, k) => c.client.completions.create(request(100 + k)));
-    while (started < 8) await sleep(5);
-    process.kill(victim.pid, 'SIGKILL');
+    await killed;
 
     // Every non-streaming request completes: the ones the victim held are replayed elsewhere.
     for (const r of await Promise.all(plain)) assert.equal(r.choices[0].finish_reason, 'length');

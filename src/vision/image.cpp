@@ -9,6 +9,7 @@
 #include <stb_image.h>
 
 #include "common/error.h"
+#include "vision/stb_image_limit.h"
 
 namespace hart::vision {
 
@@ -24,6 +25,12 @@ RgbImage decode_image(std::span<const uint8_t> bytes, int64_t max_pixels) {
   if (int64_t(w) * h > max_pixels)
     throw Error("image: " + std::to_string(w) + " x " + std::to_string(h) + " pixels is more than the limit of " +
                 std::to_string(max_pixels));
+  // What a decode of that many pixels needs at most in one buffer: PNG's inflated rows, 16 bits
+  // for each of 4 channels plus a filter byte a row (JPEG's and BMP's buffers are smaller).
+  struct AllocBound {
+    explicit AllocBound(size_t bytes) { hart_stbi_set_max_alloc(bytes); }
+    ~AllocBound() { hart_stbi_set_max_alloc(size_t(-1)); }
+  } bound(size_t(w) * size_t(h) * 8 + size_t(h) + (size_t(1) << 20));
   std::unique_ptr<stbi_uc, void (*)(void*)> px(stbi_load_from_memory(p, len, &w, &h, &channels, 3), stbi_image_free);
   if (!px) throw Error(std::string("image: cannot decode it (") + stbi_failure_reason() + ")");
   RgbImage img;

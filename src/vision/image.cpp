@@ -1,5 +1,6 @@
 #include "vision/image.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <fstream>
@@ -13,8 +14,44 @@
 
 namespace hart::vision {
 
+namespace {
+
+// Debian 12's stb_image builds a JPEG Huffman table without checking that its code counts sum to at
+// most 256 (upstream checks since 2.28): a DHT segment whose counts sum past that writes past the
+// table's arrays (found by fuzz_image). Such files are refused before stb reads them: every DHT
+// segment is found by walking the markers, the entropy-coded data between them byte by byte.
+bool jpeg_huffman_tables_fit(std::span<const uint8_t> b) {
+  if (b.size() < 2 || b[0] != 0xFF || b[1] != 0xD8) return true;  // not a JPEG
+  size_t i = 2;
+  while (i + 1 < b.size()) {
+    const uint8_t m = b[i + 1];
+    if (b[i] != 0xFF || m == 0xFF) {  // scan data, or a fill byte before a marker
+      i++;
+      continue;
+    }
+    if (m == 0x00 || m == 0x01 || (m >= 0xD0 && m <= 0xD8)) {  // stuffed 0xFF, TEM, restarts, SOI
+      i += 2;
+      continue;
+    }
+    if (m == 0xD9 || i + 3 >= b.size()) return true;
+    const size_t len = size_t(b[i + 2]) << 8 | b[i + 3];
+    if (m == 0xC4)
+      for (size_t t = i + 4, end = std::min(b.size(), i + 2 + len); t < end;) {
+        size_t n = 0;  // stb reads a byte past the end as 0
+        for (size_t k = 1; k <= 16 && t + k < end; k++) n += b[t + k];
+        if (n > 256) return false;
+        t += 17 + n;
+      }
+    i += 2 + len;
+  }
+  return true;
+}
+
+}  // namespace
+
 RgbImage decode_image(std::span<const uint8_t> bytes, int64_t max_pixels) {
   if (bytes.empty()) throw Error("image: the data is empty");
+  if (!jpeg_huffman_tables_fit(bytes)) throw Error("image: a corrupt JPEG (a Huffman table of more than 256 codes)");
   if (bytes.size() > size_t(INT_MAX)) throw Error("image: the data is larger than 2 GiB");
   const auto* p = reinterpret_cast<const stbi_uc*>(bytes.data());
   const int len = int(bytes.size());

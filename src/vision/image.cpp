@@ -18,31 +18,24 @@ namespace {
 
 // Debian 12's stb_image builds a JPEG Huffman table without checking that its code counts sum to at
 // most 256 (upstream checks since 2.28): a DHT segment whose counts sum past that writes past the
-// table's arrays (found by fuzz_image). Such files are refused before stb reads them: every DHT
-// segment is found by walking the markers, the entropy-coded data between them byte by byte.
+// table's arrays (found by fuzz_image). Such files are refused before stb reads them. Rather than
+// follow stb's marker parsing, every FF C4 pair of a file stb takes for a JPEG (0xFF, any fill
+// 0xFF bytes, D8) is read as a DHT segment: a superset of the segments stb can meet (a valid
+// file has FF C4 only there, since its scan data stuffs every 0xFF).
 bool jpeg_huffman_tables_fit(std::span<const uint8_t> b) {
-  if (b.size() < 2 || b[0] != 0xFF || b[1] != 0xD8) return true;  // not a JPEG
-  size_t i = 2;
-  while (i + 1 < b.size()) {
-    const uint8_t m = b[i + 1];
-    if (b[i] != 0xFF || m == 0xFF) {  // scan data, or a fill byte before a marker
-      i++;
-      continue;
+  size_t soi = 0;
+  while (soi < b.size() && b[soi] == 0xFF) soi++;
+  if (soi == 0 || soi == b.size() || b[soi] != 0xD8) return true;  // not a JPEG to stb
+  const auto at = [&](size_t k) -> size_t { return k < b.size() ? b[k] : 0; };  // stb reads 0 past the end
+  for (size_t i = soi; i + 1 < b.size(); i++) {
+    if (b[i] != 0xFF || b[i + 1] != 0xC4) continue;
+    const size_t end = i + 2 + (at(i + 2) << 8 | at(i + 3));  // the length counts its own 2 bytes
+    for (size_t t = i + 4; t < end && t < b.size();) {
+      size_t n = 0;
+      for (size_t k = 1; k <= 16; k++) n += at(t + k);
+      if (n > 256) return false;
+      t += 17 + n;
     }
-    if (m == 0x00 || m == 0x01 || (m >= 0xD0 && m <= 0xD8)) {  // stuffed 0xFF, TEM, restarts, SOI
-      i += 2;
-      continue;
-    }
-    if (m == 0xD9 || i + 3 >= b.size()) return true;
-    const size_t len = size_t(b[i + 2]) << 8 | b[i + 3];
-    if (m == 0xC4)
-      for (size_t t = i + 4, end = std::min(b.size(), i + 2 + len); t < end;) {
-        size_t n = 0;  // stb reads a byte past the end as 0
-        for (size_t k = 1; k <= 16 && t + k < end; k++) n += b[t + k];
-        if (n > 256) return false;
-        t += 17 + n;
-      }
-    i += 2 + len;
   }
   return true;
 }

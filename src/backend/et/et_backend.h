@@ -76,7 +76,6 @@ class EtBackend final : public Backend {
   const EtMemory& memory() const { return memory_; }
   Device& device() { return *device_; }
 
-
  private:
   static constexpr size_t kReuseAfter = 12;
   struct Launched {

@@ -192,8 +192,7 @@ NativeRequest native_request(const Body& body, const PromptContext& pc, int n_sl
   native_field(body, "cache_prompt", cache_prompt);
   native_field(body, "return_tokens", r.return_tokens);
   if (native_field(body, "id_slot", r.id_slot) && (r.id_slot < -1 || r.id_slot >= n_slots))
-    invalid_request("id_slot", n_slots == 0 ? "this server has no slots: 'id_slot' must be -1"
-                                            : "'id_slot' must be -1 (any) or a slot id below " + std::to_string(n_slots));
+    invalid_request("id_slot", "'id_slot' must be -1 (any) or a slot id below " + std::to_string(n_slots));
   const std::vector<std::string> samplers = apply_samplers(body, sp);
   r.settings = {{"n_predict", n_predict}, {"seed", sp.seed}, {"temperature", sp.temperature}, {"top_k", sp.top_k},
                 {"top_p", sp.top_p}, {"min_p", sp.min_p}, {"repeat_last_n", sp.repeat_last_n}, {"repeat_penalty", sp.repeat_penalty},
@@ -334,7 +333,7 @@ json NativeWriter::final_object(const std::string& content, const std::vector<To
                         {"predicted_per_token_ms", per(e.predicted_ms, n_decoded_)},
                         {"predicted_per_second", rate(e.predicted_ms, n_decoded_)}};
   if (e.draft_n > 0) timings.update({{"draft_n", e.draft_n}, {"draft_n_accepted", e.draft_n_accepted}});
-  json r = {{"index", 0}, {"content", content}, {"tokens", ids(tokens)}, {"id_slot", req_.id_slot}, {"stop", true},
+  json r = {{"index", 0}, {"content", content}, {"tokens", ids(tokens)}, {"id_slot", req_.gen.slot}, {"stop", true},
             {"model", model_}, {"tokens_predicted", n_decoded_}, {"tokens_evaluated", n_prompt},
             {"generation_settings", req_.settings}, {"prompt", tok_.decode(req_.gen.prompt, true)},
             {"has_new_line", text_.find('\n') != std::string::npos}, {"truncated", false}, {"stop_type", stop_type},
@@ -362,7 +361,7 @@ std::vector<json> NativeWriter::chunks(const Event& ev) {
     return out;
   }
   if (ev.text.empty() && ev.tokens.empty()) return out;
-  json c = {{"index", 0}, {"content", ev.text}, {"tokens", ids(ev.tokens)}, {"stop", false}, {"id_slot", req_.id_slot},
+  json c = {{"index", 0}, {"content", ev.text}, {"tokens", ids(ev.tokens)}, {"stop", false}, {"id_slot", req_.gen.slot},
             {"tokens_predicted", n_decoded_}, {"tokens_evaluated", req_.gen.prompt.size()}};
   if (req_.gen.sampling.logprobs) c["completion_probabilities"] = probabilities(ev.tokens);
   out.push_back(std::move(c));

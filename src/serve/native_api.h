@@ -18,7 +18,7 @@ namespace hart::serve {
 struct NativeRequest : ApiRequest {
   bool return_tokens = false;  // the generated ids in "tokens"
   bool evaluate_only = false;  // n_predict 0: the prompt goes into the cache, no token is returned
-  int id_slot = -1;
+  int id_slot = -1;            // as asked; gen.slot: the slot it runs in
   nlohmann::json settings;     // generation_settings, as the request was understood
 };
 

@@ -48,6 +48,32 @@ describe('images (hart serve --mmproj)', () => {
     assert.equal((await json(await fetch(`${s.base}/props`))).body.modalities.vision, true);
   });
 
+  test('/completion with llama-server\'s multimodal_data: the same text, the image cached the next time', async () => {
+    const { body: tpl } = await json(await s.post('/apply-template', imageChat('What is it?')));
+    const want = execFileSync(HART, ['run', '-m', file('text.gguf'), '--mmproj', file('mmproj.gguf'), '--image', file('image.png'),
+      '-p', tpl.prompt, '-n', '10', '--temp', '0'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().replace(/\n$/, '');
+    const image = fs.readFileSync(file('image.png')).toString('base64');
+    const req = { prompt: { prompt_string: tpl.prompt, multimodal_data: [image] }, n_predict: 10, temperature: 0 };
+    const first = await json(await s.post('/completion', req));
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.equal(first.body.content, want);
+    assert.equal(first.body.prompt, tpl.prompt);
+    const again = await json(await s.post('/completion', { ...req, prompt: [req.prompt] }));  // a one-prompt array
+    assert.equal(again.body.content, want);
+    assert.equal(again.body.timings.cache_n, again.body.tokens_evaluated - 1);
+    const text = await json(await s.post('/completion', { prompt: { prompt_string: 'Once upon a time' }, n_predict: 4, temperature: 0 }));
+    assert.equal(text.body.content, (await json(await s.post('/completion', { prompt: 'Once upon a time', n_predict: 4, temperature: 0 }))).body.content);
+    for (const [bad, why] of [[{ prompt_string: 'no marker', multimodal_data: [image, image] }, /marker/],
+                              [{ prompt_string: '<__media__>x', multimodal_data: [Buffer.from('not an image').toString('base64')] }, /image/],
+                              [{ prompt_string: '<__media__>x', multimodal_data: ['https://example.com/a.png'] }, /remote/],
+                              [{ prompt_string: '<__media__>x', multimodal_data: [3] }, /base64/], [{ multimodal_data: [image] }, /prompt_string/]]) {
+      const r = await json(await s.post('/completion', { prompt: bad, n_predict: 2 }));
+      assert.equal(r.status, 400, JSON.stringify(bad).slice(0, 80));
+      assert.equal(r.body.error.code, 400);
+      assert.match(r.body.error.message, why);
+    }
+  });
+
   test('bad images: 400 in the OpenAI shape', async () => {
     const remote = imageChat('x');
     remote.messages[0].content[0].image_url.url = 'https://example.com/a.png';
@@ -72,5 +98,8 @@ describe('images without --mmproj', () => {
     const r = await json(await s.post('/v1/chat/completions', imageChat('x')));
     assert.equal(r.status, 400);
     assert.match(r.body.error.message, /--mmproj/);
+    const c = await json(await s.post('/completion', { prompt: { prompt_string: '<__media__>x', multimodal_data: ['eA=='] } }));
+    assert.equal(c.status, 400);
+    assert.match(c.body.error.message, /--mmproj/);
   });
 });

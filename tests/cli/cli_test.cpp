@@ -394,6 +394,26 @@ TEST(Cli, WeightsAreResidentOnce) {
   std::filesystem::remove(file);
 }
 
+// A draft model on the target's device (--spec-draft-device defaults to --device): the two models
+// share the process's one ET device (a second open failed on its lock: "device et0 is in use by
+// process <itself>"), the verification batches run there, and the text is the plain run's.
+TEST(Cli, SpeculativeDraftSharesTheEtDevice) {
+  HART_REQUIRE_TESTDATA(target, "models/TinyStories-656K-Q8_0.gguf");
+  HART_REQUIRE_TESTDATA(draft, "models/TinyStories-656K-requant-Q4_0.gguf");
+  const std::string lock_dir = temp_path("spec_device_lock");  // a device of its own
+  std::filesystem::create_directories(lock_dir);
+  const std::string env = "XDG_RUNTIME_DIR=" + lock_dir;
+  const std::string base = "run --device et -m " + target + " -p 'Once upon a time' -n 12 --temp 0 --json";
+  const Result plain = hart(base, env);
+  ASSERT_EQ(plain.status, 0);
+  const Result r = hart(base + " --spec-type draft-simple -md " + draft + " --spec-draft-n-max 3", env);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["generated_tokens"], nlohmann::json::parse(plain.out)["generated_tokens"]);
+  EXPECT_GT(j["timings"]["draft_n"].get<int>(), 0);
+  std::filesystem::remove_all(lock_dir);
+}
+
 // Weights uploaded to the ET device give their host pages back to the file too: a 137 MiB
 // SmolLM2-135M Q8_0 on the device peaked at 2.9x its size with the host copy kept, 1.9x without
 // (the device's copy, the KV cache on both sides).

@@ -493,6 +493,35 @@ TEST(EtBackend, ShireMaskFromTheEnvironment) {
   EXPECT_THROW(EtBackend(emu::open_emulator(small_device(dir.path)), o), Error);
 }
 
+// A draft model on the target's --device: the second backend of the process gets the device the
+// first opened (opening it again would fail on its lock), both compute right through it, and it
+// closes with the last of them.
+TEST(EtBackend, BackendsOfOneProcessShareItsDevice) {
+  TempDir dir;
+  int opened = 0;
+  auto open = [&] {
+    opened++;
+    return emu::open_emulator(small_device(dir.path));
+  };
+  const std::string key = "et0@" + dir.path;
+  {
+    EtOptions o;
+    EtBackend target(shared_device(key, open), o), draft(shared_device(key, open), o);
+    EXPECT_EQ(opened, 1);
+    EXPECT_EQ(&target.device(), &draft.device());
+    cpu::CpuBackend cpu(1);
+    for (EtBackend* et : {&target, &draft, &target}) {
+      Layer a(Type::Q8_0), b(Type::Q8_0);
+      Planned pa({a.out}, et->reuse_after()), pb({b.out});
+      sched::Scheduler({et, &cpu}).compute(pa.g);
+      cpu.compute(pb.g);
+      EXPECT_LT(nmse(read(*a.out), read(*b.out)), 2e-2);
+    }
+  }
+  EtBackend again(shared_device(key, open), EtOptions{});  // the last backend closed it: a new open
+  EXPECT_EQ(opened, 2);
+}
+
 TEST(EtBackend, SecondProcessIsToldWhoHoldsTheDevice) {
   TempDir dir;
   int ready[2], release[2];

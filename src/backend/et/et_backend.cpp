@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <numeric>
 #include <unordered_set>
 
@@ -53,8 +54,19 @@ EtOptions EtOptions::from_env() {
   return o;
 }
 
-EtBackend::EtBackend(std::unique_ptr<Device> device, EtOptions options)
-    : device_(std::move(device)),
+std::shared_ptr<SharedDevice> shared_device(const std::string& key, const std::function<std::unique_ptr<Device>()>& open) {
+  static std::mutex mutex;
+  static std::map<std::string, std::weak_ptr<SharedDevice>> open_devices;
+  std::lock_guard lock(mutex);
+  if (auto d = open_devices[key].lock()) return d;
+  auto d = std::make_shared<SharedDevice>(open());
+  open_devices[key] = d;
+  return d;
+}
+
+EtBackend::EtBackend(std::shared_ptr<SharedDevice> device, EtOptions options)
+    : shared_(std::move(device)),
+      device_(shared_->device.get()),
       options_(std::move(options)),
       memory_(*device_, options_.memory_budget ? options_.memory_budget : device_->properties().memory_bytes / 4 * 3) {
   const uint64_t all = device_->properties().all_shires_mask();
@@ -205,6 +217,7 @@ void EtBackend::compute_part(const Graph& g, std::span<Tensor* const> host_reads
       if (s) note(s);
   }
 
+  std::lock_guard device_lock(shared_->mutex);
   const double origin_us = now_us();
   device_->profiler_start();
   memory_.begin_part(transients);
@@ -269,7 +282,7 @@ void EtBackend::report(const std::vector<ProfileRecord>& recs, const std::vector
 }
 
 std::unique_ptr<EtBackend> open_et_backend(const EtOptions& options) {
-  return std::make_unique<EtBackend>(emu::open_emulator(), options);
+  return std::make_unique<EtBackend>(shared_device("et0", [] { return emu::open_emulator(); }), options);
 }
 
 }  // namespace hart::et

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,9 +35,23 @@ struct EtOptions {
   static EtOptions from_env();
 };
 
+// An opened device and the mutex its backends hold through each graph part: the backends of one
+// process (a target model and its draft model on the same --device) share it, since a second
+// open of a device fails on its lock, and its profiler and error state are the device's.
+struct SharedDevice {
+  explicit SharedDevice(std::unique_ptr<Device> d) : device(std::move(d)) {}
+  std::unique_ptr<Device> device;
+  std::mutex mutex;
+};
+
+// The process's open device `key`, or (none open) open()'s, kept while a backend holds it.
+std::shared_ptr<SharedDevice> shared_device(const std::string& key, const std::function<std::unique_ptr<Device>()>& open);
+
 class EtBackend final : public Backend {
  public:
-  EtBackend(std::unique_ptr<Device> device, EtOptions options);
+  EtBackend(std::shared_ptr<SharedDevice> device, EtOptions options);
+  EtBackend(std::unique_ptr<Device> device, EtOptions options)
+      : EtBackend(std::make_shared<SharedDevice>(std::move(device)), std::move(options)) {}
   ~EtBackend() override;
 
   const std::string& name() const override { return name_; }
@@ -60,6 +76,7 @@ class EtBackend final : public Backend {
   const EtMemory& memory() const { return memory_; }
   Device& device() { return *device_; }
 
+
  private:
   static constexpr size_t kReuseAfter = 12;
   struct Launched {
@@ -81,7 +98,8 @@ class EtBackend final : public Backend {
   void report(const std::vector<ProfileRecord>& recs, const std::vector<Launched>& launched, double origin_us);
 
   std::string name_ = "ET";
-  std::unique_ptr<Device> device_;
+  std::shared_ptr<SharedDevice> shared_;
+  Device* device_;  // shared_'s
   EtOptions options_;
   Stream stream_ = 0;
   uint64_t mask_ = 0;
@@ -93,8 +111,8 @@ class EtBackend final : public Backend {
   std::optional<Trace> trace_;
 };
 
-// The backend on a freshly opened emulator (takes the device lock: throws hart::Error
-// "device et0 is in use by process N" when another process holds it).
+// The backend on the process's emulator et0, opened (taking the device lock: throws hart::Error
+// "device et0 is in use by process N" when another process holds it) unless a backend has it.
 std::unique_ptr<EtBackend> open_et_backend(const EtOptions& options);
 
 }  // namespace hart::et

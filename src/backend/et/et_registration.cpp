@@ -30,7 +30,8 @@ const RegisterBackend kEtSysemu({"et-sysemu", {"sysemu"},
                                    options.matrix_engine = false;
                                    emu::EmuConfig config;
                                    config.name = "sysemu0";
-                                   return std::make_unique<EtBackend>(sysemu::open_sysemu(config), options);
+                                   return std::make_unique<EtBackend>(
+                                       shared_device(config.name, [&] { return sysemu::open_sysemu(config); }), options);
                                  }});
 
 #ifdef HART_HAVE_ET_RT
@@ -42,7 +43,8 @@ const RegisterBackend kEtRt({"et-rt", {"rt0"},
                                EtOptions options = EtOptions::from_env();
                                options.perf_log = o.perf_log;
                                options.matrix_engine = false;
-                               return std::make_unique<EtBackend>(etrt::open_rt(etrt::RtConfig::from_env()), options);
+                               return std::make_unique<EtBackend>(
+                                   shared_device("rt0", [] { return etrt::open_rt(etrt::RtConfig::from_env()); }), options);
                              }});
 #endif
 

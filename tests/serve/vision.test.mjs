@@ -88,6 +88,37 @@ describe('images (hart serve --mmproj)', () => {
   });
 });
 
+describe('a slot holding an image, saved and restored in a new process (--slot-save-path)', () => {
+  const slots = path.join(dir, 'slots');
+  test('the image prompt is reused from the restored slot', async () => {
+    fs.mkdirSync(dir, { recursive: true });
+    execFileSync(process.env.VISION_FIXTURES, [model('stories260K.gguf'), dir]);
+    const args = ['-m', file('text.gguf'), '--mmproj', file('mmproj.gguf'), '-c', '512', '--slot-save-path', slots];
+    const req = { prompt: { prompt_string: '<__media__>What is it?', multimodal_data: [fs.readFileSync(file('image.png')).toString('base64')] },
+                  n_predict: 6, temperature: 0, id_slot: 0 };
+    let first, saved;
+    const a = await startServer(args);
+    try {
+      first = (await json(await a.post('/completion', req))).body;
+      saved = (await json(await a.post('/slots/0?action=save', { filename: 'image.bin' }))).body;
+      assert.equal(saved.n_saved, first.tokens_evaluated + first.tokens_predicted - 1);
+    } finally {
+      await a.stop();
+    }
+    const b = await startServer(args);
+    try {
+      assert.equal((await json(await b.post('/slots/1?action=restore', { filename: 'image.bin' }))).body.n_restored, saved.n_saved);
+      const again = (await json(await b.post('/completion', { ...req, id_slot: -1 }))).body;
+      assert.equal(again.content, first.content);
+      assert.equal(again.timings.cache_n, first.tokens_evaluated - 1);  // the image and the text, all but the last token
+      assert.equal(again.id_slot, 1);
+    } finally {
+      await b.stop();
+      fs.rmSync(slots, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('images without --mmproj', () => {
   let s;
   before(async () => (s = await startServer(['-m', model('stories260K.gguf'), '-c', '256'])));

@@ -145,9 +145,11 @@ bool valid_slot_filename(const std::string& name) {
     return false;
   for (size_t i = 0; i < name.size();) {
     const int32_t cp = next_code_point(name, i);
-    if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || cp == 0xfeff || (cp >= 0x2028 && cp <= 0x2029) ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-      return false;  // not UTF-8 (-1), control characters, BOM, line / paragraph separators
+    if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || cp == 0xfeff || cp == 0xfffd || cp == 0x2028 ||
+        cp == 0x2029 || cp == 0xff0e || cp == 0x2215 || cp == 0x2216)
+      // Not UTF-8 (-1), control characters, BOM, U+FFFD, line and paragraph separators, and the
+      // look-alikes of dot, slash and backslash.
+      return false;
     if (std::strchr("/\\:*?\"<>|", int(cp)) != nullptr && cp < 0x80) return false;
   }
   return true;

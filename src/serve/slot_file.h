@@ -47,8 +47,9 @@ std::vector<uint8_t> encode_slot_file(const SlotModel& model, const SlotContents
 SlotContents decode_slot_file(std::span<const uint8_t> bytes, const SlotModel& model);
 
 // llama.cpp's rule for --slot-save-path file names (fs_validate_filename), or stricter: 1-255
-// bytes of UTF-8, no control character, none of / \ : * ? " < > |, no leading or trailing
-// space, no trailing dot, not "." or "..", and no byte-order mark.
+// bytes of UTF-8, no control character, none of / \ : * ? " < > | nor the look-alikes U+FF0E,
+// U+2215, U+2216, no leading or trailing space, no trailing dot, not "." or "..", and no
+// byte-order mark or U+FFFD.
 bool valid_slot_filename(const std::string& name);
 
 }  // namespace hart::serve

@@ -63,7 +63,7 @@ TEST(SlotFile, Filenames) {
   for (const char* ok : {"x.bin", "slot-1_a.bin", "caf\xc3\xa9.bin", ".hidden", "a b", "日本.bin"}) EXPECT_TRUE(valid_slot_filename(ok)) << ok;
   for (const std::string& bad : std::vector<std::string>{"", ".", "..", "../x.bin", "a/b", "a\\b", "/etc/passwd", "c:x", "a*", "a?", "a\"", "a<", "a>", "a|",
                                 " a", "a ", "a.", std::string("a\0b", 3), "a\nb", "a\x7f", "\xef\xbb\xbf" "a", "\xc3", "\xc0\xaf",
-                                "\xed\xa0\x80", std::string(256, 'x')})
+                                "\xed\xa0\x80", "a\xe2\x88\x95" "b", "a\xef\xbc\x8e" "b", "\xef\xbf\xbd", std::string(256, 'x')})
     EXPECT_FALSE(valid_slot_filename(bad)) << bad;
   EXPECT_TRUE(valid_slot_filename(std::string(255, 'x')));
 }

@@ -301,6 +301,34 @@ TEST(EngineSlots, AnotherLayoutOrAFullPoolIsRefused) {
   EXPECT_THROW(uncached.engine.save_slot(0), Error);
 }
 
+// Slot actions run between steps: requests running meanwhile (in the slot acted on, or beside
+// it) answer as they would alone; a slot is processing until its requests have ended.
+TEST(EngineSlots, ActionsBetweenTheStepsOfRunningRequests) {
+  HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
+  EngineOptions opt = with_ctx(256, 1024);
+  opt.n_slots = 2;
+  opt.chunk_size = 4;
+  Served sv(path, opt);
+  GenParams first = greedy(*sv.l.tok, kLongLead, 8);
+  first.slot = 1;
+  collect(*sv.engine.submit(first));
+  const SlotContents saved = sv.engine.save_slot(1);
+  auto reqs = workload(*sv.l.tok, 6, 120);
+  std::vector<std::shared_ptr<Stream>> streams;
+  for (GenParams& p : reqs) {
+    p.slot = 0;
+    streams.push_back(sv.engine.submit(p));
+  }
+  for (int i = 0; i < 5; i++) {
+    sv.engine.save_slot(0);
+    EXPECT_EQ(sv.engine.restore_slot(1, saved), int(saved.tokens.size()));
+    EXPECT_EQ(sv.engine.erase_slot(1), int(saved.tokens.size()));
+  }
+  for (size_t i = 0; i < reqs.size(); i++) EXPECT_EQ(collect(*streams[i]).tokens, alone(sv.l, reqs[i])) << "request " << i;
+  EXPECT_FALSE(sv.engine.slots()[0].processing);
+  EXPECT_GT(sv.engine.slots()[0].n_tokens, 0);
+}
+
 TEST(EngineSlots, PickSlotPrefersTheLongestSharedPrefix) {
   HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
   EngineOptions opt = with_ctx(256);

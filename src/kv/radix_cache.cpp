@@ -210,22 +210,49 @@ int32_t RadixCache::evict(int32_t n, int32_t n_window, int32_t n_cells) {
     Node* leaf = leaves.top();
     leaves.pop();
     Node* parent = leaf->parent;
-    if (pool_) pool_->free(leaf->slots);
-    for (int32_t s : leaf->window)
-      if (s >= 0) window_pool_->free({&s, 1});
-    if (leaf->cell >= 0) {
-      cell_pool_->free({&leaf->cell, 1});
-      freed_cells++;
-      evictable_cells_--;
-    }
-    const int32_t size = int32_t(leaf->tokens.size()), windows = present(leaf->window);
-    freed += size;
-    freed_window += windows;
-    cached_ -= size;
-    evictable_ -= size;
-    evictable_window_ -= windows;
-    parent->children.erase(leaf->tokens[0]);  // destroys leaf
+    const Freed f = remove_leaf(leaf);
+    freed += f.tokens;
+    freed_window += f.window;
+    freed_cells += f.cells;
     if (parent != &root_ && parent->children.empty() && parent->lock == 0) leaves.push(parent);
+  }
+  return freed;
+}
+
+RadixCache::Freed RadixCache::remove_leaf(Node* leaf) {
+  Freed f;
+  if (pool_) pool_->free(leaf->slots);
+  for (int32_t s : leaf->window)
+    if (s >= 0) window_pool_->free({&s, 1});
+  if (leaf->cell >= 0) {
+    cell_pool_->free({&leaf->cell, 1});
+    f.cells = 1;
+    evictable_cells_--;
+  }
+  f.tokens = int32_t(leaf->tokens.size());
+  f.window = present(leaf->window);
+  cached_ -= f.tokens;
+  evictable_ -= f.tokens;
+  evictable_window_ -= f.window;
+  leaf->parent->children.erase(leaf->tokens[0]);  // destroys leaf
+  return f;
+}
+
+int32_t RadixCache::drop(std::span<const int32_t> tokens) {
+  Node* node = &root_;
+  for (size_t done = 0; done < tokens.size();) {
+    const auto it = node->children.find(tokens[done]);
+    if (it == node->children.end() || it->second->tokens.size() > tokens.size() - done ||
+        !std::equal(it->second->tokens.begin(), it->second->tokens.end(), tokens.begin() + long(done)))
+      break;
+    done += it->second->tokens.size();
+    node = it->second.get();
+  }
+  int32_t freed = 0;
+  while (node != &root_ && node->children.empty() && node->lock == 0) {
+    Node* parent = node->parent;
+    freed += remove_leaf(node).tokens;
+    node = parent;
   }
   return freed;
 }

@@ -76,6 +76,10 @@ class RadixCache {
   // Frees at least n FULL slots, n_window WINDOW slots and n_cells cells by evicting unlocked
   // leaves, least recently used first, when there are that many. Returns the FULL slots freed.
   int32_t evict(int32_t n, int32_t n_window = 0, int32_t n_cells = 0);
+  // Frees what only the path of `tokens` holds: its deepest node whose tokens all lie in them,
+  // then each ancestor that becomes an unlocked leaf (a prefix another path shares stays).
+  // Returns the tokens freed.
+  int32_t drop(std::span<const int32_t> tokens);
 
   int32_t cached() const { return cached_; }        // tokens in the tree (FULL slots it owns)
   int32_t evictable() const { return evictable_; }  // of those, in unlocked nodes
@@ -88,6 +92,11 @@ class RadixCache {
   // The node that ends exactly after tokens[0, n), which the tree holds (splitting one).
   Node* node_at(std::span<const int32_t> tokens, size_t n);
   void touch(Node* node);
+  // Gives an unlocked leaf's slots back and removes it: its tokens, window slots, cells freed.
+  struct Freed {
+    int32_t tokens = 0, window = 0, cells = 0;
+  };
+  Freed remove_leaf(Node* leaf);
 
   SlotPool* pool_;
   SlotPool* window_pool_;

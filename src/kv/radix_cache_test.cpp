@@ -97,6 +97,23 @@ TEST_F(Fixture, LockedPathsAreNotEvictable) {
   expect_no_leak();
 }
 
+TEST_F(Fixture, DropFreesOnlyWhatThePathAloneHolds) {
+  insert_new(rc, pool, {1, 2, 3, 4});
+  insert_new(rc, pool, {1, 2, 7});  // {1,2} is shared now
+  RadixCache::Node* other = insert_new(rc, pool, {5, 6});
+  rc.lock(other);
+  EXPECT_EQ(rc.drop(Tokens{1, 2, 3, 4}), 2);  // {3,4}; {1,2} stays for {7}
+  EXPECT_EQ(rc.match_prefix(Tokens{1, 2, 3, 4}).n, 2u);
+  EXPECT_EQ(rc.drop(Tokens{1, 2, 3}), 0);   // nothing of it is left past {1,2}, which {7} shares
+  EXPECT_EQ(rc.drop(Tokens{5, 6, 8}), 0);   // locked
+  EXPECT_EQ(rc.drop(Tokens{1, 2, 7}), 3);   // {7}, then {1,2}, a leaf now
+  EXPECT_EQ(rc.drop(Tokens{9}), 0);
+  EXPECT_EQ(rc.cached(), 2);
+  rc.unlock(other);
+  EXPECT_EQ(rc.evictable(), 2);
+  expect_no_leak();
+}
+
 TEST_F(Fixture, LockSurvivesASplitBelowIt) {
   RadixCache::Node* a = insert_new(rc, pool, {1, 2, 3, 4});
   rc.lock(a);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <future>
 #include <thread>
 
 #include "common/error.h"
@@ -125,7 +126,8 @@ Engine::Engine(const Model& model, const Tokenizer& tok, const EngineOptions& op
       max_queue_(opt.max_queue),
       store_(state_layout(model.hp), capacity(model.hp, opt, n_ctx_), opt.cache_type),
       executor_(model_, store_, sequence_limit(n_ctx_, store_), std::move(backends)),
-      speculation_(opt.speculation) {
+      speculation_(opt.speculation),
+      slots_(size_t(std::max(1, opt.n_slots))) {
   const kv::StateLayout& layout = store_.layout();
   n_ctx_ = sequence_limit(n_ctx_, store_);
   if (opt.prefix_cache)
@@ -171,8 +173,15 @@ std::shared_ptr<Stream> Engine::submit(GenParams p) {
       s.sampler.set_constraint(s.constraint.get());
     }
     seqs.back()->index = i;
+    if (i > 0) seqs.back()->p.slot = -1;  // choice 0's tokens are the slot's
     seqs.back()->prompt_shared = shared;
     seqs.back()->t_submit = Clock::now();
+  }
+  if (p.slot >= n_slots()) throw Error("engine: no slot " + std::to_string(p.slot));  // the HTTP layer checks first
+  if (p.slot >= 0) {
+    std::lock_guard lock(slots_mutex_);
+    slots_[size_t(p.slot)].n_active++;
+    slots_[size_t(p.slot)].last_use = ++slot_clock_;
   }
   n_waiting_ += n;
   {
@@ -192,15 +201,19 @@ const grammar::VocabTrie& Engine::vocab_trie(std::vector<int32_t> shown) {
 }
 
 void Engine::loop() {
+  std::deque<std::function<void()>> tasks;
   while (true) {
     {
       std::unique_lock lock(mutex_);
       // waiting_ is never stuck with nothing running: an idle pool holds any request that fits n_ctx.
-      cv_.wait(lock, [&] { return stop_ || !incoming_.empty() || !running_.empty() || !waiting_.empty(); });
+      cv_.wait(lock, [&] { return stop_ || !incoming_.empty() || !running_.empty() || !waiting_.empty() || !tasks_.empty(); });
       if (stop_) break;
       for (auto& s : incoming_) waiting_.push_back(std::move(s));
       incoming_.clear();
+      tasks.swap(tasks_);
     }
+    for (auto& t : tasks) t();
+    tasks.clear();
     // A client that went away frees its slots now, queued or running.
     for (auto it = waiting_.begin(); it != waiting_.end();)
       if ((*it)->stream->cancelled()) {
@@ -225,6 +238,8 @@ void Engine::loop() {
   for (auto& s : running_) finish(*s, "cancelled");
   for (auto* queue : {&waiting_, &incoming_})
     for (auto& s : *queue) cancel_waiting(*s);
+  std::lock_guard lock(mutex_);  // on_loop takes no more now (stop_)
+  for (auto& t : tasks_) t();
 }
 
 // Ends a request that holds no slots yet.
@@ -237,6 +252,7 @@ void Engine::cancel_waiting(Seq& s) {
   ev.prompt_tokens = int(s.p.prompt.size());
   s.stream->push(std::move(ev));
   metrics_.request_finished("cancelled");
+  slot_done(s, false);
 }
 
 // First come, first served: the queue's head waits until the pool can promise it every slot it
@@ -540,6 +556,7 @@ void Engine::finish(Seq& s, const std::string& reason, const std::string& error)
     share(s, s.n_computed(), false);
     radix_->unlock(s.node);
   }
+  slot_done(s, true);
   store_.release(s.state);  // what is not shared; slots taken for a step that failed hold nothing
   add(reserved_, s.reserved, -1);
   Event ev;
@@ -563,6 +580,154 @@ void Engine::finish(Seq& s, const std::string& reason, const std::string& error)
   s.stream->push(std::move(ev));
   s.stream.reset();
   metrics_.request_finished(reason);
+}
+
+// The request is gone from its slot; one that ran leaves its computed tokens there.
+void Engine::slot_done(const Seq& s, bool ran) {
+  if (s.p.slot < 0) return;
+  std::lock_guard lock(slots_mutex_);
+  Slot& slot = slots_[size_t(s.p.slot)];
+  slot.n_active--;
+  if (ran) slot.tokens.assign(s.tokens.begin(), s.tokens.begin() + s.n_computed());
+}
+
+int Engine::pick_slot(std::span<const int32_t> prompt, int want) {
+  if (want >= 0) return want;
+  std::lock_guard lock(slots_mutex_);
+  int best = -1;
+  size_t best_common = 0;
+  for (size_t i = 0; i < slots_.size(); i++) {
+    const Slot& s = slots_[i];
+    if (s.n_active > 0) continue;
+    const size_t n = std::min(s.tokens.size(), prompt.size());
+    const size_t common = size_t(std::mismatch(s.tokens.begin(), s.tokens.begin() + long(n), prompt.begin()).first - s.tokens.begin());
+    // llama-server's rule (--slot-prompt-similarity 0.1): more than a tenth of the prompt in common.
+    if (common > best_common && common * 10 > prompt.size()) best = int(i), best_common = common;
+  }
+  if (best >= 0) return best;
+  // None shares a prefix: the idle one used longest ago, or (all busy) the one used longest ago.
+  for (bool idle_only : {true, false})
+    for (size_t i = 0; i < slots_.size(); i++)
+      if ((!idle_only || slots_[i].n_active == 0) && (best < 0 || slots_[i].last_use < slots_[size_t(best)].last_use))
+        best = int(i);
+  return best;
+}
+
+std::vector<Engine::SlotView> Engine::slots() const {
+  std::lock_guard lock(slots_mutex_);
+  std::vector<SlotView> out;
+  for (size_t i = 0; i < slots_.size(); i++) out.push_back({int(i), slots_[i].n_active > 0, int(slots_[i].tokens.size())});
+  return out;
+}
+
+void Engine::on_loop(const std::function<void()>& f) {
+  std::promise<void> done;
+  std::future<void> result = done.get_future();
+  {
+    std::lock_guard lock(mutex_);
+    if (stop_) throw Error("the server is shutting down");
+    tasks_.push_back([&] {
+      try {
+        f();
+        done.set_value();
+      } catch (...) {
+        done.set_exception(std::current_exception());
+      }
+    });
+  }
+  cv_.notify_all();
+  result.get();
+}
+
+void Engine::check_slot_persistence() const {
+  if (!radix_) throw Error("slots are saved from and restored into the prefix cache, which this server runs without (--no-prefix-cache)");
+  if (executor_.scheduler().backends().size() != 1)
+    throw Error("slots can be saved and restored only by a server on the CPU alone (a device keeps the state in its own memory)");
+}
+
+SlotContents Engine::save_slot(int id) {
+  check_slot_persistence();
+  SlotContents c;
+  on_loop([&] {
+    {
+      std::lock_guard lock(slots_mutex_);
+      c.tokens = slots_.at(size_t(id)).tokens;
+    }
+    // Where a request could continue from (the window and snapshot rules of match_prefix).
+    const kv::RadixCache::Match m = radix_->match_prefix(c.tokens);
+    c.tokens.resize(m.n);
+    kv::SeqState st;
+    st.n = int(m.n);
+    st.full = m.slots;
+    if (!m.window.empty()) {
+      st.window_begin = std::max(0, st.n - store_.layout().window + 1);
+      st.window.assign(m.window.begin() + st.window_begin, m.window.end());
+    }
+    st.cell = st.cell_src = m.cell;
+    store_.save(st, c.state);
+  });
+  return c;
+}
+
+int Engine::restore_slot(int id, const SlotContents& c) {
+  check_slot_persistence();
+  for (int32_t t : c.tokens)
+    if (t >= model_.hp.n_vocab) throw Error("the slot file holds token " + std::to_string(t) + ", not in this model's vocabulary");
+  if (int(c.tokens.size()) > n_ctx_)
+    throw Error("the slot file holds " + std::to_string(c.tokens.size()) + " tokens; this server's context is " + std::to_string(n_ctx_));
+  on_loop([&] {
+    const int n = int(c.tokens.size());
+    const kv::StateLayout& layout = store_.layout();
+    // Room: free slots and the prefix cache's unlocked ones, less what running requests are promised.
+    const kv::Capacity need{layout.uses(kv::Pool::FULL) ? n : 0,
+                            layout.uses(kv::Pool::WINDOW) ? std::min(n, std::max(0, layout.window - 1)) : 0,
+                            layout.has_recurrent() && n > 0 ? 1 : 0};
+    const kv::Capacity available{store_.n_free(kv::Pool::FULL) + radix_->evictable() - reserved_.full,
+                                 store_.n_free(kv::Pool::WINDOW) + radix_->evictable_window() - reserved_.window,
+                                 store_.n_free_cells() + radix_->evictable_cells() - reserved_.cells};
+    if (!fits(need, available))
+      throw Error("the KV pool has no room for the slot's " + std::to_string(n) + " tokens beside the requests running now");
+    radix_->evict(int32_t(std::max<int64_t>(0, need.full - store_.n_free(kv::Pool::FULL))),
+                  int32_t(std::max<int64_t>(0, need.window - store_.n_free(kv::Pool::WINDOW))),
+                  int32_t(std::max<int64_t>(0, need.cells - store_.n_free_cells())));
+    kv::SeqState st;
+    store_.load(st, c.state);
+    if (st.n != n) {
+      store_.release(st);
+      throw Error("the slot file's state holds " + std::to_string(st.n) + " positions for its " + std::to_string(n) + " tokens");
+    }
+    if (n > 0) {  // the prefix cache takes it all, as from a finished request
+      std::vector<int32_t> slots = st.full, window;
+      if (layout.uses(kv::Pool::WINDOW)) {
+        window.assign(size_t(n), -1);
+        for (int p = st.window_begin; p < n; p++) window[size_t(p)] = st.window_slot(p);
+      }
+      int32_t cell = st.cell;
+      radix_->insert(c.tokens, slots, window.empty() ? nullptr : &window, layout.has_recurrent() ? &cell : nullptr);
+      if (cell > 0) store_.cell_pool().free({&cell, 1});  // the cache had that snapshot already
+    }
+    {
+      std::lock_guard lock(slots_mutex_);
+      slots_.at(size_t(id)).tokens = c.tokens;
+    }
+    publish_usage();
+  });
+  return int(c.tokens.size());
+}
+
+int Engine::erase_slot(int id) {
+  int n = 0;
+  on_loop([&] {
+    std::vector<int32_t> tokens;
+    {
+      std::lock_guard lock(slots_mutex_);
+      tokens.swap(slots_.at(size_t(id)).tokens);
+    }
+    n = int(tokens.size());
+    if (radix_) radix_->drop(tokens);
+    publish_usage();
+  });
+  return n;
 }
 
 void Engine::publish_usage() {

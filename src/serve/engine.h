@@ -22,9 +22,16 @@
 // written to the sequence's second cell in such a step, so the cell it read still holds the state
 // before it; when part of the draft is refused, the sequence goes back to that state and its
 // kept tokens are computed again in its next step, with the next draft.
+// llama-server's slots (--parallel) are records here, not sequences: a slot holds the tokens of
+// the last request that ran in it (id_slot, or the one pick_slot chose), which the prefix cache
+// holds after it; any number of requests run at once whatever their slots. Saving a slot writes
+// those tokens and their state from the prefix cache; restoring one puts them back into it (the
+// next request that starts with them computes only what follows); erasing one forgets them and
+// frees what only they held. These run on the loop thread, between steps.
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -33,6 +40,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <thread>
 
@@ -43,6 +51,7 @@
 #include "model/forward.h"
 #include "serve/metrics.h"
 #include "serve/request.h"
+#include "serve/slot_file.h"
 #include "spec/spec_factory.h"
 #include "tokenizer/text_output.h"
 #include "tokenizer/tokenizer.h"
@@ -55,6 +64,7 @@ struct EngineOptions {
   int chunk_size = 256; // tokens per step
   int max_queue = 64;   // waiting requests before new ones are refused
   bool prefix_cache = true;
+  int n_slots = 1;      // llama-server's slots (--parallel)
   Type cache_type = Type::F16;
   // What requests with speculative types draft with (outlives the engine); nullptr: none may.
   const spec::SpecFactory* speculation = nullptr;
@@ -83,6 +93,29 @@ class Engine {
   const Model& model() const { return model_; }
   const spec::SpecFactory* speculation() const { return speculation_; }
 
+  int n_slots() const { return int(slots_.size()); }
+  // The slot a request with this prompt runs in: `want` when it is one (>= 0), else the idle slot
+  // whose tokens share the longest prefix with the prompt (more than a tenth of it), else the idle
+  // one used longest ago (all busy: the one used longest ago).
+  int pick_slot(std::span<const int32_t> prompt, int want);
+  struct SlotView {
+    int id;
+    bool processing;  // a request in it is queued or running
+    int n_tokens;     // what it holds
+  };
+  std::vector<SlotView> slots() const;
+  // Throws hart::Error when slots cannot be saved or restored on this engine (no prefix cache,
+  // or the state is on a device rather than in host memory).
+  void check_slot_persistence() const;
+  // Slot id's tokens, as far as the prefix cache still holds them, and their state's bytes.
+  SlotContents save_slot(int id);
+  // Puts saved tokens and their state into the prefix cache as slot id's; returns how many.
+  // Throws hart::Error for a state of another layout or when the pool has no room for it.
+  int restore_slot(int id, const SlotContents& c);
+  // Forgets slot id's tokens and frees what the prefix cache holds for them alone; returns how many.
+  int erase_slot(int id);
+  size_t state_bytes() const { return store_.bytes(); }
+
  private:
   struct Seq;
   using Clock = std::chrono::steady_clock;
@@ -100,6 +133,9 @@ class Engine {
   void finish(Seq& s, const std::string& reason, const std::string& error = {});
   void cancel_waiting(Seq& s);
   void publish_usage();
+  // Runs f on the loop thread, between steps, and waits for it (its exception rethrown here).
+  void on_loop(const std::function<void()>& f);
+  void slot_done(const Seq& s, bool ran);
   const grammar::VocabTrie& vocab_trie(std::vector<int32_t> shown);
 
   const Model& model_;
@@ -129,12 +165,22 @@ class Engine {
   std::mutex mutex_;  // guards incoming_ and stop_
   std::condition_variable cv_;
   std::deque<std::unique_ptr<Seq>> incoming_;
+  std::deque<std::function<void()>> tasks_;  // on_loop's
   bool stop_ = false;
   std::atomic<int> n_waiting_{0};  // incoming_ + waiting_, for --max-queue
 
   std::deque<std::unique_ptr<Seq>> waiting_;  // loop thread only, from here on
   std::list<std::unique_ptr<Seq>> running_;
   std::thread thread_;
+
+  struct Slot {
+    std::vector<int32_t> tokens;  // the last request's prompt and the generated tokens computed
+    int n_active = 0;             // its requests queued or running
+    uint64_t last_use = 0;
+  };
+  mutable std::mutex slots_mutex_;  // guards slots_ and slot_clock_
+  std::vector<Slot> slots_;
+  uint64_t slot_clock_ = 0;
 
   // The vocabulary tries of constrained sampling, built on first use, one per set of control
   // tokens a reply shows as text (a syntax's markers: few sets per server).

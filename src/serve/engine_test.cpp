@@ -226,6 +226,128 @@ void expect_snapshots_reused(const std::string& model) {
 TEST(Engine, RwkvModelReusesStateSnapshots) { expect_snapshots_reused("archs/models/rwkv7-tiny-F32.gguf"); }
 TEST(Engine, ShortConvModelReusesStateSnapshots) { expect_snapshots_reused("archs/models/lfm2-tiny-F32.gguf"); }
 
+// Slot persistence: a request's tokens saved from one engine's prefix cache and restored into a
+// fresh engine of the same model, whose next request with that prefix computes only what follows
+// and answers as one computed from scratch; erase forgets them.
+void expect_slot_restored(const std::string& model) {
+  HART_REQUIRE_TESTDATA(path, model);
+  EngineOptions opt = with_ctx(512);
+  opt.chunk_size = 16;
+  opt.n_slots = 2;
+  SlotContents saved;
+  GenParams next;
+  {
+    Served sv(path, opt);
+    GenParams first = greedy(*sv.l.tok, kLongLead, 24);
+    first.slot = 1;
+    const Result r1 = collect(*sv.engine.submit(first));
+    EXPECT_EQ(sv.engine.slots()[1].n_tokens, int(first.prompt.size() + r1.tokens.size()) - 1);
+    EXPECT_EQ(sv.engine.save_slot(0).tokens.size(), 0u);  // nothing ran in it
+    saved = sv.engine.save_slot(1);
+    EXPECT_EQ(int(saved.tokens.size()), sv.engine.slots()[1].n_tokens);
+    next = first;
+    next.prompt.insert(next.prompt.end(), r1.tokens.begin(), r1.tokens.end());
+    const std::vector<int32_t> more = sv.l.tok->encode(" The next day, Lily and Tom", false, false);
+    next.prompt.insert(next.prompt.end(), more.begin(), more.end());
+  }
+  Served sv(path, opt);
+  EXPECT_EQ(sv.engine.restore_slot(0, saved), int(saved.tokens.size()));
+  EXPECT_EQ(sv.engine.slots()[0].n_tokens, int(saved.tokens.size()));
+  next.slot = -1;
+  const Result r2 = collect(*sv.engine.submit(next));
+  EXPECT_EQ(r2.done.cached_tokens, int(saved.tokens.size()));
+  EXPECT_EQ(r2.tokens, alone(sv.l, next));
+  // Restoring twice shares what the cache has; erasing frees what only the slot held.
+  EXPECT_EQ(sv.engine.restore_slot(1, saved), int(saved.tokens.size()));
+  EXPECT_EQ(sv.engine.erase_slot(1), int(saved.tokens.size()));
+  EXPECT_EQ(sv.engine.slots()[1].n_tokens, 0);
+  EXPECT_EQ(sv.engine.erase_slot(1), 0);
+}
+
+TEST(EngineSlots, AttentionModel) { expect_slot_restored("models/stories260K.gguf"); }
+TEST(EngineSlots, SlidingWindowModel) { expect_slot_restored("archs/models/gemma3-tiny-F32.gguf"); }
+TEST(EngineSlots, ShortConvModel) { expect_slot_restored("archs/models/lfm2-tiny-F32.gguf"); }
+TEST(EngineSlots, RwkvModel) { expect_slot_restored("archs/models/rwkv7-tiny-F32.gguf"); }
+TEST(EngineSlots, DeltaNetModel) { expect_slot_restored("archs/models/qwen35-tiny-F32.gguf"); }
+
+TEST(EngineSlots, AnotherLayoutOrAFullPoolIsRefused) {
+  HART_REQUIRE_TESTDATA(a, "models/stories260K.gguf");
+  HART_REQUIRE_TESTDATA(b, "archs/models/gemma3-tiny-F32.gguf");
+  SlotContents saved;
+  {
+    Served sv(a, with_ctx(256));
+    GenParams p = greedy(*sv.l.tok, kLongLead, 8);
+    p.slot = 0;
+    collect(*sv.engine.submit(p));
+    saved = sv.engine.save_slot(0);
+    ASSERT_GT(saved.tokens.size(), 0u);
+    SlotContents cut = saved;  // its state no longer matches its tokens
+    cut.tokens.pop_back();
+    EXPECT_THROW(sv.engine.restore_slot(0, cut), Error);
+    SlotContents bad = saved;
+    bad.tokens[0] = sv.l.model->hp.n_vocab;
+    EXPECT_THROW(sv.engine.restore_slot(0, bad), Error);
+  }
+  {
+    Served other(b, with_ctx(256));
+    EXPECT_THROW(other.engine.restore_slot(0, saved), Error);
+    EXPECT_EQ(other.engine.slots()[0].n_tokens, 0);
+  }
+  Served small(a, with_ctx(16, 16));  // a pool of 16 tokens cannot take them
+  EXPECT_THROW(small.engine.restore_slot(0, saved), Error);
+  EngineOptions off = with_ctx(256);
+  off.prefix_cache = false;
+  Served uncached(a, off);
+  EXPECT_THROW(uncached.engine.save_slot(0), Error);
+}
+
+// Slot actions run between steps: requests running meanwhile (in the slot acted on, or beside
+// it) answer as they would alone; a slot is processing until its requests have ended.
+TEST(EngineSlots, ActionsBetweenTheStepsOfRunningRequests) {
+  HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
+  EngineOptions opt = with_ctx(256, 1024);
+  opt.n_slots = 2;
+  opt.chunk_size = 4;
+  Served sv(path, opt);
+  GenParams first = greedy(*sv.l.tok, kLongLead, 8);
+  first.slot = 1;
+  collect(*sv.engine.submit(first));
+  const SlotContents saved = sv.engine.save_slot(1);
+  auto reqs = workload(*sv.l.tok, 6, 120);
+  std::vector<std::shared_ptr<Stream>> streams;
+  for (GenParams& p : reqs) {
+    p.slot = 0;
+    streams.push_back(sv.engine.submit(p));
+  }
+  for (int i = 0; i < 5; i++) {
+    sv.engine.save_slot(0);
+    EXPECT_EQ(sv.engine.restore_slot(1, saved), int(saved.tokens.size()));
+    EXPECT_EQ(sv.engine.erase_slot(1), int(saved.tokens.size()));
+  }
+  for (size_t i = 0; i < reqs.size(); i++) EXPECT_EQ(collect(*streams[i]).tokens, alone(sv.l, reqs[i])) << "request " << i;
+  EXPECT_FALSE(sv.engine.slots()[0].processing);
+  EXPECT_GT(sv.engine.slots()[0].n_tokens, 0);
+}
+
+TEST(EngineSlots, PickSlotPrefersTheLongestSharedPrefix) {
+  HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
+  EngineOptions opt = with_ctx(256);
+  opt.n_slots = 3;
+  Served sv(path, opt);
+  // (Prompts longer than ten tokens: their BOS alone is not a tenth of them.)
+  const GenParams a = greedy(*sv.l.tok, "Once upon a time, there was a little girl named Lily.", 4),
+                  b = greedy(*sv.l.tok, "The little dog ran to the park to play with his red ball.", 4);
+  for (const GenParams* p : {&a, &b}) {
+    GenParams q = *p;
+    q.slot = sv.engine.pick_slot(q.prompt, -1);
+    collect(*sv.engine.submit(q));
+  }
+  EXPECT_EQ(sv.engine.pick_slot(greedy(*sv.l.tok, "The little dog ran to the park to play with his red ball. Then", 4).prompt, -1), 1);
+  EXPECT_EQ(sv.engine.pick_slot(greedy(*sv.l.tok, "Once upon a time, there was a little girl named Lily. She", 4).prompt, -1), 0);
+  EXPECT_EQ(sv.engine.pick_slot(std::vector<int32_t>{7, 7}, -1), 2);  // nothing shared: the one unused
+  EXPECT_EQ(sv.engine.pick_slot(a.prompt, 2), 2);
+}
+
 TEST(Engine, SharedPrefixIsReusedAndGivesTheSameOutput) {
   HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
   Served sv(path, with_ctx(256));

@@ -3,6 +3,8 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 #include <nlohmann/json.hpp>
 
@@ -147,6 +149,7 @@ void HttpServer::attach(Engine& engine, const Tokenizer& tok, ChatFormatter chat
   tok_ = &tok;
   embedder_ = &embedder;
   chat_.emplace(std::move(chat));
+  if (!opt_.slot_save_path.empty()) slot_model_ = slot_model(engine.model());
   engine_ = &engine;
 }
 
@@ -192,6 +195,9 @@ template <class Writer, class Request>
 void HttpServer::serve_generation(Request req, std::shared_ptr<InFlight> in_flight, const httplib::Request& http_req,
                                   httplib::Response& res) {
   Engine& engine = *engine_.load();
+  int want = -1;
+  if constexpr (requires { req.id_slot; }) want = req.id_slot;
+  req.gen.slot = engine.pick_slot(req.gen.prompt, want);
   auto st = std::make_shared<StreamState<Request>>(StreamState<Request>{std::move(req), nullptr, std::move(in_flight)});
   st->stream = engine.submit(st->req.gen);
   if (!st->req.stream) {
@@ -394,21 +400,14 @@ void HttpServer::native_routes() {
     return [this, parse](const httplib::Request& http_req, httplib::Response& res) {
       auto in_flight = std::make_shared<InFlight>(in_flight_);  // counted in by the pre-routing handler
       const Engine& engine = *engine_.load();
-      serve_generation<NativeWriter>(parse(parse_body<nlohmann::ordered_json>(http_req), prompt_context(engine), 0),
+      serve_generation<NativeWriter>(parse(parse_body<nlohmann::ordered_json>(http_req), prompt_context(engine), engine.n_slots()),
                                      std::move(in_flight), http_req, res);
     };
   };
   s.Post("/completion", native(parse_native_completion));
   s.Post("/completions", native(parse_native_completion));
   s.Post("/infill", native(parse_infill));
-  // hart has no slots: every request is a sequence of its own and the prefix cache keeps what a
-  // slot's cache would. The slot routes answer as llama-server's do when it runs without them.
-  const auto no_slots = [](const httplib::Request&, httplib::Response&) {
-    throw ApiError(501, "not_supported_error",
-                   "this server has no slots (continuous batching; its prefix cache keeps earlier prompts): no /slots, no slot save or restore");
-  };
-  s.Get("/slots", no_slots);
-  s.Post(R"(/slots/(\d+))", no_slots);
+  slot_routes();
   s.Get("/props", [this](const httplib::Request&, httplib::Response& res) {
     const Engine& e = *engine_.load();
     const json settings = {{"n_ctx", e.n_ctx()}, {"temperature", 0.8}, {"top_k", 40}, {"top_p", 0.95}, {"min_p", 0.05},
@@ -416,11 +415,92 @@ void HttpServer::native_routes() {
     const std::string bos = tok_->bos() >= 0 ? tok_->token_to_piece(tok_->bos(), true) : "";
     const std::string eos = tok_->eos() >= 0 ? tok_->token_to_piece(tok_->eos(), true) : "";
     send_json(res, 200, {{"default_generation_settings", {{"n_ctx", e.n_ctx()}, {"params", settings}}},
-                         {"total_slots", 0}, {"model_alias", opt_.model_name}, {"model_path", opt_.model_path},
+                         {"total_slots", e.n_slots()}, {"model_alias", opt_.model_name}, {"model_path", opt_.model_path},
                          {"chat_template", chat_->source()}, {"bos_token", bos}, {"eos_token", eos},
                          {"modalities", {{"vision", vision_ != nullptr}, {"video", false}, {"audio", false}}}, {"is_sleeping", false},
-                         {"endpoint_slots", false}, {"endpoint_props", true}, {"endpoint_metrics", true}, {"build_info", "hart"}});
+                         {"endpoint_slots", true}, {"endpoint_props", true}, {"endpoint_metrics", true}, {"build_info", "hart"}});
   });
+}
+
+// GET /slots, and POST /slots/{id}?action=save|restore|erase as llama-server answers them (its
+// messages where it has one; engine.h: what a slot is here).
+void HttpServer::slot_routes() {
+  httplib::Server& s = *http_;
+  s.Get("/slots", [this](const httplib::Request&, httplib::Response& res) {
+    const Engine& e = *engine_.load();
+    json out = json::array();
+    for (const Engine::SlotView& v : e.slots())
+      out.push_back({{"id", v.id}, {"id_task", -1}, {"n_ctx", e.n_ctx()}, {"speculative", false}, {"is_processing", v.processing},
+                     {"n_tokens", v.n_tokens}});
+    send_json(res, 200, out);
+  });
+  s.Post(R"(/slots/([^/]*))", [this](const httplib::Request& req, httplib::Response& res) { slot_action(req, res); });
+}
+
+void HttpServer::slot_action(const httplib::Request& req, httplib::Response& res) {
+  using Ms = std::chrono::duration<double, std::milli>;
+  if (opt_.slot_save_path.empty())
+    throw ApiError(501, "not_supported_error", "This server does not support slots action. Start it with `--slot-save-path`");
+  Engine& engine = *engine_.load();
+  const std::string id_text = req.matches[1];
+  int id = -1;
+  if (!id_text.empty() && id_text.size() < 10 && std::all_of(id_text.begin(), id_text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    id = std::stoi(id_text);
+  if (id < 0 || id >= engine.n_slots()) throw ApiError(400, "invalid_request_error", "Invalid slot ID");
+  const std::string action = req.get_param_value("action");
+  if (action != "save" && action != "restore" && action != "erase") throw ApiError(400, "invalid_request_error", "Invalid action");
+  if (action == "erase") {
+    send_json(res, 200, {{"id_slot", id}, {"n_erased", engine.erase_slot(id)}});
+    return;
+  }
+  const json body = parse_body(req);
+  if (!body.is_object() || !body.contains("filename") || !body["filename"].is_string())
+    throw ApiError(400, "invalid_request_error", "'filename' must be a string", "filename");
+  const std::string filename = body["filename"].get<std::string>();
+  if (!valid_slot_filename(filename)) throw ApiError(400, "invalid_request_error", "Invalid filename", "filename");
+  const std::filesystem::path path = std::filesystem::path(opt_.slot_save_path) / filename;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    engine.check_slot_persistence();
+  } catch (const Error& e) {
+    throw ApiError(501, "not_supported_error", e.what());
+  }
+  if (action == "save") {
+    const SlotContents c = engine.save_slot(id);
+    const std::vector<uint8_t> bytes = encode_slot_file(*slot_model_, c);
+    // Written beside the file and renamed over it: a failed write leaves no partial file.
+    const std::filesystem::path partial = path.string() + ".partial";
+    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+    out.close();
+    std::error_code ec;
+    if (!out || (std::filesystem::rename(partial, path, ec), ec)) {
+      std::filesystem::remove(partial, ec);
+      throw ApiError(500, "server_error", "cannot write " + path.string());
+    }
+    send_json(res, 200, {{"id_slot", id}, {"filename", filename}, {"n_saved", c.tokens.size()}, {"n_written", bytes.size()},
+                         {"timings", {{"save_ms", Ms(std::chrono::steady_clock::now() - t0).count()}}}});
+    return;
+  }
+  // Restore: the file is read and checked here; only a whole file of this model reaches the pool.
+  const auto refused = [](const std::string& why) { return ApiError(400, "invalid_request_error", "Unable to restore slot: " + why); };
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw refused("no file '" + filename + "' in the slot save path");
+  // Nothing larger than the whole state pool and a context of tokens can be a slot of this server.
+  if (size > engine.state_bytes() + size_t(engine.n_ctx()) * sizeof(int32_t) + 4096)
+    throw refused("'" + filename + "' is larger than any slot of this server");
+  std::vector<uint8_t> bytes(size);
+  std::ifstream in(path, std::ios::binary);
+  if (!in.read(reinterpret_cast<char*>(bytes.data()), std::streamsize(size))) throw refused("cannot read '" + filename + "'");
+  int n_restored = 0;
+  try {
+    n_restored = engine.restore_slot(id, decode_slot_file(bytes, *slot_model_));
+  } catch (const std::exception& e) {  // SlotFileError, or the engine's hart::Error
+    throw refused(e.what());
+  }
+  send_json(res, 200, {{"id_slot", id}, {"filename", filename}, {"n_restored", n_restored}, {"n_read", bytes.size()},
+                       {"timings", {{"restore_ms", Ms(std::chrono::steady_clock::now() - t0).count()}}}});
 }
 
 // What SGLang's Model Gateway (and its users) read of a worker: /model_info, /server_info and

@@ -1,7 +1,8 @@
 // The HTTP front of `hart serve` (cpp-httplib): the OpenAI routes (chat/completions,
 // completions, responses, embeddings, models), Anthropic's /v1/messages, llama-server's
 // /completion, /infill, /props, /tokenize, /detokenize and /apply-template, /health, /metrics and the metadata routes routers probe (/server_info,
-// /model_info and SGLang's /get_ names for them), embeddings and llama-server's /rerank.
+// /model_info and SGLang's /get_ names for them), embeddings and llama-server's /rerank, /slots
+// and slot save / restore / erase.
 // /health is a router's readiness check: 200 only while the model is loaded, the queue takes
 // work and the server is not draining; 503 with the reason otherwise. drain() starts a graceful
 // shutdown: from then on every request but /health, /metrics and the metadata is refused with
@@ -19,6 +20,7 @@
 #include "serve/engine.h"
 #include "serve/metrics.h"
 #include "serve/openai_api.h"
+#include "serve/slot_file.h"
 #include "tokenizer/tokenizer.h"
 
 namespace httplib {
@@ -40,6 +42,9 @@ struct ServerOptions {
   std::string model_path;  // reported by /model_info and /server_info
   int max_connections = 256;
   bool embeddings_only = false;  // --embedding: generation routes answer 501
+  // --slot-save-path: the directory of slot files (POST /slots/{id}?action=save|restore); empty:
+  // those actions answer 501, as llama-server's do without it.
+  std::string slot_save_path;
 };
 
 class HttpServer {
@@ -70,6 +75,8 @@ class HttpServer {
   void serve_generation(Request req, std::shared_ptr<InFlight> in_flight, const httplib::Request& http_req,
                         httplib::Response& res);
   void native_routes();
+  void slot_routes();
+  void slot_action(const httplib::Request& req, httplib::Response& res);
   // What a request is parsed against: the tokenizer, chat template, context, speculation.
   PromptContext prompt_context(const Engine& engine) const;
 
@@ -84,6 +91,7 @@ class HttpServer {
   Embedder* embedder_ = nullptr;
   ImageEncoder* vision_ = nullptr;
   std::optional<ChatFormatter> chat_;
+  std::optional<SlotModel> slot_model_;  // with --slot-save-path: what slot files are checked against
 };
 
 }  // namespace hart::serve

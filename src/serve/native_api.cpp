@@ -1,5 +1,7 @@
 #include "serve/native_api.h"
 
+#include "serve/image_input.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -192,8 +194,7 @@ NativeRequest native_request(const Body& body, const PromptContext& pc, int n_sl
   native_field(body, "cache_prompt", cache_prompt);
   native_field(body, "return_tokens", r.return_tokens);
   if (native_field(body, "id_slot", r.id_slot) && (r.id_slot < -1 || r.id_slot >= n_slots))
-    invalid_request("id_slot", n_slots == 0 ? "this server has no slots: 'id_slot' must be -1"
-                                            : "'id_slot' must be -1 (any) or a slot id below " + std::to_string(n_slots));
+    invalid_request("id_slot", "'id_slot' must be -1 (any) or a slot id below " + std::to_string(n_slots));
   const std::vector<std::string> samplers = apply_samplers(body, sp);
   r.settings = {{"n_predict", n_predict}, {"seed", sp.seed}, {"temperature", sp.temperature}, {"top_k", sp.top_k},
                 {"top_p", sp.top_p}, {"min_p", sp.min_p}, {"repeat_last_n", sp.repeat_last_n}, {"repeat_penalty", sp.repeat_penalty},
@@ -211,6 +212,39 @@ const std::string& string_in(const Body& obj, const char* key, const std::string
 
 void append(std::vector<int32_t>& to, const std::vector<int32_t>& from) { to.insert(to.end(), from.begin(), from.end()); }
 
+// llama-server's multimodal prompt: {"prompt_string": text with a <__media__> marker per image,
+// "multimodal_data": [base64 image, ...]}, encoded as a chat request's image_url parts are.
+NativeRequest multimodal_request(const Body& body, const Body& prompt, const PromptContext& pc, int n_slots) {
+  const auto text = prompt.find("prompt_string");
+  if (text == prompt.end() || !text->is_string()) invalid_request("prompt", "'prompt.prompt_string' must be a string");
+  std::vector<ImageBytes> images;
+  if (const auto data = prompt.find("multimodal_data"); data != prompt.end() && !data->is_null()) {
+    if (!data->is_array()) invalid_request("prompt", "'prompt.multimodal_data' must be an array of base64 strings");
+    for (size_t i = 0; i < data->size(); i++) {
+      const std::string where = "prompt.multimodal_data[" + std::to_string(i) + "]";
+      if (!(*data)[i].is_string()) invalid_request("prompt", "'" + where + "' must be a base64 string");
+      images.push_back(image_url_bytes((*data)[i].get<std::string>(), where, "prompt"));
+    }
+  }
+  const std::string& prompt_string = text->get_ref<const std::string&>();
+  if (images.empty()) return native_request(body, pc, n_slots, tokenize(pc, prompt_string, true, true, "prompt"));
+  if (!pc.vision)
+    invalid_request("prompt", "this server takes no images: it was started without --mmproj (the model's multimodal projector)");
+  ImagePrompt ip = pc.vision->encode(pc.tok, prompt_string, images, "prompt");
+  // The request is checked on a prompt of its length (its image positions hold content keys,
+  // which are no token ids), then given the prompt and the images' embeddings.
+  NativeRequest r = native_request(body, pc, n_slots, std::vector<int32_t>(ip.ids.size(), 0));
+  r.gen.prompt = std::move(ip.ids);
+  r.gen.images = std::move(ip.images);
+  r.prompt_text = prompt_string;
+  if (!r.gen.spec.types.empty()) {
+    if (body.contains("speculative.type") && !body["speculative.type"].is_null())
+      invalid_request("speculative.type", "speculative decoding does not take images");
+    r.gen.spec = {};
+  }
+  return r;
+}
+
 }  // namespace
 
 NativeRequest parse_native_completion(const Body& body, const PromptContext& pc, int n_slots) {
@@ -218,10 +252,12 @@ NativeRequest parse_native_completion(const Body& body, const PromptContext& pc,
   const auto p = body.find("prompt");
   if (p == body.end() || p->is_null()) invalid_request("prompt", "'prompt' is required");
   const Body* one = &*p;
-  if (p->is_array() && !p->empty() && std::all_of(p->begin(), p->end(), [](const Body& x) { return x.is_string() || x.is_array(); })) {
+  if (p->is_array() && !p->empty() &&
+      std::all_of(p->begin(), p->end(), [](const Body& x) { return x.is_string() || x.is_array() || x.is_object(); })) {
     if (p->size() > 1) invalid_request("prompt", "this server answers one prompt per request");
     one = &(*p)[0];
   }
+  if (one->is_object()) return multimodal_request(body, *one, pc, n_slots);
   return native_request(body, pc, n_slots, mixed_tokens(*one, pc, true, true, "prompt"));
 }
 
@@ -334,9 +370,9 @@ json NativeWriter::final_object(const std::string& content, const std::vector<To
                         {"predicted_per_token_ms", per(e.predicted_ms, n_decoded_)},
                         {"predicted_per_second", rate(e.predicted_ms, n_decoded_)}};
   if (e.draft_n > 0) timings.update({{"draft_n", e.draft_n}, {"draft_n_accepted", e.draft_n_accepted}});
-  json r = {{"index", 0}, {"content", content}, {"tokens", ids(tokens)}, {"id_slot", req_.id_slot}, {"stop", true},
+  json r = {{"index", 0}, {"content", content}, {"tokens", ids(tokens)}, {"id_slot", req_.gen.slot}, {"stop", true},
             {"model", model_}, {"tokens_predicted", n_decoded_}, {"tokens_evaluated", n_prompt},
-            {"generation_settings", req_.settings}, {"prompt", tok_.decode(req_.gen.prompt, true)},
+            {"generation_settings", req_.settings}, {"prompt", req_.gen.images ? req_.prompt_text : tok_.decode(req_.gen.prompt, true)},
             {"has_new_line", text_.find('\n') != std::string::npos}, {"truncated", false}, {"stop_type", stop_type},
             {"stopping_word", e.stop_word}, {"tokens_cached", n_prompt + std::max(0, n_decoded_ - 1)}, {"timings", timings}};
   if (!req_.stream && req_.gen.sampling.logprobs) r["completion_probabilities"] = probabilities(tokens);
@@ -362,7 +398,7 @@ std::vector<json> NativeWriter::chunks(const Event& ev) {
     return out;
   }
   if (ev.text.empty() && ev.tokens.empty()) return out;
-  json c = {{"index", 0}, {"content", ev.text}, {"tokens", ids(ev.tokens)}, {"stop", false}, {"id_slot", req_.id_slot},
+  json c = {{"index", 0}, {"content", ev.text}, {"tokens", ids(ev.tokens)}, {"stop", false}, {"id_slot", req_.gen.slot},
             {"tokens_predicted", n_decoded_}, {"tokens_evaluated", req_.gen.prompt.size()}};
   if (req_.gen.sampling.logprobs) c["completion_probabilities"] = probabilities(ev.tokens);
   out.push_back(std::move(c));

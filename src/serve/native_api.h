@@ -18,12 +18,14 @@ namespace hart::serve {
 struct NativeRequest : ApiRequest {
   bool return_tokens = false;  // the generated ids in "tokens"
   bool evaluate_only = false;  // n_predict 0: the prompt goes into the cache, no token is returned
-  int id_slot = -1;
+  int id_slot = -1;            // as asked; gen.slot: the slot it runs in
   nlohmann::json settings;     // generation_settings, as the request was understood
+  std::string prompt_text;     // with images: the prompt as given (its ids hold content keys)
 };
 
-// POST /completion: `prompt` is a string (special tokens parsed, BOS per the vocabulary) or
-// token ids. `n_slots`: the ids id_slot may name.
+// POST /completion: `prompt` is a string (special tokens parsed, BOS per the vocabulary), token
+// ids, or llama-server's multimodal object {"prompt_string", "multimodal_data": [base64 images]}
+// (with --mmproj; a <__media__> marker in the text per image). `n_slots`: the ids id_slot may name.
 NativeRequest parse_native_completion(const nlohmann::ordered_json& body, const PromptContext& pc, int n_slots);
 
 // POST /infill: input_prefix, input_suffix, input_extra [{filename, text}] and prompt laid out as

@@ -40,6 +40,8 @@ struct GenParams {
   // Speculative decoding (the server's settings with the request's speculative.* fields; no
   // types: none), validated against the engine's chunk size.
   spec::SpecParams spec;
+  // The llama-server slot it runs in (Engine::pick_slot), whose tokens it sets when it ends; -1: none.
+  int slot = -1;
 };
 
 struct TokenInfo {

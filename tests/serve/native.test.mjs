@@ -74,7 +74,7 @@ describe('/completion and /props (stories260K)', () => {
   test('what hart cannot honour is a 400 in llama-server\'s error shape', async () => {
     for (const [body, word] of [[{ prompt: 'x', mirostat: 2 }, /mirostat/], [{ prompt: 'x', samplers: ['temperature', 'top_k'] }, /order/],
                                 [{ prompt: 'x', samplers: ['infill', 'temperature'] }, /infill/], [{ prompt: 'x', ignore_eos: true }, /ignore_eos/],
-                                [{ prompt: 'x', logit_bias: [[15, -100]] }, /logit_bias/], [{ prompt: 'x', id_slot: 3 }, /id_slot/],
+                                [{ prompt: 'x', logit_bias: [[15, -100]] }, /logit_bias/], [{ prompt: 'x', id_slot: 4 }, /id_slot/],
                                 [{ prompt: ['a', 'b'] }, /one prompt/], [{ prompt: 'x', n_predict: -2 }, /n_predict/], [{}, /prompt/]]) {
       const { status, body: err } = await json(await s.post('/completion', body));
       assert.equal(status, 400, JSON.stringify(body));
@@ -87,11 +87,12 @@ describe('/completion and /props (stories260K)', () => {
     assert.match(infill.body.error.message, /FIM/);
   });
 
-  test('/slots: none, answered as llama-server without slots answers', async () => {
-    for (const r of [await fetch(`${s.base}/slots`), await s.post('/slots/0?action=save', { filename: 'x.bin' })]) {
-      assert.equal(r.status, 501);
-      assert.equal((await r.json()).error.type, 'not_supported_error');
-    }
+  test('/slots: the slots, and no slot actions without --slot-save-path (slots.test.mjs has them)', async () => {
+    const slots = (await json(await fetch(`${s.base}/slots`))).body;
+    assert.deepEqual(slots.map((x) => x.id), [0, 1, 2, 3]);
+    const r = await s.post('/slots/0?action=save', { filename: 'x.bin' });
+    assert.equal(r.status, 501);
+    assert.equal((await r.json()).error.type, 'not_supported_error');
   });
 
   test('/props', async () => {

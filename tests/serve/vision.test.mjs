@@ -48,6 +48,32 @@ describe('images (hart serve --mmproj)', () => {
     assert.equal((await json(await fetch(`${s.base}/props`))).body.modalities.vision, true);
   });
 
+  test('/completion with llama-server\'s multimodal_data: the same text, the image cached the next time', async () => {
+    const { body: tpl } = await json(await s.post('/apply-template', imageChat('What is it?')));
+    const want = execFileSync(HART, ['run', '-m', file('text.gguf'), '--mmproj', file('mmproj.gguf'), '--image', file('image.png'),
+      '-p', tpl.prompt, '-n', '10', '--temp', '0'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().replace(/\n$/, '');
+    const image = fs.readFileSync(file('image.png')).toString('base64');
+    const req = { prompt: { prompt_string: tpl.prompt, multimodal_data: [image] }, n_predict: 10, temperature: 0 };
+    const first = await json(await s.post('/completion', req));
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.equal(first.body.content, want);
+    assert.equal(first.body.prompt, tpl.prompt);
+    const again = await json(await s.post('/completion', { ...req, prompt: [req.prompt] }));  // a one-prompt array
+    assert.equal(again.body.content, want);
+    assert.equal(again.body.timings.cache_n, again.body.tokens_evaluated - 1);
+    const text = await json(await s.post('/completion', { prompt: { prompt_string: 'Once upon a time' }, n_predict: 4, temperature: 0 }));
+    assert.equal(text.body.content, (await json(await s.post('/completion', { prompt: 'Once upon a time', n_predict: 4, temperature: 0 }))).body.content);
+    for (const [bad, why] of [[{ prompt_string: 'no marker', multimodal_data: [image, image] }, /marker/],
+                              [{ prompt_string: '<__media__>x', multimodal_data: [Buffer.from('not an image').toString('base64')] }, /image/],
+                              [{ prompt_string: '<__media__>x', multimodal_data: ['https://example.com/a.png'] }, /remote/],
+                              [{ prompt_string: '<__media__>x', multimodal_data: [3] }, /base64/], [{ multimodal_data: [image] }, /prompt_string/]]) {
+      const r = await json(await s.post('/completion', { prompt: bad, n_predict: 2 }));
+      assert.equal(r.status, 400, JSON.stringify(bad).slice(0, 80));
+      assert.equal(r.body.error.code, 400);
+      assert.match(r.body.error.message, why);
+    }
+  });
+
   test('bad images: 400 in the OpenAI shape', async () => {
     const remote = imageChat('x');
     remote.messages[0].content[0].image_url.url = 'https://example.com/a.png';
@@ -62,6 +88,37 @@ describe('images (hart serve --mmproj)', () => {
   });
 });
 
+describe('a slot holding an image, saved and restored in a new process (--slot-save-path)', () => {
+  const slots = path.join(dir, 'slots');
+  test('the image prompt is reused from the restored slot', async () => {
+    fs.mkdirSync(dir, { recursive: true });
+    execFileSync(process.env.VISION_FIXTURES, [model('stories260K.gguf'), dir]);
+    const args = ['-m', file('text.gguf'), '--mmproj', file('mmproj.gguf'), '-c', '512', '--slot-save-path', slots];
+    const req = { prompt: { prompt_string: '<__media__>What is it?', multimodal_data: [fs.readFileSync(file('image.png')).toString('base64')] },
+                  n_predict: 6, temperature: 0, id_slot: 0 };
+    let first, saved;
+    const a = await startServer(args);
+    try {
+      first = (await json(await a.post('/completion', req))).body;
+      saved = (await json(await a.post('/slots/0?action=save', { filename: 'image.bin' }))).body;
+      assert.equal(saved.n_saved, first.tokens_evaluated + first.tokens_predicted - 1);
+    } finally {
+      await a.stop();
+    }
+    const b = await startServer(args);
+    try {
+      assert.equal((await json(await b.post('/slots/1?action=restore', { filename: 'image.bin' }))).body.n_restored, saved.n_saved);
+      const again = (await json(await b.post('/completion', { ...req, id_slot: -1 }))).body;
+      assert.equal(again.content, first.content);
+      assert.equal(again.timings.cache_n, first.tokens_evaluated - 1);  // the image and the text, all but the last token
+      assert.equal(again.id_slot, 1);
+    } finally {
+      await b.stop();
+      fs.rmSync(slots, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('images without --mmproj', () => {
   let s;
   before(async () => (s = await startServer(['-m', model('stories260K.gguf'), '-c', '256'])));
@@ -72,5 +129,8 @@ describe('images without --mmproj', () => {
     const r = await json(await s.post('/v1/chat/completions', imageChat('x')));
     assert.equal(r.status, 400);
     assert.match(r.body.error.message, /--mmproj/);
+    const c = await json(await s.post('/completion', { prompt: { prompt_string: '<__media__>x', multimodal_data: ['eA=='] } }));
+    assert.equal(c.status, 400);
+    assert.match(c.body.error.message, /--mmproj/);
   });
 });

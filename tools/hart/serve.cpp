@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <thread>
 
 #include "builtin_model.h"
@@ -75,6 +76,11 @@ int cmd_serve(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--api-key", so.api_key, "require 'Authorization: Bearer KEY' (or 'x-api-key: KEY')");
   app.add_flag("--no-prefix-cache", no_prefix_cache, "do not reuse the KV of earlier prompts");
+  eo.n_slots = 4;
+  app.add_option("--parallel", eo.n_slots,
+                 "llama-server's slots (-np; id_slot, /slots): each keeps its last request's tokens; requests run at once whatever their slots")
+      ->check(CLI::Range(1, 4096))->capture_default_str();
+  app.add_option("--slot-save-path", so.slot_save_path, "directory of slot files: POST /slots/{id}?action=save|restore (created if missing)");
   std::string pooling;
   bool reranking = false;
   app.add_option("--pooling", pooling, "pooling of the embeddings, over the model's: none, mean, cls, last, rank")
@@ -88,7 +94,16 @@ int cmd_serve(int argc, char** argv) {
   app.add_option("--drain-timeout", drain_timeout,
                  "seconds a SIGTERM waits for the requests in flight before the server exits anyway")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
-  if (!parse_args(app, argc, argv, kSpecShortAliases)) return 0;
+  std::vector<std::pair<std::string, std::string>> aliases = kSpecShortAliases;
+  aliases.emplace_back("-np", "--parallel");
+  if (!parse_args(app, argc, argv, aliases)) return 0;
+  if (!so.slot_save_path.empty()) {
+    if (no_prefix_cache) throw Error("--slot-save-path saves and restores the prefix cache's KV: it cannot go with --no-prefix-cache");
+    std::error_code ec;
+    std::filesystem::create_directories(so.slot_save_path, ec);
+    if (!std::filesystem::is_directory(so.slot_save_path))
+      throw Error("--slot-save-path " + so.slot_save_path + ": not a directory and cannot be made one");
+  }
   spo.enabled(eo.chunk_size);  // a verification batch is one step
   if (reranking) {
     so.embeddings_only = true;

@@ -50,9 +50,11 @@ def version():
 
 class Model:
     """A loaded model with one session (sequence 0) for generate / embed, and an engine made on
-    the first chat or completion request. Not thread-safe; close() (or `with`) frees it."""
+    the first chat or completion request. mmproj: the model's multimodal projector (llama.cpp's
+    mmproj GGUF), with which chat requests take images as image_url parts (data: URLs or bare
+    base64). Not thread-safe; close() (or `with`) frees it."""
 
-    def __init__(self, path, n_ctx=0, n_threads=0, n_batch=512, use_mmap=False, devices=None):
+    def __init__(self, path, n_ctx=0, n_threads=0, n_batch=512, use_mmap=False, devices=None, mmproj=None):
         mp = lib.hart_model_default_params()
         mp.n_threads = n_threads
         mp.use_mmap = use_mmap
@@ -67,6 +69,7 @@ class Model:
             lib.hart_model_free(self._model)
             raise err
         self._n_ctx = n_ctx
+        self._mmproj = mmproj
         self._engine = None
         self.n_generated = 0  # tokens the last generate computed so far
 
@@ -184,8 +187,13 @@ class Model:
         if self._engine is None:
             ep = lib.hart_engine_default_params()
             ep.n_ctx = self._n_ctx
-            self._engine = lib.hart_engine_new(self._model, ctypes.byref(ep))
-            _check(self._engine)
+            engine = lib.hart_engine_new(self._model, ctypes.byref(ep))
+            _check(engine)
+            if self._mmproj and not lib.hart_engine_load_mmproj(engine, str(self._mmproj).encode()):
+                err = _error()
+                lib.hart_engine_free(engine)
+                raise err
+            self._engine = engine
         body = {k: v for k, v in body.items() if v is not None}
         if not stream:
             return json.loads(_owned_string(lib.hart_engine_request(self._engine, chat, json.dumps(body).encode(),

@@ -89,6 +89,7 @@ _SIGNATURES = {
     "hart_engine_default_params": (EngineParams, []),
     "hart_engine_new": (P, [P, ctypes.POINTER(EngineParams)]),
     "hart_engine_free": (None, [P]),
+    "hart_engine_load_mmproj": (ctypes.c_bool, [P, ctypes.c_char_p]),
     "hart_engine_request": (P, [P, ctypes.c_bool, ctypes.c_char_p, ChunkCallback, ctypes.c_void_p]),
 }
 

@@ -1,6 +1,7 @@
 """The Python binding against the library and the CLI: the same tokens as `hart tokenize`, the same
 greedy tokens as `hart run --temp 0`, the OpenAI dicts of `hart serve`, and errors as exceptions.
 Needs HART_TEST_MODEL (stories260K.gguf) and HART_BIN (the hart executable); skips without."""
+import base64
 import json
 import math
 import os
@@ -92,6 +93,33 @@ class ModelTest(unittest.TestCase):
     def test_chat_template(self):
         self.assertEqual(self.m.apply_chat_template([{"role": "user", "content": "Hi"}]),
                          "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n")
+
+
+VISION = os.environ.get("HART_VISION_FIXTURES", "")
+
+
+@unittest.skipUnless(os.path.isdir(VISION), "no vision fixtures (set HART_VISION_FIXTURES to a folder vision_fixtures wrote)")
+class VisionTest(unittest.TestCase):
+    def test_image_url_part_is_hart_run_image(self):
+        text, mmproj, image = (os.path.join(VISION, f) for f in ("text.gguf", "mmproj.gguf", "image.png"))
+        with open(image, "rb") as f:
+            url = "data:image/png;base64," + base64.b64encode(f.read()).decode()
+        with hart.Model(text, n_ctx=512, n_threads=1, mmproj=mmproj) as m:
+            prompt = m.apply_chat_template([{"role": "user", "content": "<__media__>What is it?"}])
+            want = subprocess.run([HART_BIN, "run", "-m", text, "--mmproj", mmproj, "--image", image, "-p", prompt, "-n", "8",
+                                   "--temp", "0"], check=True, capture_output=True, text=True).stdout
+            r = m.create_chat_completion([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}},
+                                                                      {"type": "text", "text": "What is it?"}]}],
+                                         max_tokens=8, temperature=0)
+            self.assertEqual(r["choices"][0]["message"]["content"], want.removesuffix("\n"))
+        with hart.Model(text, n_ctx=512, n_threads=1) as m:  # no projector: refused
+            with self.assertRaises(hart.HartError) as e:
+                m.create_chat_completion([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}]}],
+                                         max_tokens=2)
+            self.assertIn("--mmproj", str(e.exception))
+        with self.assertRaises(hart.HartError) as e:  # a file that is not a projector
+            hart.Model(text, n_ctx=512, n_threads=1, mmproj=text).create_completion("x", max_tokens=1)
+        self.assertEqual(e.exception.status, "HART_ERR_INVALID_ARGUMENT")
 
 
 class ErrorTest(unittest.TestCase):

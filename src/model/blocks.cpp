@@ -3,6 +3,8 @@
 #include <cmath>
 #include <tuple>
 
+#include "common/error.h"
+#include "model/lora.h"
 #include "model/node_names.h"
 
 namespace hart {
@@ -37,14 +39,36 @@ Tensor* biased(Context& c, Tensor* x, Tensor* b) { return b ? add(c, x, b) : x; 
 
 }  // namespace
 
+Tensor* lora_add(Forward& f, Tensor* w, Tensor* x, Tensor* y, Tensor* ids) {
+  for (size_t i = 0; i < f.lora_used.size(); i++) {
+    const LoraPair* p = f.lora_used[i] ? f.m.loras[i]->find(w) : nullptr;
+    if (!p) continue;
+    Tensor* ab = ids ? mul_mat_id(f.c, p->b, mul_mat_id(f.c, p->a, x, ids), ids) : mul_mat(f.c, p->b, mul_mat(f.c, p->a, x));
+    Tensor* s = f.lora_scale(i, p->rank());  // (1, rows)
+    const int64_t rows = s->ne[1];
+    if (ids) s = reshape(f.c, s, {1, 1, rows});
+    else if (ab->nrows() == rows) s = reshape(f.c, s, {1, ab->ne[1], ab->ne[2], ab->ne[3]});
+    else throw Error(std::string("LoRA: the product of '") + w->name + "' is not one row per token");
+    y = add(f.c, y, mul(f.c, ab, s));
+  }
+  return y;
+}
+
+Tensor* mm(Forward& f, Tensor* w, Tensor* x) { return lora_add(f, w, x, mul_mat(f.c, w, x)); }
+
 Tensor* ffn_linear(Forward& f, const Linear& l, Tensor* x, bool with_scale) {
-  Tensor* y = biased(f.c, named_after(mul_mat(f.c, l.w, x), l.w), l.b);
+  Tensor* y = biased(f.c, named_after(mm(f, l.w, x), l.w), l.b);
   return named_after(with_scale ? scaled(f.c, y, l.s) : y, l.w);
 }
 
 Tensor* embed(Forward& f, float scale) {
   if (f.embd) return f.embd;  // embeddings given (an image's): never scaled, as llama.cpp's gemma3 leaves them
   Tensor* x = named(get_rows(f.c, f.w.tok_embd, f.tokens), "inp_embd");  // (n_embd, n)
+  for (size_t i = 0; i < f.lora_used.size(); i++) {  // B A[tokens]: llama.cpp's build_inp_embd
+    const LoraPair& p = f.m.loras[i]->embd;
+    if (!f.lora_used[i] || !p.a) continue;
+    x = add(f.c, x, mul(f.c, mul_mat(f.c, p.b, get_rows(f.c, p.a, f.tokens)), f.lora_scale(i, p.rank())));
+  }
   return scale == 0.0f || scale == 1.0f ? x : named(hart::scale(f.c, x, scale), "inp_scaled");
 }
 
@@ -54,7 +78,9 @@ Tensor* norm(Forward& f, Tensor* x, Tensor* w) {
 }
 
 Tensor* linear(Forward& f, const Linear& l, Tensor* x) {
-  return named_after(biased(f.c, scaled(f.c, named_after(mul_mat(f.c, l.w, x), l.w), l.s), l.b), l.w);
+  // llama.cpp's order: the product, its scale, the adapters, the bias.
+  Tensor* y = scaled(f.c, named_after(mul_mat(f.c, l.w, x), l.w), l.s);
+  return named_after(biased(f.c, lora_add(f, l.w, x, y), l.b), l.w);
 }
 
 Qkv qkv(Forward& f, int il, Tensor* h) {
@@ -131,7 +157,7 @@ Tensor* ffn(Forward& f, int il, Tensor* h, Glu act, bool with_scales) {
 Tensor* moe_ffn(Forward& f, int il, Tensor* h, const Moe& o) {
   const LayerWeights& L = weights(f, il);
   const int64_t d = h->ne[0], n = h->ne[1], E = f.hp.n_expert, used = config(f, il).n_expert_used;
-  Tensor* logits = named_after(mul_mat(f.c, L.gate_inp.w, h), L.gate_inp.w);
+  Tensor* logits = named_after(mm(f, L.gate_inp.w, h), L.gate_inp.w);
   Tensor* probs = named(soft_max(f.c, logits, nullptr, 1.0f, 0.0f), "ffn_moe_probs", il);  // (E, n)
   Tensor* ids = named(top_k(f.c, probs, int(used)), "ffn_moe_topk", il);                   // (used, n)
   Tensor* w = named(get_rows(f.c, reshape(f.c, probs, {1, E, n}), ids), "ffn_moe_weights", il);  // (1, used, n)
@@ -144,9 +170,11 @@ Tensor* moe_ffn(Forward& f, int il, Tensor* h, const Moe& o) {
   // Each chosen expert's projection of x: (k, 1 | used, n) -> (rows, used, n), times its scale.
   const auto experts = [&](const Linear& l, Tensor* x) {
     Tensor* y = named_after(mul_mat_id(f.c, l.w, x, ids), l.w);
-    if (!o.scales || !l.s) return y;
-    Tensor* s = get_rows(f.c, reshape(f.c, l.s, {1, E}), reshape(f.c, ids, {used * n}));  // (1, used n)
-    return mul(f.c, y, reshape(f.c, s, {1, used, n}));
+    if (o.scales && l.s) {
+      Tensor* s = get_rows(f.c, reshape(f.c, l.s, {1, E}), reshape(f.c, ids, {used * n}));  // (1, used n)
+      y = mul(f.c, y, reshape(f.c, s, {1, used, n}));
+    }
+    return lora_add(f, l.w, x, y, ids);  // after the scale, as llama.cpp's build_lora_mm_id
   };
   Tensor* x = reshape(f.c, h, {d, 1, n});
   Tensor* act;

@@ -11,6 +11,13 @@ namespace hart {
 // them unscaled.
 Tensor* embed(Forward& f, float scale);
 
+// W (k, n) @ x (k, t) -> (n, t) with every adapter the batch uses (model/lora.h): plus
+// s B (A x) per adapter that has a pair for W (llama.cpp's build_lora_mm without the scale).
+Tensor* mm(Forward& f, Tensor* w, Tensor* x);
+// y (a product of W with x) plus the adapters' s B (A x); with ids, of the experts' products
+// (mul_mat_id: x (k, 1 | used, t), y (n, used, t)).
+Tensor* lora_add(Forward& f, Tensor* w, Tensor* x, Tensor* y, Tensor* ids = nullptr);
+
 // rms_norm(x) * w; w == nullptr: the plain RMS norm.
 Tensor* norm(Forward& f, Tensor* x, Tensor* w);
 

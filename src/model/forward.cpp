@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "model/arch.h"
+#include "model/lora.h"
 
 namespace hart {
 namespace {
@@ -31,8 +32,14 @@ void write(const ForwardInput& in, const V& values) {
 }  // namespace
 
 size_t Batch::add(const kv::SeqState& s, const kv::StateLayout& layout, std::span<const int32_t> new_tokens,
-                  Logits logits) {
+                  Logits logits, std::span<const float> lora_scales) {
   const int n = int(new_tokens.size());
+  if (!lora_scales.empty() && n_lora == 0) {  // the tokens before have none: all 0
+    n_lora = int(lora_scales.size());
+    lora.assign(tokens.size() * size_t(n_lora), 0.0f);
+  }
+  if (!lora_scales.empty() && int(lora_scales.size()) != n_lora)
+    throw Error("batch: " + std::to_string(lora_scales.size()) + " adapter scales, the batch has " + std::to_string(n_lora));
   const int end = s.n + n;
   const size_t first_row = out_rows.size();
   seqs.push_back({int32_t(tokens.size()), n, s.cell_src, s.cell});
@@ -58,6 +65,10 @@ size_t Batch::add(const kv::SeqState& s, const kv::StateLayout& layout, std::spa
       a.ranges.push_back(pos - from + 1);
     }
   }
+  for (int i = 0; i < n && n_lora > 0; i++) {
+    if (lora_scales.empty()) lora.insert(lora.end(), size_t(n_lora), 0.0f);
+    else lora.insert(lora.end(), lora_scales.begin(), lora_scales.end());
+  }
   for (int i = 0; i < n; i++) {
     if (logits == Logits::ALL || (logits == Logits::LAST && i + 1 == n)) out_rows.push_back(int32_t(tokens.size()));
     tokens.push_back(new_tokens[size_t(i)]);
@@ -67,12 +78,12 @@ size_t Batch::add(const kv::SeqState& s, const kv::StateLayout& layout, std::spa
 }
 
 size_t Batch::add_embeddings(const kv::SeqState& s, const kv::StateLayout& layout, std::span<const float> e, int n_embd,
-                             Logits logits) {
+                             Logits logits, std::span<const float> lora_scales) {
   if (n_embd <= 0 || e.empty() || e.size() % size_t(n_embd) != 0)
     throw Error("batch: " + std::to_string(e.size()) + " floats are not whole embeddings of " + std::to_string(n_embd));
   if (tokens.size() != embd.size() / size_t(n_embd)) throw Error("batch: tokens and embeddings in one batch");
   const std::vector<int32_t> none(e.size() / size_t(n_embd), 0);
-  const size_t row = add(s, layout, none, logits);
+  const size_t row = add(s, layout, none, logits, lora_scales);
   embd.insert(embd.end(), e.begin(), e.end());
   return row;
 }
@@ -84,6 +95,16 @@ void Batch::clear() {
   out_rows.clear();
   for (Attn& a : attn) a.slots.clear(), a.ranges.clear(), a.lists.clear();
   seqs.clear();
+  n_lora = 0;
+  lora.clear();
+}
+
+std::vector<bool> lora_used(const Batch& b) {
+  std::vector<bool> used(size_t(b.n_lora), false);
+  for (size_t i = 0; i < b.lora.size(); i++)
+    if (b.lora[i] != 0.0f) used[i % size_t(b.n_lora)] = true;
+  while (!used.empty() && !used.back()) used.pop_back();  // so that all 0 and none compare equal
+  return used;
 }
 
 Forward::Forward(ForwardGraph& fg_, const Model& m_, const kv::SequenceStore& store_, const Batch& b, int n_ctx_)
@@ -118,13 +139,34 @@ const std::vector<SeqRun>& Forward::seq_runs() {
 Tensor* Forward::output_rows(Tensor* x) {
   const std::vector<int32_t>& rows = batch.out_rows;
   if (rows.empty()) return nullptr;  // a prefill chunk that is not a prompt's last: only the state matters
+  at_out_rows = true;
   if (int64_t(rows.size()) == n && std::is_sorted(rows.begin(), rows.end())) return x;
   return get_rows(c, x, input(InputKind::OUT_ROWS, 0, Type::I32, int64_t(rows.size()), "inp_out_rows"));
+}
+
+Tensor* Forward::lora_scale(size_t i, int64_t rank) {
+  const auto& entries = fg.lora_scales;
+  for (size_t e = 0; e < entries.size(); e++)
+    if (entries[e].adapter == i && entries[e].rank == rank && entries[e].out_rows == at_out_rows) {
+      for (const ForwardInput& in : fg.inputs)
+        if (in.kind == InputKind::LORA_SCALE && in.which == int(e)) return in.t;
+    }
+  const int64_t ne[2] = {1, at_out_rows ? int64_t(batch.out_rows.size()) : n};
+  Tensor* t = c.new_leaf(Type::F32, ne, fg.f32.emplace_back(size_t(ne[1])).data());
+  t->flags |= kFlagInput;
+  t->set_name("inp_lora_scale_%zu", i);
+  fg.lora_scales.push_back({i, rank, m.loras.at(i)->alpha, at_out_rows});
+  fg.inputs.push_back({InputKind::LORA_SCALE, int(fg.lora_scales.size() - 1), t});
+  return t;
 }
 
 void build_forward(ForwardGraph& fg, const Model& m, const kv::SequenceStore& store, const Batch& b, int n_ctx) {
   if (b.size() == 0) throw Error("forward: the batch has no tokens");
   Forward f(fg, m, store, b, n_ctx);
+  f.lora_used = lora_used(b);
+  if (f.lora_used.size() > m.loras.size())
+    throw Error("forward: the batch has scales for " + std::to_string(f.lora_used.size()) + " adapters, the model " +
+                std::to_string(m.loras.size()));
   fg.key_rope.assign(size_t(m.hp.n_layer), nullptr);
   f.tokens = f.input(InputKind::TOKENS, 0, Type::I32, f.n, "inp_tokens");
   if (!b.embd.empty()) {
@@ -183,6 +225,17 @@ void write_inputs(ForwardGraph& fg, const Batch& b) {
         }
         break;
       case InputKind::OUT_ROWS: write<int32_t>(in, b.out_rows); break;
+      case InputKind::LORA_SCALE: {
+        const ForwardGraph::LoraScale& ls = fg.lora_scales[size_t(in.which)];
+        float* out = static_cast<float*>(in.t->data);
+        const int64_t rows = ls.out_rows ? int64_t(b.out_rows.size()) : n;
+        if (rows != in.t->ne[1]) throw Error("forward: the batch does not have the graph's shape");
+        for (int64_t r = 0; r < rows; r++) {
+          const int64_t t = ls.out_rows ? b.out_rows[size_t(r)] : r;
+          out[r] = lora_scale(b.lora.at(size_t(t) * size_t(b.n_lora) + ls.adapter), ls.alpha, ls.rank);
+        }
+        break;
+      }
     }
   }
 }
@@ -194,6 +247,7 @@ BatchShape::BatchShape(const Batch& b)
       embd(!b.embd.empty()) {
   for (int p = 0; p < kv::kPools; p++) index_size[p] = attn_index_size(b.attn[p], n);
   for (const Batch::Seq& s : b.seqs) seq_tokens.push_back(s.n);
+  lora_used = hart::lora_used(b);
 }
 
 bool BatchShape::matches(const Batch& b) const {
@@ -204,7 +258,7 @@ bool BatchShape::matches(const Batch& b) const {
     if (attn_index_size(b.attn[p], n) != index_size[p]) return false;
   for (size_t i = 0; i < seq_tokens.size(); i++)
     if (b.seqs[i].n != seq_tokens[i]) return false;
-  return true;
+  return hart::lora_used(b) == lora_used;
 }
 
 kv::StateLayout state_layout(const HParams& hp) {

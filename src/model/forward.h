@@ -39,13 +39,19 @@ struct Batch {
     int32_t first, n, cell_src, cell;
   };
   std::vector<Seq> seqs;
+  // LoRA adapters (model/lora.h): n_lora scales a token, the user scale of each of the model's
+  // adapters (Model::loras), token after token; empty while no sequence added gave any.
+  int n_lora = 0;
+  std::vector<float> lora;
 
   // Appends a sequence's new tokens at positions [s.n, s.n + tokens.size()), for which
-  // SequenceStore::reserve has taken the state. Returns the index of its first logits row.
-  size_t add(const kv::SeqState& s, const kv::StateLayout& layout, std::span<const int32_t> tokens, Logits logits);
+  // SequenceStore::reserve has taken the state, with the sequence's adapter scales (one per
+  // adapter of the model, or none: all 0). Returns the index of its first logits row.
+  size_t add(const kv::SeqState& s, const kv::StateLayout& layout, std::span<const int32_t> tokens, Logits logits,
+             std::span<const float> lora_scales = {});
   // As add, for embeddings of n_embd floats each (their tokens read as 0).
   size_t add_embeddings(const kv::SeqState& s, const kv::StateLayout& layout, std::span<const float> embd, int n_embd,
-                        Logits logits);
+                        Logits logits, std::span<const float> lora_scales = {});
   size_t size() const { return tokens.size(); }
   // Empties the batch, keeping the vectors' memory for the next step's.
   void clear();
@@ -64,16 +70,18 @@ struct BatchShape {
   bool embd = false;                     // embeddings in, not tokens
   int64_t index_size[kv::kPools] = {};   // PAGED_ATTN index entries per pool
   std::vector<int32_t> seq_tokens;       // new tokens per sequence, in batch order
+  std::vector<bool> lora_used;           // per adapter: some token's scale is not 0
 
   explicit BatchShape(const Batch& b);
   bool matches(const Batch& b) const;
 };
 
 // The inputs a forward graph reads, filled from a batch by write_inputs.
-enum class InputKind { TOKENS, EMBD, POS, SLOTS, ATTN_INDEX, CELLS_READ, CELLS_WRITE, OUT_ROWS };
+enum class InputKind { TOKENS, EMBD, POS, SLOTS, ATTN_INDEX, CELLS_READ, CELLS_WRITE, OUT_ROWS, LORA_SCALE };
 struct ForwardInput {
   InputKind kind;
-  int which;  // SLOTS, ATTN_INDEX: the KV pool; CELLS_*: the batch's first sequence of the run
+  int which;  // SLOTS, ATTN_INDEX: the KV pool; CELLS_*: the batch's first sequence of the run;
+              // LORA_SCALE: its entry in ForwardGraph::lora_scales
   Tensor* t;  // I32 or I64 (n,), or EMBD's F32 (n_embd, n), its data held by the ForwardGraph
 };
 
@@ -83,6 +91,16 @@ struct ForwardGraph {
   std::vector<ForwardInput> inputs;
   std::deque<std::vector<int32_t>> i32;  // the inputs' data (stable addresses)
   std::deque<std::vector<int64_t>> i64;
+  std::deque<std::vector<float>> f32;
+  // A LORA_SCALE input, F32 (1, tokens or logits rows): each row's scale of adapter `adapter`
+  // for its pairs of rank `rank` (lora_scale() of the batch's user scale).
+  struct LoraScale {
+    size_t adapter;
+    int64_t rank;
+    float alpha;
+    bool out_rows;
+  };
+  std::vector<LoraScale> lora_scales;
   std::vector<float> embd;  // EMBD's data
   Tensor* logits = nullptr;  // (n_vocab, out_rows); nullptr when no logits were asked for
   // Per layer: the ROPE node whose output the layer writes into its K cache; nullptr for a layer
@@ -123,6 +141,8 @@ struct Forward {
   std::vector<Tensor*> writes;             // state updates the graph must compute besides logits
   std::vector<std::pair<Tensor*, Tensor*>> kv_written;  // per layer: its K and V cache as written this step
   Tensor* hidden = nullptr;  // the output rows after the output norm (set by lm_head)
+  std::vector<bool> lora_used;  // per adapter of m.loras: whether the batch uses it
+  bool at_out_rows = false;     // set by output_rows: the products after it are of the logits rows
 
 
   // The batch's sequences as runs (built on first use).
@@ -132,6 +152,9 @@ struct Forward {
   Tensor* input(InputKind kind, int which, Type type, int64_t n, const char* name);
   // x (d, n) -> the rows whose logits were asked for (d, n_out); nullptr when there are none.
   Tensor* output_rows(Tensor* x);
+  // Adapter i's scales for its pairs of that rank, F32 (1, rows): a row per token, or per
+  // logits row after output_rows (built on first use).
+  Tensor* lora_scale(size_t i, int64_t rank);
 
  private:
   std::vector<SeqRun> runs_;
@@ -143,6 +166,8 @@ void build_forward(ForwardGraph& fg, const Model& m, const kv::SequenceStore& st
 // Writes batch's tokens, positions, slots, ... into fg's inputs; batch has the shape fg was built
 // for (BatchShape::matches). Allocates nothing.
 void write_inputs(ForwardGraph& fg, const Batch& batch);
+// Per adapter of the batch (Batch::n_lora): whether some token's scale is not 0.
+std::vector<bool> lora_used(const Batch& batch);
 
 // What a model's sequences carry between steps, from its layer configs.
 kv::StateLayout state_layout(const HParams& hp);

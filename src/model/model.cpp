@@ -48,6 +48,8 @@ std::unique_ptr<Model> Model::from_file(std::unique_ptr<gguf::File> file) {
     throw Error(msg);
   }
   m->weight_bytes = bind_tensors(*m->file, list, m->weights_ctx);
+  for (const TensorSpec& s : list.specs())
+    if (s.bind && *s.bind) m->by_name.emplace(s.name, *s.bind);
   if (!m->w.output.w) m->w.output.w = m->w.tok_embd;  // tied embeddings
   return m;
 }

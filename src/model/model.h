@@ -3,6 +3,9 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "gguf/gguf.h"
 #include "graph/graph.h"
@@ -12,12 +15,24 @@
 
 namespace hart {
 
+struct LoraAdapter;
+
 struct Model {
   std::unique_ptr<gguf::File> file;
   HParams hp;
   Context weights_ctx;     // leaf tensors over the file's bytes
   Weights w;
   size_t weight_bytes = 0;  // bytes of all weight tensors used
+  // LoRA adapters (model/lora.h), loaded before any session or engine runs the model; their
+  // index here is the adapter id of the CLI and the server, and of Batch::lora's scales.
+  std::vector<std::shared_ptr<const LoraAdapter>> loras;
+
+  // The bound weight of that GGUF name, else nullptr.
+  Tensor* tensor(std::string_view name) const {
+    auto it = by_name.find(std::string(name));
+    return it == by_name.end() ? nullptr : it->second;
+  }
+  std::unordered_map<std::string, Tensor*> by_name;
 
   // Takes ownership of an opened file; checks every tensor against the architecture's list
   // (presence, shape, type; no tensor left unaccounted for).

@@ -54,11 +54,11 @@ Tensor* rwkv7_time_mix(Forward& f, int il, Tensor* x, Tensor* x_prev, Tensor*& v
     return add(f.c, mul(f.c, sx, view(f.c, t.lerp_fused, {d}, {}, size_t(i) * size_t(d) * sizeof(float))), x);
   };
   Tensor* xv = mixed(3);
-  Tensor* r = mul_mat(f.c, t.receptance, mixed(0));
+  Tensor* r = mm(f, t.receptance, mixed(0));
   Tensor* w = add(f.c, mul_mat(f.c, t.w2, unary(f.c, mul_mat(f.c, t.w1, mixed(1)), Unary::TANH)), t.w0);
   w = unary(f.c, scale(f.c, sigmoid(f, w), kDecayScale), Unary::EXP);  // per-channel decay
-  Tensor* k = mul_mat(f.c, t.key, mixed(2));
-  Tensor* v = mul_mat(f.c, t.value, xv);
+  Tensor* k = mm(f, t.key, mixed(2));
+  Tensor* v = mm(f, t.value, xv);
   if (!v_first) {
     v_first = v;
   } else {  // the value residual: towards layer 0's value, by a learned gate
@@ -95,14 +95,14 @@ Tensor* rwkv7_time_mix(Forward& f, int il, Tensor* x, Tensor* x_prev, Tensor*& v
   Tensor* rk = sum_rows(f.c, mul(f.c, mul(f.c, k, r), reshape(f.c, t.r_k, {S, H})));  // (1, H, n)
   y = add(f.c, y, reshape(f.c, mul(f.c, v, rk), {d, n}));
   if (g) y = mul(f.c, y, g);
-  return mul_mat(f.c, t.output, y);
+  return mm(f, t.output, y);
 }
 
 Tensor* rwkv7_channel_mix(Forward& f, int il, Tensor* x, Tensor* x_prev) {
   const RwkvChannelMix& c = f.w.layers[size_t(il)].channel_mix;
   Tensor* xk = add(f.c, mul(f.c, sub(f.c, x_prev, x), c.lerp_k), x);
-  Tensor* k = unary(f.c, mul_mat(f.c, c.key, xk), Unary::RELU);
-  return mul_mat(f.c, c.value, mul(f.c, k, k));
+  Tensor* k = unary(f.c, mm(f, c.key, xk), Unary::RELU);
+  return mm(f, c.value, mul(f.c, k, k));
 }
 
 void read_rwkv7(const KeyReader& k, HParams& hp, int shifts) {

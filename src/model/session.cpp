@@ -44,6 +44,14 @@ Session::Session(const Model& model, const SessionParams& params, BackendSet bac
   }
   batch_.attn[int(kv::Pool::FULL)].lists.reserve(size_t(cap.full));
   batch_.attn[int(kv::Pool::WINDOW)].lists.reserve(size_t(cap.window));
+  set_lora(params.lora);
+}
+
+void Session::set_lora(std::vector<float> scales) {
+  if (!scales.empty() && scales.size() != model_.loras.size())
+    throw Error(std::to_string(scales.size()) + " LoRA scales for a model with " + std::to_string(model_.loras.size()) +
+                " adapters");
+  lora_ = std::move(scales);
 }
 
 Session::~Session() = default;
@@ -64,7 +72,7 @@ void Session::decode_seqs(std::span<const SeqTokens> inputs) { run(inputs, false
 
 const ForwardGraph& Session::step(std::span<const int32_t> tokens, Logits logits, bool hidden) {
   batch_.clear();
-  batch_.add(seqs_[0], store_.layout(), tokens, logits);
+  batch_.add(seqs_[0], store_.layout(), tokens, logits, lora_);
   return executor_.forward(batch_, hidden);
 }
 
@@ -111,7 +119,7 @@ std::span<const float> Session::decode_embeddings(std::span<const float> embd) {
     if (!store_.reserve(s, chunk)) throw Error("the session's state store is full (a bug: it is sized for n_ctx)");
     batch_.clear();
     batch_.add_embeddings(s, store_.layout(), embd.subspan(size_t(done) * width, size_t(chunk) * width), int(width),
-                          last ? Logits::LAST : Logits::NONE);
+                          last ? Logits::LAST : Logits::NONE, lora_);
     const ForwardGraph& fg = executor_.forward(batch_, false);
     if (key_rope_.empty()) key_rope_ = key_ropes(fg);
     store_.commit(s, chunk, /*slide_window=*/true);
@@ -152,7 +160,7 @@ void Session::compute(std::span<const SeqTokens> inputs, bool hidden) {
       const Logits kind = in.logits == Logits::ALL ? Logits::ALL : in.logits == Logits::LAST && last ? Logits::LAST : Logits::NONE;
       kv::SeqState& s = seqs_[size_t(in.seq)];
       if (!store_.reserve(s, chunk)) throw Error("the session's state store is full (a bug: it is sized for n_ctx)");
-      const size_t row = batch_.add(s, store_.layout(), in.tokens.subspan(size_t(next[i]), size_t(chunk)), kind);
+      const size_t row = batch_.add(s, store_.layout(), in.tokens.subspan(size_t(next[i]), size_t(chunk)), kind, lora_);
       step_.push_back({i, next[i], chunk, kind, row});
       next[i] += chunk;
       room -= chunk;

@@ -25,6 +25,8 @@ struct SessionParams {
   // before a verification step survives it.
   bool speculative = false;
   int n_seq = 1;  // sequences, each of up to n_ctx positions (the store holds them all)
+  // The scale of each of the model's LoRA adapters (Model::loras) for every token; empty: all 0.
+  std::vector<float> lora;
 };
 
 // One sequence's new tokens in a batch of several (Session::decode_seqs).
@@ -100,6 +102,10 @@ class Session {
   // Where its last step ran (splits, nodes per backend).
   const sched::Scheduler& scheduler() const { return executor_.scheduler(); }
   const Executor& executor() const { return executor_; }
+  // The adapters' scales from the next step on (SessionParams::lora). Throws hart::Error unless
+  // there is one per adapter of the model, or none.
+  void set_lora(std::vector<float> scales);
+  const std::vector<float>& lora() const { return lora_; }
 
  private:
   const Model& model_;
@@ -108,6 +114,7 @@ class Session {
   std::vector<kv::SeqState> seqs_;
   Executor executor_;
   bool state_on_host_;  // the CPU alone runs it: the store's memory holds the state
+  std::vector<float> lora_;
   Batch batch_;  // each step's, cleared and refilled: its vectors keep their capacity
   void run(std::span<const SeqTokens> inputs, bool hidden);
   void compute(std::span<const SeqTokens> inputs, bool hidden);  // run's steps, for checked inputs

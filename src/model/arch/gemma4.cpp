@@ -127,9 +127,9 @@ Tensor* build(Forward& f) {
     x = named(add(f.c, norm(f, attn, L.attn_post_norm), x), "ffn_inp", il);
     x = add(f.c, norm(f, ffn(f, il, norm(f, x, L.ffn_norm), Glu::GEGLU), L.ffn_post_norm), x);
     // The per-layer input, gated by this layer's output.
-    Tensor* g = unary(f.c, mul_mat(f.c, L.ple_gate.w, x), Unary::GELU);  // (n_pl, n)
+    Tensor* g = unary(f.c, mm(f, L.ple_gate.w, x), Unary::GELU);  // (n_pl, n)
     g = mul(f.c, g, view(f.c, pl, {n_pl, f.n}, {pl->nb[1]}, size_t(il) * pl->nb[2]));
-    x = add(f.c, x, norm(f, mul_mat(f.c, L.ple_proj.w, g), L.ple_post_norm));
+    x = add(f.c, x, norm(f, mm(f, L.ple_proj.w, g), L.ple_post_norm));
     if (L.out_scale) x = mul(f.c, x, L.out_scale);
   }
   Tensor* logits = lm_head(f, x);

@@ -53,7 +53,7 @@ void tensors(const HParams& hp, Weights& w, TensorList& list) {
 Tensor* short_conv(Forward& f, int il, Tensor* h) {
   const LayerWeights& L = f.w.layers[size_t(il)];
   const int64_t d = f.hp.n_embd;
-  Tensor* bcx = mul_mat(f.c, L.conv_in.w, h);  // (3 n_embd, n)
+  Tensor* bcx = mm(f, L.conv_in.w, h);  // (3 n_embd, n)
   const size_t col = bcx->nb[1];
   std::vector<Tensor*> outs;
   for (const SeqRun& r : f.seq_runs()) {
@@ -64,7 +64,7 @@ Tensor* short_conv(Forward& f, int il, Tensor* h) {
     Tensor* y = mul(f.c, part(1), causal_conv(f, il, 0, r, mul(f.c, part(0), part(2)), L.conv));  // (n_embd, n_tok, n_seq)
     outs.push_back(reshape(f.c, y, {d, r.n_tok * r.n_seq}));
   }
-  return mul_mat(f.c, L.conv_out.w, join_runs(f, outs));
+  return mm(f, L.conv_out.w, join_runs(f, outs));
 }
 
 Tensor* build(Forward& f) {

@@ -52,7 +52,7 @@ Tensor* build(Forward& f) {
   }
   x = f.output_rows(x);
   if (!x) return nullptr;
-  return mul_mat(f.c, f.w.output.w, layer_norm(f, x, f.w.output_norm, f.w.output_norm_b));
+  return mm(f, f.w.output.w, layer_norm(f, x, f.w.output_norm, f.w.output_norm_b));
 }
 
 }  // namespace

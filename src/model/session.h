@@ -26,7 +26,7 @@ struct SessionParams {
   bool speculative = false;
   int n_seq = 1;  // sequences, each of up to n_ctx positions (the store holds them all)
   // The scale of each of the model's LoRA adapters (Model::loras) for every token; empty: all 0.
-  std::vector<float> lora;
+  std::vector<float> lora = {};
 };
 
 // One sequence's new tokens in a batch of several (Session::decode_seqs).

@@ -1,13 +1,16 @@
 #include "model_options.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 
 #include "backend/cpu/kernels.h"
 #include "backend/registry.h"
 #include "common/error.h"
 #include "gguf/gguf.h"
+#include "model/lora.h"
 #include "builtin_model.h"
 #include "progress_bar.h"
 
@@ -36,6 +39,60 @@ void ModelOptions::add_to(CLI::App& app) {
   app.add_flag("--list-devices", list_devices, "list the devices and exit");
   app.add_option("--perf-log,--log-file", perf_log,
                  "with --device: write one ET_PERF line per kernel launch to FILE");
+  app.add_option("--lora", lora, "LoRA adapter (llama.cpp's GGUF adapter) at scale 1; comma-separated or repeated for several")
+      ->type_name("FNAME");
+  app.add_option("--lora-scaled", lora_scaled, "LoRA adapter at a scale: FNAME:SCALE (comma-separated or repeated), or FNAME SCALE")
+      ->type_name("FNAME:SCALE")
+      ->expected(1, 2);
+}
+
+namespace {
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  for (size_t at = 0;;) {
+    const size_t comma = s.find(',', at);
+    out.push_back(s.substr(at, comma - at));
+    if (comma == std::string::npos) return out;
+    at = comma + 1;
+  }
+}
+
+std::optional<float> parse_scale(const std::string& s) {
+  try {
+    size_t used = 0;
+    const float v = std::stof(s, &used);
+    if (used == s.size() && std::isfinite(v)) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<ModelOptions::LoraFile> ModelOptions::lora_files() const {
+  std::vector<LoraFile> out;
+  for (const std::string& v : lora)
+    for (const std::string& path : split_commas(v)) {
+      if (path.empty()) throw Error("--lora: an empty file name");
+      out.push_back({path, 1.0f});
+    }
+  for (size_t i = 0; i < lora_scaled.size(); i++) {
+    const std::string& v = lora_scaled[i];
+    const size_t colon = v.rfind(':');
+    if ((colon == std::string::npos || !parse_scale(v.substr(colon + 1))) && i + 1 < lora_scaled.size() &&
+        parse_scale(lora_scaled[i + 1])) {  // FNAME SCALE
+      out.push_back({v, *parse_scale(lora_scaled[++i])});
+      continue;
+    }
+    for (const std::string& item : split_commas(v)) {
+      const size_t c = item.rfind(':');
+      const std::optional<float> scale = c == std::string::npos ? std::nullopt : parse_scale(item.substr(c + 1));
+      if (!scale || c == 0) throw Error("--lora-scaled '" + item + "': expected FNAME:SCALE (or FNAME SCALE)");
+      out.push_back({item.substr(0, c), *scale});
+    }
+  }
+  return out;
 }
 
 bool print_devices_if_asked(const ModelOptions& opt) {
@@ -48,6 +105,7 @@ SessionParams ModelOptions::session_params() const {
   SessionParams sp;
   sp.n_ctx = ctx_size;
   sp.cache_type = cache_type == "f32" ? Type::F32 : Type::F16;
+  for (const LoraFile& f : lora_files()) sp.lora.push_back(f.scale);
   return sp;
 }
 
@@ -100,8 +158,9 @@ std::unique_ptr<gguf::File> open_gguf(const std::string& path, gguf::LoadMode mo
   return gguf::File::from_memory(builtin_model_bytes(), std::string(kBuiltinModelName) + " (built-in)");
 }
 
-LoadedModel load_model(const ModelOptions& opt) {
-  check_names(opt);
+namespace {
+
+LoadedModel load_base_model(const ModelOptions& opt) {
   if (is_synthetic_name(opt.model)) {
     std::fprintf(stderr, "hart: building %s (random weights, real shapes: output is gibberish)\n",
                  opt.model.c_str());
@@ -111,6 +170,20 @@ LoadedModel load_model(const ModelOptions& opt) {
   if (opt.mmap) std::fprintf(stderr, "hart: mapping %s\n", opt.model.c_str());
   ProgressLine progress("hart: loading " + opt.model);
   return open_model(opt.model, opt.mmap, [&](size_t done, size_t total) { progress.update(done, total); });
+}
+
+}  // namespace
+
+LoadedModel load_model(const ModelOptions& opt) {
+  check_names(opt);
+  const std::vector<ModelOptions::LoraFile> loras = opt.lora_files();  // a malformed flag fails before the model loads
+  LoadedModel lm = load_base_model(opt);
+  for (const ModelOptions::LoraFile& f : loras) {
+    lm.model->loras.push_back(load_lora(*lm.model, f.path, opt.mmap ? gguf::LoadMode::Mmap : gguf::LoadMode::Memory));
+    std::fprintf(stderr, "hart: LoRA adapter %zu: %s (scale %g)\n", lm.model->loras.size() - 1, f.path.c_str(),
+                 double(f.scale));
+  }
+  return lm;
 }
 
 std::string describe_decode_reads(const Model& m) {

@@ -29,8 +29,16 @@ struct ModelOptions {
   std::vector<std::string> devices;  // --device et,cpu (empty: the CPU)
   std::string perf_log;
   bool list_devices = false;
+  std::vector<std::string> lora;         // --lora FNAME[,FNAME...]
+  std::vector<std::string> lora_scaled;  // --lora-scaled FNAME:SCALE[,...] or FNAME SCALE
 
   void add_to(CLI::App& app);
+  // The LoRA adapters --lora (scale 1) and --lora-scaled name, in that order: their ids.
+  struct LoraFile {
+    std::string path;
+    float scale;
+  };
+  std::vector<LoraFile> lora_files() const;
   SessionParams session_params() const;
   // The backends --device names (the CPU last), with -t threads (or `threads` when > 0),
   // --cpu-mask and --perf-log.
@@ -52,6 +60,7 @@ std::unique_ptr<gguf::File> open_gguf(const std::string& path, gguf::LoadMode mo
 // Opens MODEL (a GGUF path, "" for the built-in model, or synthetic:NAME:TYPE) with a progress line on stderr. First checks
 // what the options name besides the model (--cpu-mask, --device, the HART_ISA kernel set): a
 // mistake there ends the command before a large file is read or a synthetic model built.
+// Then loads the LoRA adapters of --lora / --lora-scaled for it (session_params() carries their scales).
 LoadedModel load_model(const ModelOptions& opt);
 
 // "12.3 MiB read per token", and for a mixture of experts "(experts: 4.5 of 36.0 MiB, 8 of 64

@@ -70,11 +70,14 @@ Speculation make_speculation(const SpecOptions& opt, const ModelOptions& mo, con
   if (opt.p.uses_draft_model()) {
     ModelOptions dmo = mo;
     dmo.model = opt.draft_model;
+    dmo.lora.clear();  // adapters are the target's
+    dmo.lora_scaled.clear();
     if (!opt.draft_devices.empty()) dmo.devices = opt.draft_devices;
     s.draft = std::make_unique<LoadedModel>(load_model(dmo));
     spec::check_compatible(*target.tokenizer, *s.draft->tokenizer);
     // The draft follows the target's whole sequence: its context is the target's.
     SessionParams dsp = mo.session_params();
+    dsp.lora.clear();
     if (dsp.n_ctx == 0) dsp.n_ctx = default_n_ctx(target.model->hp);
     sessions = std::make_unique<spec::DraftSessions>(*s.draft->model, dsp, [dmo, threads] { return dmo.backends(threads); });
   }

@@ -5,6 +5,8 @@
 // share the prefix cache's K/V, also when they run in one batch.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { model, startServer } from './harness.mjs';
@@ -111,5 +113,45 @@ test('a server without adapters refuses a request that names one', async () => {
     assert.equal((await json(await s.post('/completion', { prompt, n_predict: 2, lora: [] }))).status, 200);
   } finally {
     await s.stop();
+  }
+});
+
+test('a slot saved under an adapter restores only beside the same adapter, and reuses its K/V', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hart-lora-slots-'));
+  const args = ['-m', model('stories260K.gguf'), '-c', '256', '-np', '1', '--slot-save-path', dir];
+  const body = { prompt, n_predict, temperature: 0, lora: [{ id: 0, scale: 1 }], id_slot: 0 };
+  try {
+    const a = await startServer([...args, '--lora', adapter]);
+    let first;
+    try {
+      first = (await json(await a.post('/completion', body))).body;
+      assert.equal(first.content, golden.with_adapter);
+      assert.equal((await json(await a.post('/slots/0?action=save', { filename: 'lora.bin' }))).status, 200);
+    } finally {
+      await a.stop();
+    }
+    const b = await startServer([...args, '--lora-scaled', `${adapter}:0`]);
+    try {
+      assert.equal((await json(await b.post('/slots/0?action=restore', { filename: 'lora.bin' }))).status, 200);
+      // Under the saved scales the restored K/V serve the prompt; under others they do not.
+      const plain = (await json(await b.post('/completion', { ...body, lora: [] }))).body;
+      assert.equal(plain.timings.cache_n, 0);
+      assert.equal(plain.content, golden.without_adapter);
+      const again = (await json(await b.post('/completion', body))).body;
+      assert.equal(again.timings.cache_n, again.tokens_evaluated - 1);
+      assert.equal(again.content, golden.with_adapter);
+    } finally {
+      await b.stop();
+    }
+    const c = await startServer(args);  // no adapter: another model for the slot file
+    try {
+      const r = await json(await c.post('/slots/0?action=restore', { filename: 'lora.bin' }));
+      assert.equal(r.status, 400);
+      assert.match(r.body.error.message, /saved by another model .*1 LoRA adapters/);
+    } finally {
+      await c.stop();
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 });

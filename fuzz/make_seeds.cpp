@@ -130,6 +130,9 @@ int main(int argc, char** argv) {
       "\x00{\"prompt\":\"Once upon a time\",\"max_tokens\":8,\"logprobs\":2,\"presence_penalty\":0.5}"sv,
       "\x00{\"prompt\":[1,450,4996],\"max_completion_tokens\":4,\"stop\":\".\",\"n\":1}"sv,
       "\x00{\"prompt\":\"hi\",\"max_tokens\":9223372036854775807}"sv,  // once overflowed a bounds check
+      // LoRA scales per request (the fuzzer's server has adapters 0 and 1).
+      "\x00{\"prompt\":\"hi\",\"lora\":[{\"id\":1,\"scale\":0.5},{\"id\":0,\"scale\":-1}]}"sv,
+      "\x82{\"prompt\":\"hi\",\"n_predict\":2,\"lora\":[{\"id\":2,\"scale\":1e39}]}"sv,
       // Fields of the wrong type or range, as the fuzzer found them: a numeric part type (a 500),
       // an integer wider than its field.
       "\x01{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":0,\"text\":\"hi\"}]}]}"sv,

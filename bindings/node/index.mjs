@@ -20,9 +20,12 @@ export class Model {
     this.#h = handle;
   }
 
-  // Rejects with the library's message (e.g. "HART_ERR_BAD_FILE: ...") for a bad path.
-  static async load(path, { nCtx = 0, nThreads = 0 } = {}) {
-    return new Model(await native.load(path, nCtx, nThreads));
+  // Rejects with the library's message (e.g. "HART_ERR_BAD_FILE: ...") for a bad path. mmproj:
+  // the model's multimodal projector (llama.cpp's mmproj GGUF, as `hart serve --mmproj`), with
+  // which createChatCompletion takes images as image_url parts (data: URLs or bare base64);
+  // loaded with the first request, which rejects when it is not a projector for this model.
+  static async load(path, { nCtx = 0, nThreads = 0, mmproj = undefined } = {}) {
+    return new Model(await native.load(path, nCtx, nThreads, mmproj));
   }
 
   // Runs f after the calls before it: the model's session is used by one call at a time.

@@ -22,6 +22,7 @@ struct Handle {
   hart_session* session = nullptr;
   hart_engine* engine = nullptr;
   int32_t n_ctx = 0;
+  std::string mmproj;  // the projector the engine loads when it is made (empty: none)
   ~Handle() {
     hart_engine_free(engine);
     hart_session_free(session);
@@ -66,6 +67,7 @@ Napi::Value Load(const Napi::CallbackInfo& info) {
   const int32_t n_ctx = info[1].As<Napi::Number>().Int32Value(), n_threads = info[2].As<Napi::Number>().Int32Value();
   auto* h = new Handle;
   h->n_ctx = n_ctx;
+  if (info[3].IsString()) h->mmproj = info[3].As<Napi::String>();
   auto* job = new Job(
       info.Env(),
       [=] {
@@ -244,6 +246,11 @@ Napi::Value RequestSubmit(const Napi::CallbackInfo& info) {
           ep.n_ctx = h->n_ctx;
           h->engine = hart_engine_new(h->model, &ep);
           if (!h->engine) return false;
+          if (!h->mmproj.empty() && !hart_engine_load_mmproj(h->engine, h->mmproj.c_str())) {
+            hart_engine_free(h->engine);  // made again (and the projector loaded again) by the next request
+            h->engine = nullptr;
+            return false;
+          }
         }
         (*r)->request = hart_engine_submit(h->engine, chat, body.c_str());
         return (*r)->request != nullptr;

@@ -3,7 +3,7 @@
 // HART_TEST_MODEL (stories260K.gguf) and HART_BIN (the hart executable); skips without.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 
 import hart from '../index.mjs';
@@ -87,4 +87,23 @@ test('embed gives a unit vector', { skip }, async () => {
 test('a bad path rejects with the library message', async () => {
   await assert.rejects(hart.Model.load('/nonexistent/model.gguf'), /HART_ERR_BAD_FILE: .*\/nonexistent\/model.gguf/);
   assert.match(hart.version(), /^\d+\.\d+\.\d+$/);
+});
+
+// Images through the projector (HART_VISION_FIXTURES: a folder vision_fixtures wrote): an
+// image_url part gives what `hart run --mmproj --image` gives for the prompt the template makes.
+const VISION = process.env.HART_VISION_FIXTURES ?? '';
+const noVision = existsSync(VISION) ? false : 'no vision fixtures (set HART_VISION_FIXTURES to a folder vision_fixtures wrote)';
+test('an image_url part is hart run --image', { skip: noVision }, async () => {
+  const [text, mmproj, image] = ['text.gguf', 'mmproj.gguf', 'image.png'].map((f) => `${VISION}/${f}`);
+  const url = `data:image/png;base64,${readFileSync(image).toString('base64')}`;
+  const prompt = '<|im_start|>user\n<__media__>What is it?<|im_end|>\n<|im_start|>assistant\n';  // the fixture's ChatML
+  const want = run('run', '-m', text, '--mmproj', mmproj, '--image', image, '-p', prompt, '-n', '8', '--temp', '0');
+  const body = { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }, { type: 'text', text: 'What is it?' }] }],
+    max_tokens: 8, temperature: 0 };
+  const v = await hart.Model.load(text, { nCtx: 512, nThreads: 1, mmproj });
+  assert.equal((await v.createChatCompletion(body)).choices[0].message.content, want.replace(/\n$/, ''));
+  const plain = await hart.Model.load(text, { nCtx: 512, nThreads: 1 });  // no projector: refused
+  await assert.rejects(plain.createChatCompletion(body), /--mmproj/);
+  const wrong = await hart.Model.load(text, { nCtx: 512, nThreads: 1, mmproj: text });  // not a projector
+  await assert.rejects(wrong.createChatCompletion(body), /HART_ERR_INVALID_ARGUMENT/);
 });

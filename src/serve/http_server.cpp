@@ -50,7 +50,8 @@ void send_json(httplib::Response& res, int status, const json& body) {
 // (the HTTP status as "code"), every other route in OpenAI's.
 bool anthropic_route(const std::string& path) { return path.rfind("/v1/messages", 0) == 0; }
 bool native_route(const std::string& path) {
-  return path == "/completion" || path == "/completions" || path == "/infill" || path == "/props" || path.rfind("/slots", 0) == 0;
+  return path == "/completion" || path == "/completions" || path == "/infill" || path == "/props" || path.rfind("/slots", 0) == 0 ||
+         path == "/lora-adapters";
 }
 
 void send_error(const httplib::Request& req, httplib::Response& res, Metrics& m, int status, const std::string& type,

@@ -78,8 +78,18 @@ describe('hart serve --lora', () => {
     assert.equal(chat.status, 400);
     assert.equal(chat.body.error.param, 'lora');
     for (const body of [{ id: 0, scale: 1 }, [{ id: 2, scale: 1 }], 'not json']) {
-      const r = await s.post('/lora-adapters', body);
+      const r = await json(await s.post('/lora-adapters', body));
       assert.equal(r.status, 400, JSON.stringify(body));
+      assert.equal(r.body.error.code, 400);  // llama-server's error shape
+    }
+    // The API key guards it as every route.
+    const keyed = await startServer(['-m', model('stories260K.gguf'), '-c', '256', '--lora', adapter, '--api-key', 'k']);
+    try {
+      assert.equal((await fetch(`${keyed.base}/lora-adapters`)).status, 401);
+      const ok = await fetch(`${keyed.base}/lora-adapters`, { headers: { Authorization: 'Bearer k' } });
+      assert.equal(ok.status, 200);
+    } finally {
+      await keyed.stop();
     }
     // Embeddings are computed without adapters: refused while the server's scales apply one.
     const e = await json(await s.post('/v1/embeddings', { input: 'hi' }));

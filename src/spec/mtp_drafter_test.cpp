@@ -1,5 +1,5 @@
-// draft-mtp on tests/golden/mtp's tiny qwen35 with one MTP block (tools/llamacpp-golden/
-// make_mtp_model.py): the block is loaded and left out of the forward pass (the greedy text is
+// draft-mtp on tests/golden/mtp's tiny qwen35 and qwen35moe with one MTP block
+// (tools/llamacpp-golden/make_mtp_model.py): the block is loaded and left out of the forward pass (the greedy text is
 // llama.cpp's), its drafts are llama.cpp de3ff81's at every step of that text
 // (tools/llamacpp-golden/make-mtp), and speculation with it gives the plain run's tokens, greedy
 // and sampled.
@@ -25,8 +25,8 @@ std::unique_ptr<Model> load(const std::string& path) {
   return Model::from_file(gguf::File::open(path, gguf::LoadMode::Memory));
 }
 
-nlohmann::json golden() {
-  std::ifstream in(kDir + "/qwen35-mtp-tiny-F32__drafts.json");
+nlohmann::json golden(const std::string& arch) {
+  std::ifstream in(kDir + "/" + arch + "-mtp-tiny-F32__drafts.json");
   return nlohmann::json::parse(in);
 }
 
@@ -39,7 +39,8 @@ SessionParams params(bool keep_hidden) {
 }
 
 struct Mtp {
-  std::unique_ptr<Model> target = load(kDir + "/qwen35-mtp-tiny-F32.gguf");
+  explicit Mtp(const std::string& arch = "qwen35") : target(load(kDir + "/" + arch + "-mtp-tiny-F32.gguf")) {}
+  std::unique_ptr<Model> target;
   std::unique_ptr<Model> block = mtp_model(*target);
   DraftSessions sessions{*block, params(true), [] { return BackendSet({"cpu"}, 1, ""); }};
 };
@@ -100,10 +101,12 @@ TEST(MtpModel, SessionKeepsEveryPositionsHiddenState) {
   EXPECT_THROW(s.hidden(4), Error);
 }
 
+class MtpArch : public ::testing::TestWithParam<std::string> {};
+
 // At every step of llama.cpp's greedy text, the drafts are llama.cpp's; the text is too.
-TEST(MtpDrafter, DraftsAsLlamaCpp) {
-  const nlohmann::json g = golden();
-  Mtp m;
+TEST_P(MtpArch, DraftsAsLlamaCpp) {
+  const nlohmann::json g = golden(GetParam());
+  Mtp m(GetParam());
   const std::vector<int32_t> prompt = g["prompt_tokens"];
   const int n_max = g["n_max"];
   Session target(*m.target, params(true), BackendSet({"cpu"}, 1, ""));
@@ -144,9 +147,9 @@ std::vector<int32_t> run(Mtp& m, const SamplerParams& sp, std::span<const int32_
   return out;
 }
 
-TEST(MtpDrafter, SpeculationGivesThePlainTokens) {
-  const nlohmann::json g = golden();
-  Mtp m;
+TEST_P(MtpArch, SpeculationGivesThePlainTokens) {
+  const nlohmann::json g = golden(GetParam());
+  Mtp m(GetParam());
   const std::vector<int32_t> prompt = g["prompt_tokens"];
   for (const bool sampled : {false, true}) {
     SCOPED_TRACE(sampled ? "sampled (seed 7, temperature 0.8)" : "greedy");
@@ -164,6 +167,8 @@ TEST(MtpDrafter, SpeculationGivesThePlainTokens) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Files, MtpArch, ::testing::Values("qwen35", "qwen35moe"));
 
 TEST(MtpDrafter, NeedsATargetThatKeepsItsHiddenStates) {
   Mtp m;

@@ -8,8 +8,9 @@
 # and the MTP block's eh_proj passes the next token's normed embedding through: the block
 # predicts that function of the next token, so it agrees with the model often but not always,
 # and speculation keeps some drafts and refuses others. For the draft-mtp tests
-# (tests/golden/mtp); pure Python, no numpy.
-#   make_mtp_model.py OUT.gguf
+# (tests/golden/mtp); pure Python, no numpy. With --moe, a qwen35moe: every feed-forward (the
+# MTP block's too) routed experts and a gated shared expert.
+#   make_mtp_model.py OUT.gguf [--moe]
 import random
 import sys
 
@@ -17,6 +18,7 @@ from gguf_f32 import write_gguf
 
 N_EMBD, N_FF, N_HEAD, N_HEAD_KV, HEAD_DIM = 32, 48, 2, 1, 16
 SSM_STATE, SSM_K_HEADS, SSM_V_HEADS, SSM_CONV = 16, 2, 2, 4
+N_EXPERT, N_EXPERT_USED, N_FF_EXP, N_FF_SHEXP = 4, 2, 16, 16
 WORDS = ('once upon a time there was little girl named lily who loved to play in the park with her dog one day '
          'she saw big red ball and ran it happy sun sky tree bird').split()
 
@@ -35,19 +37,24 @@ def vocab():
 
 def main():
     out = sys.argv[1]
+    moe = '--moe' in sys.argv[2:]
+    arch = 'qwen35moe' if moe else 'qwen35'
     rng = random.Random(20261208)
     tokens, types, scores = vocab()
     n_vocab = len(tokens)
     key_dim, value_dim = SSM_STATE * SSM_K_HEADS, SSM_STATE * SSM_V_HEADS
     conv_dim = 2 * key_dim + value_dim
-    a = 'qwen35.'
+    a = arch + '.'
     u32 = {'vocab_size': n_vocab, 'context_length': 512, 'embedding_length': N_EMBD, 'block_count': 3,
            'nextn_predict_layers': 1, 'feed_forward_length': N_FF, 'attention.head_count': N_HEAD,
            'attention.head_count_kv': N_HEAD_KV, 'attention.key_length': HEAD_DIM,
            'attention.value_length': HEAD_DIM, 'rope.dimension_count': HEAD_DIM, 'ssm.conv_kernel': SSM_CONV,
            'ssm.state_size': SSM_STATE, 'ssm.group_count': SSM_K_HEADS, 'ssm.time_step_rank': SSM_V_HEADS,
            'ssm.inner_size': value_dim}
-    kv = {'general.architecture': (STR, 'qwen35'), 'general.name': (STR, 'qwen35-mtp-tiny')}
+    if moe:
+        u32.update({'expert_count': N_EXPERT, 'expert_used_count': N_EXPERT_USED,
+                    'expert_feed_forward_length': N_FF_EXP, 'expert_shared_feed_forward_length': N_FF_SHEXP})
+    kv = {'general.architecture': (STR, arch), 'general.name': (STR, arch + '-mtp-tiny')}
     kv.update({a + k: (U32, v) for k, v in u32.items()})
     kv.update({
         a + 'attention.layer_norm_rms_epsilon': (F32, 1e-6),
@@ -69,7 +76,7 @@ def main():
 
     def matrix(ne, gain):  # (k, n): values ~ gain/sqrt(k) (1.7: activations keep their scale)
         r = 1.7 * gain / ne[0] ** 0.5
-        return [rng.uniform(-r, r) for _ in range(ne[0] * ne[1])]
+        return uniform(ne, -r, r)
 
     def eh_proj(ne):  # (2 n_embd, n_embd): the embedding half ~ identity, the h half noise
         d = ne[1]
@@ -91,6 +98,16 @@ def main():
         tensors.append((name, ne, vals))
 
     def ffn(il):
+        if moe:
+            b = 'blk.%d.' % il
+            add(b + 'ffn_gate_inp.weight', [N_EMBD, N_EXPERT], 'matrix', gain=2.0)
+            add(b + 'ffn_gate_up_exps.weight', [N_EMBD, 2 * N_FF_EXP, N_EXPERT], 'matrix')
+            add(b + 'ffn_down_exps.weight', [N_FF_EXP, N_EMBD, N_EXPERT], 'matrix')
+            add(b + 'ffn_gate_inp_shexp.weight', [N_EMBD], 'matrix', gain=2.0)
+            add(b + 'ffn_gate_shexp.weight', [N_EMBD, N_FF_SHEXP], 'matrix')
+            add(b + 'ffn_up_shexp.weight', [N_EMBD, N_FF_SHEXP], 'matrix')
+            add(b + 'ffn_down_shexp.weight', [N_FF_SHEXP, N_EMBD], 'matrix')
+            return
         add('blk.%d.ffn_gate.weight' % il, [N_EMBD, N_FF], 'matrix')
         add('blk.%d.ffn_up.weight' % il, [N_EMBD, N_FF], 'matrix')
         add('blk.%d.ffn_down.weight' % il, [N_FF, N_EMBD], 'matrix')

@@ -61,6 +61,17 @@ TEST(MtpModel, LoadsTheBlockOutsideTheTrunk) {
   EXPECT_EQ(m.block->w.layers[0].o.w, m.target->tensor("blk.2.attn_output.weight"));
 }
 
+// A plain decode step reads nothing of the MTP block.
+TEST(MtpModel, DecodeReadsLeaveTheBlockOut) {
+  const Mtp m;
+  size_t block = 0;
+  for (const auto& [name, t] : m.target->by_name)
+    if (name.rfind("blk.2.", 0) == 0) block += t->nbytes();
+  const Tensor* embd = m.target->w.tok_embd;
+  EXPECT_GT(block, 0u);
+  EXPECT_EQ(decode_reads(*m.target).total, m.target->weight_bytes - block - (embd->nbytes() - embd->row_bytes()));
+}
+
 TEST(MtpModel, ModelWithoutMtpLayersIsAClearError) {
   const Mtp m;
   Model plain;

@@ -35,9 +35,9 @@ Session::Session(const Model& model, const SessionParams& params, BackendSet bac
              params.cache_type),
       seqs_(size_t(params.n_seq)),
       executor_(model, store_, n_ctx_, std::move(backends)),
-      state_on_host_(executor_.scheduler().backends().size() == 1),
-      keep_hidden_(params.keep_hidden) {
-  executor_.set_keep_hidden(keep_hidden_);
+      state_on_host_(executor_.scheduler().backends().size() == 1) {
+  if (params.keep_hidden) hidden_.emplace(model.hp.n_embd);
+  executor_.set_keep_hidden(params.keep_hidden);
   // The sequences' slot lists, and the batch's lists of what its tokens attend, at their
   // longest, taken once: a decode step allocates nothing.
   const kv::Capacity cap = store_.capacity();
@@ -82,38 +82,12 @@ const ForwardGraph& Session::step(std::span<const int32_t> tokens, Logits logits
 }
 
 void Session::store_hidden(const ForwardGraph& fg, size_t row, int pos, int n) {
-  if (!keep_hidden_ || !fg.hidden_all) return;
-  const size_t w = size_t(model_.hp.n_embd);
-  const int held_end = hidden_first_ + int(hidden_.size() / w);
-  if (pos > held_end || pos + n <= hidden_first_) {  // not next to the rows held: start again here
-    hidden_.clear();
-    hidden_first_ = pos;
-  }
-  const int skip = std::max(0, hidden_first_ - pos);  // positions forgotten already
-  const auto* src = static_cast<const float*>(fg.hidden_all->data) + (row + size_t(skip)) * w;
-  hidden_.resize(size_t(pos + n - hidden_first_) * w);  // later rows are stale: this step replaced them
-  std::copy(src, src + size_t(n - skip) * w, hidden_.begin() + ptrdiff_t(size_t(pos + skip - hidden_first_) * w));
+  if (hidden_ && fg.hidden_all)
+    hidden_->store(static_cast<const float*>(fg.hidden_all->data) + row * size_t(model_.hp.n_embd), pos, n);
 }
 
 void Session::trim_hidden() {
-  if (!keep_hidden_) return;
-  const int n = seqs_[0].n;
-  if (n < hidden_first_) hidden_.clear(), hidden_first_ = n;
-  hidden_.resize(std::min(hidden_.size(), size_t(n - hidden_first_) * size_t(model_.hp.n_embd)));
-}
-
-std::span<const float> Session::hidden(int pos) const {
-  const size_t w = size_t(model_.hp.n_embd);
-  if (!keep_hidden_ || pos < hidden_first_ || size_t(pos - hidden_first_) >= hidden_.size() / w)
-    throw Error("the session holds no hidden state of position " + std::to_string(pos));
-  return std::span<const float>(hidden_).subspan(size_t(pos - hidden_first_) * w, w);
-}
-
-void Session::forget_hidden_before(int pos) {
-  const size_t w = size_t(model_.hp.n_embd);
-  const int drop = std::clamp(pos - hidden_first_, 0, int(hidden_.size() / w));
-  hidden_.erase(hidden_.begin(), hidden_.begin() + ptrdiff_t(size_t(drop) * w));
-  hidden_first_ += drop;
+  if (hidden_) hidden_->trim(seqs_[0].n);
 }
 
 std::span<const float> Session::decode_paired(std::span<const int32_t> tokens, std::span<const float> rows,
@@ -307,8 +281,7 @@ void Session::shift(int keep, int n_discard) {
   KeyShiftGraph g;
   if (build_key_shift(g, store_, key_rope_, moved_, -n_discard)) executor_.compute(g.graph);
   for (auto& m : moved_) m.clear();
-  hidden_.clear();  // their positions moved
-  hidden_first_ = seq.n;
+  if (hidden_) hidden_->restart(seq.n);  // their positions moved
 }
 
 int Session::truncate(int seq, int n) {

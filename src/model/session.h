@@ -13,6 +13,7 @@
 
 #include "kv/sequence_state.h"
 #include "model/executor.h"
+#include "model/hidden_rows.h"
 #include "model/key_shift.h"
 #include "model/model.h"
 
@@ -29,7 +30,7 @@ struct SessionParams {
   // The scale of each of the model's LoRA adapters (Model::loras) for every token; empty: all 0.
   std::vector<float> lora = {};
   // Keep every computed position's last hidden state after the output norm (sequence 0's), for
-  // a drafter that reads them (draft-mtp: spec/mtp_drafter.h): hidden().
+  // a drafter that reads them (draft-mtp: spec/mtp_drafter.h): hidden_rows().
   bool keep_hidden = false;
 };
 
@@ -61,14 +62,10 @@ class Session {
   // hidden-state input, model/mtp_model.h); returns the last token's logits (Logits::LAST) or
   // none (Logits::NONE).
   std::span<const float> decode_paired(std::span<const int32_t> tokens, std::span<const float> rows, Logits logits);
-  // With SessionParams::keep_hidden: sequence 0's hidden state after the output norm at `pos`
-  // (n_embd floats), as the last step that computed the position gave it; held for positions in
-  // [hidden_first(), n_past()) (earlier ones forgotten, a context shift forgets all). Throws
-  // hart::Error for a position not held.
-  std::span<const float> hidden(int pos) const;
-  int hidden_first() const { return hidden_first_; }
-  bool keeps_hidden() const { return keep_hidden_; }
-  void forget_hidden_before(int pos);
+  // With SessionParams::keep_hidden: sequence 0's hidden states after the output norm, as the
+  // last step that computed each position gave it, up to n_past() (a context shift forgets them
+  // all); nullptr without.
+  HiddenRows* hidden_rows() { return hidden_ ? &*hidden_ : nullptr; }
 
   // Appends each input's tokens to its sequence (distinct sequences), computed together: a step
   // takes at most n_batch tokens, so a longer batch runs in several. Afterwards rows(i) holds
@@ -169,10 +166,7 @@ class Session {
   std::vector<std::optional<KeyRope>> key_rope_;
   std::vector<int32_t> moved_[kv::kPools];  // a shift's moved slots, per pool
 
-  // SessionParams::keep_hidden: rows of n_embd floats for positions [hidden_first_, ..).
-  const bool keep_hidden_;
-  std::vector<float> hidden_;
-  int hidden_first_ = 0;
+  std::optional<HiddenRows> hidden_;  // SessionParams::keep_hidden
   // A step's hidden rows of sequence 0's positions [pos, pos + n), from its token row `row` on.
   void store_hidden(const ForwardGraph& fg, size_t row, int pos, int n);
   void trim_hidden();  // forgets the rows of positions sequence 0 no longer holds

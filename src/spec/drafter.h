@@ -11,7 +11,7 @@
 #include "spec/spec_params.h"
 
 namespace hart {
-class Session;
+class HiddenRows;
 }
 
 namespace hart::spec {
@@ -29,9 +29,10 @@ class Drafter {
  public:
   virtual ~Drafter() = default;
   virtual SpecType type() const = 0;
-  // The target's session the generation runs in (spec::generate binds it before the prompt):
-  // a drafter that reads the target's states (draft-mtp) keeps it; the others need none.
-  virtual void bind(Session& /*target*/) {}
+  // The target's hidden states of the sequence it drafts for (model/hidden_rows.h; spec::generate
+  // binds its session's, the server's engine each sequence's): a drafter that reads them
+  // (draft-mtp) keeps them; the others need none.
+  virtual void bind(HiddenRows& /*target*/) {}
   // Proposes up to n_max (>= 1) tokens to follow `history`: the sequence so far, whose last token
   // is sampled but not yet computed by the target. Leaves `out` empty when it has none.
   virtual void draft(std::span<const int32_t> history, int n_max, Draft& out) = 0;

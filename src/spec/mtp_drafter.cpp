@@ -26,30 +26,31 @@ MtpDrafter::MtpDrafter(DraftSessions& sessions, float p_min, int n_min)
       session_(sessions.take()),
       zeros_(size_t(sessions.model().hp.n_embd), 0.0f),
       p_min_(p_min),
-      n_min_(n_min) {}
+      n_min_(n_min) {
+  if (!session_->hidden_rows()) throw Error("draft-mtp: the MTP block's session keeps no hidden states (a bug)");
+}
 
 MtpDrafter::~MtpDrafter() { sessions_.give_back(std::move(session_)); }
 
-void MtpDrafter::bind(Session& target) {
+void MtpDrafter::bind(HiddenRows& target) {
   if (&target == target_) return;
-  if (target.model().hp.n_embd != sessions_.model().hp.n_embd)
-    throw Error("draft-mtp: the target session is not of the MTP block's model");
-  if (!target.keeps_hidden())
-    throw Error("draft-mtp: the target session keeps no hidden states (SessionParams::keep_hidden)");
+  if (target.width() != sessions_.model().hp.n_embd)
+    throw Error("draft-mtp: the target's hidden states are not the MTP block's width");
   target_ = &target;
   computed_.clear();
   session_->truncate(0);
 }
 
-std::span<const float> MtpDrafter::target_hidden(int p) { return p < 0 ? std::span<const float>(zeros_) : target_->hidden(p); }
+std::span<const float> MtpDrafter::target_hidden(int p) { return p < 0 ? std::span<const float>(zeros_) : target_->at(p); }
 
 bool MtpDrafter::follow(std::span<const int32_t> history, int n) {
   size_t common = 0;
   while (common < computed_.size() && int(common) < n && computed_[common] == history[common]) common++;
   computed_.resize(size_t(session_->truncate(int(common))));  // attention alone: it goes back to `common`
   const int from = int(computed_.size());
+  // The catch-up reads the target's states from position from - 1, the draft that of n - 1.
+  if (n > 0 && std::max(from - 1, 0) < target_->first()) return false;
   if (from == n) return true;
-  if (from - 1 >= 0 && from - 1 < target_->hidden_first()) return false;
   rows_.clear();
   for (int p = from; p < n; p++) {
     const std::span<const float> h = target_hidden(p - 1);
@@ -63,11 +64,11 @@ bool MtpDrafter::follow(std::span<const int32_t> history, int n) {
 
 void MtpDrafter::draft(std::span<const int32_t> history, int n_max, Draft& out) {
   out.clear();
-  if (!target_) throw Error("draft-mtp: no target session to draft from (a bug: Speculator::bind)");
+  if (!target_)
+    throw Error("draft-mtp: the target keeps no hidden states to draft from (SessionParams::keep_hidden)");
   // The last token is sampled, not computed: the target holds the positions before it.
   const int n = int(history.size()) - 1;
-  if (n < 0 || target_->n_past() < n || !follow(history, n)) return;
-  if (n > 0 && n - 1 < target_->hidden_first()) return;
+  if (n < 0 || target_->end() < n || !follow(history, n)) return;
   const std::span<const float> h0 = target_hidden(n - 1);
   rows_.assign(h0.begin(), h0.end());
   int32_t tok = history.back();
@@ -78,12 +79,12 @@ void MtpDrafter::draft(std::span<const int32_t> history, int n_max, Draft& out) 
     if (p < p_min_) break;
     out.tokens.push_back(x);
     if (i + 1 == n_max) break;
-    const std::span<const float> h = session_->hidden(session_->n_past() - 1);
+    const std::span<const float> h = session_->hidden_rows()->at(session_->n_past() - 1);
     rows_.assign(h.begin(), h.end());
     tok = x;
   }
   session_->truncate(n);  // the draft's positions: computed again from the target's states once verified
-  if (n > 0) target_->forget_hidden_before(n - 1);
+  if (n > 0) target_->forget_before(n - 1);
   if (int(out.tokens.size()) < n_min_) out.clear();
 }
 

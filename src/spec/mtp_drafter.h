@@ -2,7 +2,8 @@
 // block; llama.cpp's common_speculative_impl_draft_mtp for qwen35). The block runs in a session
 // of its own (model/mtp_model.h) with its own K/V: at each position p it takes the token there
 // and the target's hidden state after the output norm at p - 1 (zeros before the first), which
-// the target session keeps (SessionParams::keep_hidden). Before drafting it catches up with the
+// the target keeps (model/hidden_rows.h: a Session's with SessionParams::keep_hidden, the server
+// engine's for each sequence). Before drafting it catches up with the
 // positions the target has computed since; then, from the last sampled token and the target's
 // hidden state before it, each draft step decodes one token and feeds the block's own normed
 // output and its argmax to the next step. The draft's positions are given back afterwards: the
@@ -29,21 +30,22 @@ class MtpDrafter final : public Drafter {
   MtpDrafter(DraftSessions& sessions, float p_min, int n_min);
   ~MtpDrafter() override;
   SpecType type() const override { return SpecType::DRAFT_MTP; }
-  // The target's session, whose hidden states it drafts from: it must keep them
-  // (SessionParams::keep_hidden), else a hart::Error.
-  void bind(Session& target) override;
+  // The target's hidden states it drafts from (a hart::Error when they are not the block's
+  // model's width); drafting without them is an error.
+  void bind(HiddenRows& target) override;
   void draft(std::span<const int32_t> history, int n_max, Draft& out) override;
 
  private:
   // Brings the block's K/V to positions [0, n) of `history`; false when the target's hidden
-  // states it needs are gone (forgotten, or a context shift moved them).
+  // states it needs are not held (forgotten, moved by a context shift, or never computed by
+  // this target: a prefix it took from a cache).
   bool follow(std::span<const int32_t> history, int n);
   // The target's hidden state at position p, zeros for p = -1.
   std::span<const float> target_hidden(int p);
 
   DraftSessions& sessions_;
   std::unique_ptr<Session> session_;
-  Session* target_ = nullptr;
+  HiddenRows* target_ = nullptr;
   std::vector<int32_t> computed_;  // the tokens of the positions the block's K/V holds
   std::vector<float> rows_;        // the hidden-state inputs of a catch-up or a draft step
   const std::vector<float> zeros_;

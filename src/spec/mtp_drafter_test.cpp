@@ -102,14 +102,17 @@ TEST(MtpModel, SessionKeepsEveryPositionsHiddenState) {
   const std::span<const float> want = ref.hidden_states(std::span(text).first(7));
   const size_t w = size_t(m.target->hp.n_embd);
   ASSERT_EQ(s.n_past(), 7);
+  HiddenRows& rows = *s.hidden_rows();
   for (int p = 0; p < 7; p++) {
-    const std::span<const float> got = s.hidden(p);
+    const std::span<const float> got = rows.at(p);
     for (size_t i = 0; i < w; i++) ASSERT_NEAR(got[i], want[size_t(p) * w + i], 1e-5f) << "position " << p;
   }
-  EXPECT_THROW(s.hidden(7), Error);
-  s.forget_hidden_before(5);
-  EXPECT_EQ(s.hidden_first(), 5);
-  EXPECT_THROW(s.hidden(4), Error);
+  EXPECT_THROW(rows.at(7), Error);
+  rows.forget_before(5);
+  EXPECT_EQ(rows.first(), 5);
+  EXPECT_THROW(rows.at(4), Error);
+  EXPECT_EQ(s.truncate(6), 0);  // a recurrent state cannot go back: all is forgotten, the rows too
+  EXPECT_EQ(rows.end(), 0);
 }
 
 class MtpArch : public ::testing::TestWithParam<std::string> {};
@@ -122,7 +125,7 @@ TEST_P(MtpArch, DraftsAsLlamaCpp) {
   const int n_max = g["n_max"];
   Session target(*m.target, params(true), BackendSet({"cpu"}, 1, ""));
   MtpDrafter drafter(m.sessions, 0.0f, 0);
-  drafter.bind(target);
+  drafter.bind(*target.hidden_rows());
   std::vector<int32_t> history(prompt.begin(), prompt.end() - 1);
   target.decode(history);
   Draft d;
@@ -181,13 +184,22 @@ TEST_P(MtpArch, SpeculationGivesThePlainTokens) {
 
 INSTANTIATE_TEST_SUITE_P(Files, MtpArch, ::testing::Values("qwen35", "qwen35moe"));
 
-TEST(MtpDrafter, NeedsATargetThatKeepsItsHiddenStates) {
+TEST(MtpDrafter, NeedsTheTargetsHiddenStates) {
   Mtp m;
   Session target(*m.target, params(false), BackendSet({"cpu"}, 1, ""));
+  EXPECT_EQ(target.hidden_rows(), nullptr);
   MtpDrafter drafter(m.sessions, 0.0f, 0);
-  EXPECT_THROW(drafter.bind(target), Error);
   Draft d;
-  EXPECT_THROW(drafter.draft(std::vector<int32_t>{1, 260}, 3, d), Error);  // bound to no session
+  EXPECT_THROW(drafter.draft(std::vector<int32_t>{1, 260}, 3, d), Error);  // bound to none
+  HiddenRows narrow(m.target->hp.n_embd - 1);
+  EXPECT_THROW(drafter.bind(narrow), Error);
+  // States from position 5 on only (the positions before came from a prefix cache): no draft.
+  HiddenRows late(m.target->hp.n_embd);
+  const std::vector<float> zeros(size_t(m.target->hp.n_embd) * 4, 0.5f);
+  late.store(zeros.data(), 5, 4);
+  drafter.bind(late);
+  drafter.draft(std::vector<int32_t>{1, 260, 261, 262, 263, 264, 265, 266, 267, 268}, 3, d);
+  EXPECT_TRUE(d.tokens.empty());
 }
 
 TEST(MtpSpecParams, DraftMtpIsAType) {

@@ -265,7 +265,8 @@ TEST(Cli, SpeculativeRunGivesTheSameTextAndRefusesBadInput) {
 // `hart serve` listens before it loads the model; a model that fails to load still ends it with
 // the one-line error and status 1 (no abort from threads left running, no hang in the HTTP loop).
 // draft-mtp with the tiny qwen35's MTP block (src/spec/mtp_drafter_test.cpp checks its drafts
-// against llama.cpp's): run, bench and chat give the plain text; serve refuses it.
+// against llama.cpp's): run, bench and chat give the plain text; serve refuses it for a model
+// without MTP layers (src/serve/engine_test.cpp serves it).
 TEST(Cli, DraftMtpGivesTheSameTextInRunBenchAndChat) {
   const std::string m = HART_REPO_GOLDEN "/mtp/qwen35-mtp-tiny-F32.gguf";
   const std::string base = "run -m " + m + " -p 'Once upon a time' -n 40 --ignore-eos --json";
@@ -285,9 +286,12 @@ TEST(Cli, DraftMtpGivesTheSameTextInRunBenchAndChat) {
                                   " --chat-template chatml -n 12 --spec-type draft-mtp 2>&1");
   EXPECT_EQ(chat.status, 0) << chat.out;
   EXPECT_NE(chat.out.find("hart: draft acceptance"), std::string::npos) << chat.out;
-  const Result serve = hart_stderr("serve -m " + m + " --port 1 --spec-type draft-mtp");
-  EXPECT_NE(serve.status, 0);
-  EXPECT_NE(serve.out.find("draft-mtp is not supported by hart serve"), std::string::npos) << serve.out;
+  HART_REQUIRE_TESTDATA(plain_model, "models/stories260K.gguf");
+  const Result serve = run_command("timeout 30 " + std::string(HART_BINARY) + " serve -m " + plain_model +
+                                   " --spec-type draft-mtp --port " + std::to_string(20000 + getpid() % 20000) +
+                                   " 2>&1 >/dev/null");
+  EXPECT_EQ(serve.status, 1) << serve.out;
+  EXPECT_NE(serve.out.find("needs a model with multi-token-prediction layers"), std::string::npos) << serve.out;
 }
 
 TEST(Cli, ServeEndsWithTheErrorWhenTheModelFailsToLoad) {

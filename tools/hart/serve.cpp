@@ -105,8 +105,6 @@ int cmd_serve(int argc, char** argv) {
       throw Error("--slot-save-path " + so.slot_save_path + ": not a directory and cannot be made one");
   }
   spo.enabled(eo.chunk_size);  // a verification batch is one step
-  if (spo.p.uses_mtp())  // the engine's steps keep no hidden states for an MTP block to draft from
-    throw Error("--spec-type draft-mtp is not supported by hart serve (hart run, chat and bench have it)");
   if (reranking) {
     so.embeddings_only = true;
     pooling = "rank";

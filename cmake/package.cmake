@@ -74,6 +74,10 @@ if(HART_PC_ICU_FOUND)
   string(APPEND HART_PC_LIBS_PRIVATE " -licuuc")
   string(APPEND HART_DEV_DEPENDS ", libicu-dev")
 endif()
+if(HART_WEBP_FOUND)  # src/vision: WebP images
+  string(APPEND HART_PC_LIBS_PRIVATE " -lwebp")
+  string(APPEND HART_DEV_DEPENDS ", libwebp-dev")
+endif()
 string(APPEND HART_PC_LIBS_PRIVATE " -lstdc++ -lm -lpthread")
 if(CMAKE_CROSSCOMPILING)
   set(HART_DEV_DEPENDS "")  # the riscv64 dependencies are built by scripts/riscv-deps, not packaged

@@ -119,6 +119,13 @@ int main(int argc, char** argv) {
   // Images: the vision fixtures' PNG pattern at a few sizes (a wide, a tall and a tiny one).
   for (auto [w, h] : {std::pair{40, 27}, std::pair{9, 31}, std::pair{3, 2}})
     hart::vision::fixtures::write_png((out / "image" / (std::to_string(w) + "x" + std::to_string(h) + ".png")).string(), w, h);
+  // And a lossless WebP of 3 x 2 pixels (libwebp's WebPEncodeLosslessRGB), for the WebP path.
+  write_file(out / "image" / "3x2.webp",
+             std::string("\x52\x49\x46\x46\x44\x00\x00\x00\x57\x45\x42\x50\x56\x50\x38\x4c\x37\x00\x00\x00\x2f\x02\x40"
+                         "\x00\x00\x2f\x40\x26\x60\x99\xeb\xb2\x71\xc9\x82\x30\xdb\x38\x35\x96\x7e\x8f\xe5\xd4\xb4\x6d"
+                         "\xc0\xa6\xb8\xe4\x0d\x93\x8e\xf9\x8f\x96\x9b\x00\xe0\x3f\x00\x0a\xd9\x46\x80\x43\xf7\xfa\x1c"
+                         "\xc3\x45\xf4\x3f\xd6\x13\x00",
+                         76));
   // Byte 0: bit 0 = chat endpoint, the rest picks the chat template.
   using namespace std::string_view_literals;  // "..."sv keeps the leading NUL byte
   const std::string_view kRequests[] = {
@@ -130,6 +137,9 @@ int main(int argc, char** argv) {
       "\x00{\"prompt\":\"Once upon a time\",\"max_tokens\":8,\"logprobs\":2,\"presence_penalty\":0.5}"sv,
       "\x00{\"prompt\":[1,450,4996],\"max_completion_tokens\":4,\"stop\":\".\",\"n\":1}"sv,
       "\x00{\"prompt\":\"hi\",\"max_tokens\":9223372036854775807}"sv,  // once overflowed a bounds check
+      // LoRA scales per request (the fuzzer's server has adapters 0 and 1).
+      "\x00{\"prompt\":\"hi\",\"lora\":[{\"id\":1,\"scale\":0.5},{\"id\":0,\"scale\":-1}]}"sv,
+      "\x82{\"prompt\":\"hi\",\"n_predict\":2,\"lora\":[{\"id\":2,\"scale\":1e39}]}"sv,
       // Fields of the wrong type or range, as the fuzzer found them: a numeric part type (a 500),
       // an integer wider than its field.
       "\x01{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":0,\"text\":\"hi\"}]}]}"sv,

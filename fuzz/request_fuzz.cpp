@@ -7,10 +7,13 @@
 // Anthropic's /v1/messages (parse_anthropic_request, count_anthropic_tokens) and llama-server's
 // /completion and /infill (on StarCoder's vocabulary, which has FIM tokens) are held to the same,
 // and /v1/rerank's parser to inputs of ids inside the vocabulary and the context.
+// Every parser runs as on a server with two LoRA adapters (scales 1 and 0): a request's "lora"
+// list gives one finite scale per adapter.
 // Input: byte 0 picks the endpoint (bit 7 clear: bit 0 chat or completions; bit 7 set: bit 0
 // Anthropic messages, else bits 1-2 embeddings, /completion, /infill or rerank) and the chat template
 // (bits 1-6: a built-in family, or past them a Jinja template with Hermes tool calls and
 // <think>), the rest is the request body.
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -78,6 +81,7 @@ const ChatFormatter& hermes_jinja() {
 }
 
 constexpr int kCtx = 512;
+const std::vector<float> kLora = {1.0f, 0.0f};  // the server's adapter scales
 
 int fuzz_rerank(const nlohmann::json& body, const Tokenizer& tok) {
   serve::RerankRequest r;
@@ -117,6 +121,9 @@ int fuzz_embeddings(const nlohmann::json& body, const Tokenizer& tok) {
 void check_generation(const serve::ApiRequest& r, const nlohmann::json& body, const Tokenizer& tok) {
   const serve::GenParams& g = r.gen;
   if (g.prompt.empty() || g.max_tokens < 1 || int64_t(g.prompt.size()) + g.max_tokens > kCtx || g.n < 1) __builtin_trap();
+  if (g.lora.size() != kLora.size()) __builtin_trap();
+  for (float s : g.lora)
+    if (!std::isfinite(s)) __builtin_trap();
   for (int32_t id : g.prompt) {
     if (id < 0 || id >= tok.n_vocab()) __builtin_trap();
   }
@@ -150,7 +157,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if ((data[0] & 0x81) == 0x80) {  // llama-server's /completion or /infill
     static const ChatFormatter chatml(ChatTemplate::CHATML);
     const bool infill = data[0] & 4;
-    const serve::PromptContext pc{infill ? *fim_vocab() : tok, chatml, kCtx};
+    const serve::PromptContext pc{infill ? *fim_vocab() : tok, chatml, kCtx, nullptr, 0, nullptr, kLora};
     try {
       check_generation(infill ? serve::parse_infill(body, pc, 2) : serve::parse_native_completion(body, pc, 2), body, pc.tok);
     } catch (const serve::ApiError& e) {
@@ -161,7 +168,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   const size_t which = ((data[0] & 0x7f) >> 1) % (templates.size() + 1);
   const ChatFormatter builtin(chat_template_from_name(templates[which % templates.size()]));
-  const serve::PromptContext pc{tok, which == templates.size() ? hermes_jinja() : builtin, kCtx};
+  const serve::PromptContext pc{tok, which == templates.size() ? hermes_jinja() : builtin, kCtx, nullptr, 0, nullptr, kLora};
   if (data[0] & 0x80) {
     fuzz_anthropic(body, pc);
     return 0;

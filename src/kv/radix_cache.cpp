@@ -23,7 +23,13 @@ int32_t present(const std::vector<int32_t>& window) {
 
 RadixCache::RadixCache(SlotPool* pool, SlotPool* window_pool, int window, SlotPool* cell_pool)
     : pool_(pool), window_pool_(window_pool), window_(window), cell_pool_(cell_pool) {
-  root_.lock = 1;  // the root is never evicted
+  root_of(0);
+}
+
+RadixCache::Node& RadixCache::root_of(Namespace ns) {
+  Node& root = roots_[ns];
+  root.lock = 1;  // a root is never evicted
+  return root;
 }
 
 RadixCache::~RadixCache() = default;
@@ -58,8 +64,8 @@ RadixCache::Node* RadixCache::split(Node* child, size_t at) {
   return up;
 }
 
-RadixCache::Node* RadixCache::node_at(std::span<const int32_t> tokens, size_t n) {
-  Node* node = &root_;
+RadixCache::Node* RadixCache::node_at(Node* root, std::span<const int32_t> tokens, size_t n) {
+  Node* node = root;
   for (size_t done = 0; done < n;) {
     Node* child = node->children.at(tokens[done]).get();
     const size_t step = std::min(child->tokens.size(), n - done);
@@ -70,9 +76,10 @@ RadixCache::Node* RadixCache::node_at(std::span<const int32_t> tokens, size_t n)
   return node;
 }
 
-RadixCache::Match RadixCache::match_prefix(std::span<const int32_t> tokens) {
-  Match m{&root_, 0, {}, {}, 0};
-  const Node* node = &root_;
+RadixCache::Match RadixCache::match_prefix(std::span<const int32_t> tokens, Namespace ns) {
+  Node* root = &root_of(ns);
+  Match m{root, 0, {}, {}, 0};
+  const Node* node = root;
   size_t done = 0;
   std::vector<std::pair<size_t, int32_t>> snapshots = {{0, 0}};  // (position, cell), the root's zero state
   while (done < tokens.size()) {
@@ -116,16 +123,16 @@ RadixCache::Match RadixCache::match_prefix(std::span<const int32_t> tokens) {
   m.n = done;
   if (pool_) m.slots.resize(done);
   if (window_pool_) m.window.resize(done);
-  m.node = node_at(tokens, done);
+  m.node = node_at(root, tokens, done);
   touch(m.node);
   return m;
 }
 
 RadixCache::Node* RadixCache::insert(std::span<const int32_t> tokens, std::vector<int32_t>& slots,
-                                     std::vector<int32_t>* window, int32_t* cell) {
+                                     std::vector<int32_t>* window, int32_t* cell, Namespace ns) {
   if ((pool_ && slots.size() != tokens.size()) || (window_pool_ && (!window || window->size() != tokens.size())))
     throw Error("prefix cache: " + std::to_string(slots.size()) + " slots for " + std::to_string(tokens.size()) + " tokens");
-  Node* node = &root_;
+  Node* node = &root_of(ns);
   size_t done = 0;
   while (done < tokens.size()) {
     auto it = node->children.find(tokens[done]);
@@ -166,7 +173,7 @@ RadixCache::Node* RadixCache::insert(std::span<const int32_t> tokens, std::vecto
     done += n;
     node = child;
   }
-  if (cell_pool_ && cell && *cell > 0 && node != &root_ && node->cell < 0) {  // the tree takes the snapshot
+  if (cell_pool_ && cell && *cell > 0 && !is_root(node) && node->cell < 0) {  // the tree takes the snapshot
     node->cell = *cell;
     *cell = -1;
     if (node->lock == 0) evictable_cells_++;
@@ -176,7 +183,7 @@ RadixCache::Node* RadixCache::insert(std::span<const int32_t> tokens, std::vecto
 }
 
 void RadixCache::lock(Node* node) {
-  for (; node != &root_; node = node->parent)
+  for (; !is_root(node); node = node->parent)
     if (node->lock++ == 0) {
       evictable_ -= int32_t(node->tokens.size());
       evictable_window_ -= present(node->window);
@@ -185,7 +192,7 @@ void RadixCache::lock(Node* node) {
 }
 
 void RadixCache::unlock(Node* node) {
-  for (; node != &root_; node = node->parent) {
+  for (; !is_root(node); node = node->parent) {
     if (node->lock <= 0) throw Error("prefix cache: unlocking a node that is not locked");
     if (--node->lock == 0) {
       evictable_ += int32_t(node->tokens.size());
@@ -198,7 +205,8 @@ void RadixCache::unlock(Node* node) {
 int32_t RadixCache::evict(int32_t n, int32_t n_window, int32_t n_cells) {
   auto older = [](const Node* a, const Node* b) { return a->last_use > b->last_use; };
   std::priority_queue<Node*, std::vector<Node*>, decltype(older)> leaves(older);
-  std::vector<Node*> stack{&root_};
+  std::vector<Node*> stack;
+  for (auto& [ns, root] : roots_) stack.push_back(&root);
   while (!stack.empty()) {
     Node* node = stack.back();
     stack.pop_back();
@@ -214,7 +222,7 @@ int32_t RadixCache::evict(int32_t n, int32_t n_window, int32_t n_cells) {
     freed += f.tokens;
     freed_window += f.window;
     freed_cells += f.cells;
-    if (parent != &root_ && parent->children.empty() && parent->lock == 0) leaves.push(parent);
+    if (!is_root(parent) && parent->children.empty() && parent->lock == 0) leaves.push(parent);
   }
   return freed;
 }
@@ -238,8 +246,8 @@ RadixCache::Freed RadixCache::remove_leaf(Node* leaf) {
   return f;
 }
 
-int32_t RadixCache::drop(std::span<const int32_t> tokens) {
-  Node* node = &root_;
+int32_t RadixCache::drop(std::span<const int32_t> tokens, Namespace ns) {
+  Node* node = &root_of(ns);
   for (size_t done = 0; done < tokens.size();) {
     const auto it = node->children.find(tokens[done]);
     if (it == node->children.end() || it->second->tokens.size() > tokens.size() - done ||
@@ -249,7 +257,7 @@ int32_t RadixCache::drop(std::span<const int32_t> tokens) {
     node = it->second.get();
   }
   int32_t freed = 0;
-  while (node != &root_ && node->children.empty() && node->lock == 0) {
+  while (!is_root(node) && node->children.empty() && node->lock == 0) {
     Node* parent = node->parent;
     freed += remove_leaf(node).tokens;
     node = parent;

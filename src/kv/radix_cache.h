@@ -17,9 +17,14 @@
 // used unlocked leaves (a parent becomes a leaf, and a candidate, once its children are gone).
 // Every slot is either free in its SlotPool, owned by exactly one tree node, or owned by a
 // request that has not inserted it yet.
+//
+// K/V computed with other weights are other K/V: the tree has one root per namespace (requests
+// under different LoRA adapter scales, serve/engine.h), and a prefix matches only within its own.
+// Namespace 0 is the base weights'; the others' roots appear on first use. Eviction is global.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <unordered_map>
@@ -57,9 +62,11 @@ class RadixCache {
   explicit RadixCache(SlotPool* pool, SlotPool* window_pool = nullptr, int window = 0, SlotPool* cell_pool = nullptr);
   ~RadixCache();
 
+  using Namespace = uint32_t;
+
   // The longest cached prefix of `tokens` a request can continue from. A match ending inside a
   // node splits it, so the returned node covers exactly the match. Marks the path as used now.
-  Match match_prefix(std::span<const int32_t> tokens);
+  Match match_prefix(std::span<const int32_t> tokens, Namespace ns = 0);
 
   // Adds tokens with their slots (slots[i] holds the K/V of tokens[i]; window[i] its window
   // K/V or -1, when the cache has a window pool). Where the tree already has a prefix, the
@@ -68,7 +75,7 @@ class RadixCache {
   // of the last token. cell (with a cell pool): the state after the last token; the tree takes
   // it (setting *cell to -1) unless that node has a snapshot already.
   Node* insert(std::span<const int32_t> tokens, std::vector<int32_t>& slots, std::vector<int32_t>* window = nullptr,
-               int32_t* cell = nullptr);
+               int32_t* cell = nullptr, Namespace ns = 0);
 
   void lock(Node* node);
   void unlock(Node* node);
@@ -79,18 +86,20 @@ class RadixCache {
   // Frees what only the path of `tokens` holds: its deepest node whose tokens all lie in them,
   // then each ancestor that becomes an unlocked leaf (a prefix another path shares stays).
   // Returns the tokens freed.
-  int32_t drop(std::span<const int32_t> tokens);
+  int32_t drop(std::span<const int32_t> tokens, Namespace ns = 0);
 
   int32_t cached() const { return cached_; }        // tokens in the tree (FULL slots it owns)
   int32_t evictable() const { return evictable_; }  // of those, in unlocked nodes
   int32_t evictable_window() const { return evictable_window_; }  // WINDOW slots in unlocked nodes
   int32_t evictable_cells() const { return evictable_cells_; }    // snapshot cells in unlocked nodes
-  const Node& root() const { return root_; }
+  const Node& root(Namespace ns = 0) { return root_of(ns); }
 
  private:
   Node* split(Node* child, size_t at);
   // The node that ends exactly after tokens[0, n), which the tree holds (splitting one).
-  Node* node_at(std::span<const int32_t> tokens, size_t n);
+  Node* node_at(Node* root, std::span<const int32_t> tokens, size_t n);
+  Node& root_of(Namespace ns);
+  static bool is_root(const Node* node) { return node->parent == nullptr; }
   void touch(Node* node);
   // Gives an unlocked leaf's slots back and removes it: its tokens, window slots, cells freed.
   struct Freed {
@@ -102,7 +111,7 @@ class RadixCache {
   SlotPool* window_pool_;
   int window_;
   SlotPool* cell_pool_;
-  Node root_;
+  std::map<Namespace, Node> roots_;  // a map's nodes stay where they are
   uint64_t clock_ = 0;
   int32_t cached_ = 0;
   int32_t evictable_ = 0;

@@ -56,6 +56,34 @@ TEST_F(Fixture, NoMatchGivesTheRoot) {
   EXPECT_TRUE(m.slots.empty());
 }
 
+TEST_F(Fixture, NamespacesKeepTheirPrefixesApart) {
+  std::vector<int32_t> a, b;
+  ASSERT_TRUE(pool.alloc(3, a));
+  ASSERT_TRUE(pool.alloc(3, b));
+  rc.insert(Tokens{1, 2, 3}, a);
+  rc.insert(Tokens{1, 2, 3}, b, nullptr, nullptr, 7);  // the same tokens under other weights
+  EXPECT_EQ(rc.cached(), 6);                             // both kept: nothing was shared
+  EXPECT_EQ(rc.match_prefix(Tokens{1, 2, 3, 4}).slots, a);
+  EXPECT_EQ(rc.match_prefix(Tokens{1, 2, 3, 4}, 7).slots, b);
+  const auto none = rc.match_prefix(Tokens{1, 2, 3}, 8);
+  EXPECT_TRUE(none.slots.empty());
+  EXPECT_EQ(none.node, &rc.root(8));
+  // Dropping in one namespace leaves the other's path.
+  EXPECT_EQ(rc.drop(Tokens{1, 2, 3}, 7), 3);
+  EXPECT_EQ(rc.match_prefix(Tokens{1, 2, 3}).slots.size(), 3u);
+  // Eviction reaches every namespace's leaves, least recently used first.
+  std::vector<int32_t> c;
+  ASSERT_TRUE(pool.alloc(2, c));
+  rc.insert(Tokens{5, 6}, c, nullptr, nullptr, 7);
+  rc.match_prefix(Tokens{5, 6}, 7);  // newer than {1,2,3}
+  EXPECT_EQ(rc.evict(3), 3);
+  EXPECT_TRUE(rc.match_prefix(Tokens{1, 2, 3}).slots.empty());
+  EXPECT_EQ(rc.match_prefix(Tokens{5, 6}, 7).slots, c);
+  EXPECT_EQ(rc.evict(2), 2);
+  EXPECT_EQ(rc.cached(), 0);
+  EXPECT_EQ(pool.n_free(), pool.size());
+}
+
 TEST_F(Fixture, InsertSharesThePrefixAndFreesDuplicateSlots) {
   insert_new(rc, pool, {1, 2, 3, 4});
   const auto first = rc.match_prefix(Tokens{1, 2, 3, 4}).slots;

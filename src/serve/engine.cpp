@@ -97,6 +97,7 @@ struct Engine::Seq {
   int n_generated = 0;
   kv::Capacity reserved;        // state still promised to this sequence
   kv::RadixCache::Node* node = nullptr;  // the locked end of its cached path
+  kv::RadixCache::Namespace ns = 0;      // the prefix cache's namespace of its adapter scales
   Clock::time_point t_submit, t_last, t_admit, t_first;
   std::unique_ptr<spec::Speculator> spec;  // speculative decoding, when the request asks for it
   spec::SpecStats spec_stats;
@@ -109,7 +110,11 @@ struct Engine::Seq {
   std::shared_ptr<bool> prompt_shared;
 
   Seq(std::shared_ptr<Stream> st, GenParams gp, int n_vocab, const Tokenizer& tok)
-      : stream(std::move(st)), p(std::move(gp)), sampler(p.sampling, n_vocab), text(tok, p.stops, p.shown_tokens), tokens(p.prompt) {}
+      : stream(std::move(st)),
+        p(std::move(gp)),
+        sampler(p.sampling, n_vocab),
+        text(tok, p.stops, p.shown_tokens, p.prompt.size() == 1 && p.prompt[0] == tok.bos()),
+        tokens(p.prompt) {}
   bool waits_for_prompt() const { return index > 0 && !*prompt_shared; }
   void prompt_is_shared() const {
     if (index == 0) *prompt_shared = true;
@@ -182,6 +187,9 @@ std::shared_ptr<Stream> Engine::submit(GenParams p) {
     seqs.back()->t_submit = Clock::now();
   }
   if (p.slot >= n_slots()) throw Error("engine: no slot " + std::to_string(p.slot));  // the HTTP layer checks first
+  if (!p.lora.empty() && p.lora.size() != model_.loras.size())
+    throw Error("engine: " + std::to_string(p.lora.size()) + " adapter scales for a model with " +
+                std::to_string(model_.loras.size()) + " adapters");  // the HTTP layer checks first
   if (p.slot >= 0) {
     std::lock_guard lock(slots_mutex_);
     slots_[size_t(p.slot)].n_active++;
@@ -271,7 +279,8 @@ void Engine::admit() {
     // its request computes its whole prompt (llama-server keeps its MTP context's state instead).
     const bool mtp = s.p.spec.has(spec::SpecType::DRAFT_MTP);
     if (radix_) {  // keep one prompt token to compute: its logits start the generation
-      m = radix_->match_prefix(std::span(s.p.prompt).first(mtp ? 0 : s.p.prompt.size() - 1));
+      s.ns = lora_namespace(s.p.lora);
+      m = radix_->match_prefix(std::span(s.p.prompt).first(mtp ? 0 : s.p.prompt.size() - 1), s.ns);
       radix_->lock(m.node);
     }
     kv::RadixCache::Node* node = m.node;
@@ -365,7 +374,7 @@ kv::RadixCache::Node* Engine::share(Seq& s, int n, bool continuing) {
   const bool snapshot = store_.layout().has_recurrent() && n == st.n && cell > 0 && cell == st.cell_src &&
                         (!continuing || store_.n_free_cells() + radix_->evictable_cells() - reserved_.cells >= 1);
   kv::RadixCache::Node* node = radix_->insert(std::span(s.tokens).first(size_t(n)), slots,
-                                              window.empty() ? nullptr : &window, snapshot ? &cell : nullptr);
+                                              window.empty() ? nullptr : &window, snapshot ? &cell : nullptr, s.ns);
   if (snapshot && cell < 0) {  // the cache took the cell (st.cell_src still reads it): write a new one
     st.cell = -1;
     if (continuing) {
@@ -426,7 +435,7 @@ void Engine::step() {
         reserve(s, n);
         const size_t first = size_t(s.n_computed() - run.image->begin) * n_embd;
         embd_batch_.add_embeddings(s.state, store_.layout(), std::span(run.image->embd).subspan(first, size_t(n) * n_embd),
-                                   int(n_embd), Logits::NONE);
+                                   int(n_embd), Logits::NONE, s.p.lora);
         embd_entries_.push_back({&s, n, 0, false, 0});
         budget -= n;
         continue;
@@ -449,7 +458,8 @@ void Engine::step() {
       }
       const bool logits = s.n_computed() + n == int(s.tokens.size());
       const size_t tok_row = batch.size();
-      const size_t row = batch.add(s.state, store_.layout(), tokens, k > 0 ? Logits::ALL : logits ? Logits::LAST : Logits::NONE);
+      const size_t row =
+          batch.add(s.state, store_.layout(), tokens, k > 0 ? Logits::ALL : logits ? Logits::LAST : Logits::NONE, s.p.lora);
       entries.push_back({&s, n, k, logits, row, tok_row, s.n_computed()});
       budget -= n + k;
     }
@@ -602,7 +612,17 @@ void Engine::slot_done(const Seq& s, bool ran) {
   std::lock_guard lock(slots_mutex_);
   Slot& slot = slots_[size_t(s.p.slot)];
   slot.n_active--;
-  if (ran) slot.tokens.assign(s.tokens.begin(), s.tokens.begin() + s.n_computed());
+  if (ran) {
+    slot.tokens.assign(s.tokens.begin(), s.tokens.begin() + s.n_computed());
+    slot.lora = s.p.lora;
+  }
+}
+
+kv::RadixCache::Namespace Engine::lora_namespace(const std::vector<float>& scales) {
+  if (std::all_of(scales.begin(), scales.end(), [](float x) { return x == 0.0f; })) return 0;
+  // One namespace per distinct set of scales a client asked for (a few floats each, kept for the
+  // server's life: a namespace's cached tokens are evicted as any others).
+  return lora_namespaces_.emplace(scales, kv::RadixCache::Namespace(lora_namespaces_.size() + 1)).first->second;
 }
 
 int Engine::pick_slot(std::span<const int32_t> prompt, int want) {
@@ -666,9 +686,10 @@ SlotContents Engine::save_slot(int id) {
     {
       std::lock_guard lock(slots_mutex_);
       c.tokens = slots_.at(size_t(id)).tokens;
+      c.lora = slots_.at(size_t(id)).lora;
     }
     // Where a request could continue from (the window and snapshot rules of match_prefix).
-    const kv::RadixCache::Match m = radix_->match_prefix(c.tokens);
+    const kv::RadixCache::Match m = radix_->match_prefix(c.tokens, lora_namespace(c.lora));
     c.tokens.resize(m.n);
     kv::SeqState st;
     st.n = int(m.n);
@@ -687,6 +708,9 @@ int Engine::restore_slot(int id, const SlotContents& c) {
   check_slot_persistence();
   for (int32_t t : c.tokens)
     if (t >= model_.hp.n_vocab) throw Error("the slot file holds token " + std::to_string(t) + ", not in this model's vocabulary");
+  if (!c.lora.empty() && c.lora.size() != model_.loras.size())
+    throw Error("the slot file was saved with " + std::to_string(c.lora.size()) + " LoRA adapters; this server has " +
+                std::to_string(model_.loras.size()));
   if (int(c.tokens.size()) > n_ctx_)
     throw Error("the slot file holds " + std::to_string(c.tokens.size()) + " tokens; this server's context is " + std::to_string(n_ctx_));
   on_loop([&] {
@@ -717,12 +741,14 @@ int Engine::restore_slot(int id, const SlotContents& c) {
         for (int p = st.window_begin; p < n; p++) window[size_t(p)] = st.window_slot(p);
       }
       int32_t cell = st.cell;
-      radix_->insert(c.tokens, slots, window.empty() ? nullptr : &window, layout.has_recurrent() ? &cell : nullptr);
+      radix_->insert(c.tokens, slots, window.empty() ? nullptr : &window, layout.has_recurrent() ? &cell : nullptr,
+                     lora_namespace(c.lora));
       if (cell > 0) store_.cell_pool().free({&cell, 1});  // the cache had that snapshot already
     }
     {
       std::lock_guard lock(slots_mutex_);
       slots_.at(size_t(id)).tokens = c.tokens;
+      slots_.at(size_t(id)).lora = c.lora;
     }
     publish_usage();
   });
@@ -733,12 +759,14 @@ int Engine::erase_slot(int id) {
   int n = 0;
   on_loop([&] {
     std::vector<int32_t> tokens;
+    std::vector<float> lora;
     {
       std::lock_guard lock(slots_mutex_);
       tokens.swap(slots_.at(size_t(id)).tokens);
+      lora.swap(slots_.at(size_t(id)).lora);
     }
     n = int(tokens.size());
-    if (radix_) radix_->drop(tokens);
+    if (radix_) radix_->drop(tokens, lora_namespace(lora));
     publish_usage();
   });
   return n;

@@ -28,6 +28,10 @@
 // those tokens and their state from the prefix cache; restoring one puts them back into it (the
 // next request that starts with them computes only what follows); erasing one forgets them and
 // frees what only they held. These run on the loop thread, between steps.
+// LoRA adapters (GenParams::lora): each token of a step's batch carries its sequence's scales,
+// so requests under different adapters share one forward pass. K/V computed under other scales
+// are other K/V: the prefix cache keeps one namespace per set of scales (the base weights' is
+// namespace 0), and a slot remembers the scales its tokens were computed with.
 #pragma once
 
 #include <atomic>
@@ -137,6 +141,8 @@ class Engine {
   void on_loop(const std::function<void()>& f);
   void slot_done(const Seq& s, bool ran);
   const grammar::VocabTrie& vocab_trie(std::vector<int32_t> shown);
+  // The prefix cache's namespace of these adapter scales (loop thread only): 0 for none or all 0.
+  kv::RadixCache::Namespace lora_namespace(const std::vector<float>& scales);
 
   const Model& model_;
   const Tokenizer& tok_;
@@ -147,6 +153,7 @@ class Engine {
   Executor executor_;
   const spec::SpecFactory* speculation_;
   bool keep_hidden_ = false;  // draft-mtp: the steps give every token's hidden state (Seq::hidden)
+  std::map<std::vector<float>, kv::RadixCache::Namespace> lora_namespaces_;  // loop thread only
   kv::Capacity reserved_;  // state promised to running sequences and not yet taken
   // A step's batch and what each running sequence puts in it, kept from step to step (cleared,
   // their memory reused).
@@ -178,6 +185,7 @@ class Engine {
 
   struct Slot {
     std::vector<int32_t> tokens;  // the last request's prompt and the generated tokens computed
+    std::vector<float> lora;      // the adapter scales they were computed with
     int n_active = 0;             // its requests queued or running
     uint64_t last_use = 0;
   };

@@ -2,12 +2,14 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 #include <nlohmann/json.hpp>
 
+#include "model/lora.h"
 #include "serve/anthropic_api.h"
 #include "serve/client_socket.h"
 #include "serve/native_api.h"
@@ -141,7 +143,8 @@ void HttpServer::stop() {
 }
 
 PromptContext HttpServer::prompt_context(const Engine& engine) const {
-  return {*tok_, *chat_, engine.n_ctx(), engine.speculation(), engine.chunk_size(), vision_};
+  std::lock_guard lock(lora_mutex_);
+  return {*tok_, *chat_, engine.n_ctx(), engine.speculation(), engine.chunk_size(), vision_, lora_};
 }
 
 void HttpServer::attach(Engine& engine, const Tokenizer& tok, ChatFormatter chat, Embedder& embedder, ImageEncoder* vision) {
@@ -150,6 +153,13 @@ void HttpServer::attach(Engine& engine, const Tokenizer& tok, ChatFormatter chat
   embedder_ = &embedder;
   chat_.emplace(std::move(chat));
   if (!opt_.slot_save_path.empty()) slot_model_ = slot_model(engine.model());
+  if (opt_.lora.size() != engine.model().loras.size())
+    throw Error("server: " + std::to_string(opt_.lora.size()) + " adapter scales for " + std::to_string(engine.model().loras.size()) +
+                " adapters");
+  {
+    std::lock_guard lock(lora_mutex_);
+    lora_ = opt_.lora;
+  }
   engine_ = &engine;
 }
 
@@ -337,6 +347,7 @@ void HttpServer::routes() {
   const auto rerank = [this](const httplib::Request& req, httplib::Response& res) {
     if (!embedder_->ranks() || !embedder_->model().w.cls_out)
       throw ApiError(501, "not_supported_error", "this server does not rerank: load a reranker (e.g. Qwen3-Reranker; --reranking)");
+    check_no_lora_applied();
     const json body = parse_body(req);
     RerankRequest r = parse_rerank_request(body, *embedder_->model().file, *tok_, embedder_->n_ctx());
     std::vector<float> scores;
@@ -349,6 +360,7 @@ void HttpServer::routes() {
   };
   for (const char* route : {"/rerank", "/reranking", "/v1/rerank", "/v1/reranking"}) s.Post(route, rerank);
   s.Post("/v1/embeddings", [this](const httplib::Request& req, httplib::Response& res) {
+    check_no_lora_applied();
     const EmbeddingsRequest r = parse_embeddings_request(parse_body(req), *tok_, embedder_->n_ctx());
     std::vector<std::vector<float>> vectors;
     int n_tokens = 0;
@@ -408,6 +420,7 @@ void HttpServer::native_routes() {
   s.Post("/completions", native(parse_native_completion));
   s.Post("/infill", native(parse_infill));
   slot_routes();
+  lora_routes();
   s.Get("/props", [this](const httplib::Request&, httplib::Response& res) {
     const Engine& e = *engine_.load();
     const json settings = {{"n_ctx", e.n_ctx()}, {"temperature", 0.8}, {"top_k", 40}, {"top_p", 0.95}, {"min_p", 0.05},
@@ -435,6 +448,42 @@ void HttpServer::slot_routes() {
     send_json(res, 200, out);
   });
   s.Post(R"(/slots/([^/]*))", [this](const httplib::Request& req, httplib::Response& res) { slot_action(req, res); });
+}
+
+// GET /lora-adapters (each adapter's id, path and scale now) and POST /lora-adapters (new scales
+// for every request without a "lora" of its own), as llama-server answers them.
+void HttpServer::lora_routes() {
+  httplib::Server& s = *http_;
+  s.Get("/lora-adapters", [this](const httplib::Request&, httplib::Response& res) {
+    const Model& m = engine_.load()->model();
+    std::lock_guard lock(lora_mutex_);
+    json out = json::array();
+    for (size_t i = 0; i < m.loras.size(); i++) {
+      const gguf::File& f = *m.loras[i]->file;
+      out.push_back({{"id", i}, {"path", m.loras[i]->path}, {"scale", lora_[i]},
+                     {"task_name", f.get_string("adapter.lora.task_name").value_or("")},
+                     {"prompt_prefix", f.get_string("adapter.lora.prompt_prefix").value_or("")}});
+    }
+    send_json(res, 200, out);
+  });
+  s.Post("/lora-adapters", [this](const httplib::Request& req, httplib::Response& res) {
+    const auto body = parse_body<nlohmann::ordered_json>(req);
+    if (!body.is_array()) throw ApiError(400, "invalid_request_error", "Request body must be an array");
+    std::vector<float> scales = lora_scales(body, engine_.load()->model().loras.size(), "lora-adapters");
+    {
+      std::lock_guard lock(lora_mutex_);
+      lora_ = std::move(scales);
+    }
+    send_json(res, 200, {{"success", true}});
+  });
+}
+
+void HttpServer::check_no_lora_applied() const {
+  std::lock_guard lock(lora_mutex_);
+  if (std::any_of(lora_.begin(), lora_.end(), [](float x) { return x != 0.0f; }))
+    throw ApiError(501, "not_supported_error",
+                   "this server computes embeddings and ranks without LoRA adapters, and its adapter scales are not all 0 "
+                   "(POST /lora-adapters to set them to 0)");
 }
 
 void HttpServer::slot_action(const httplib::Request& req, httplib::Response& res) {

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -45,6 +46,9 @@ struct ServerOptions {
   // --slot-save-path: the directory of slot files (POST /slots/{id}?action=save|restore); empty:
   // those actions answer 501, as llama-server's do without it.
   std::string slot_save_path;
+  // The scale of each LoRA adapter of the model at start (--lora, --lora-scaled; 0 each with
+  // --lora-init-without-apply), which POST /lora-adapters changes and a request's "lora" overrides.
+  std::vector<float> lora;
 };
 
 class HttpServer {
@@ -77,6 +81,9 @@ class HttpServer {
   void native_routes();
   void slot_routes();
   void slot_action(const httplib::Request& req, httplib::Response& res);
+  void lora_routes();
+  // Embeddings and ranking run without adapters: refused while the server's scales apply any.
+  void check_no_lora_applied() const;
   // What a request is parsed against: the tokenizer, chat template, context, speculation.
   PromptContext prompt_context(const Engine& engine) const;
 
@@ -92,6 +99,8 @@ class HttpServer {
   ImageEncoder* vision_ = nullptr;
   std::optional<ChatFormatter> chat_;
   std::optional<SlotModel> slot_model_;  // with --slot-save-path: what slot files are checked against
+  mutable std::mutex lora_mutex_;        // guards lora_
+  std::vector<float> lora_;              // the adapters' scales now (ServerOptions::lora, then POST /lora-adapters)
 };
 
 }  // namespace hart::serve

@@ -47,7 +47,7 @@ void check_off(const Body& body) {
   for (const char* key : {"ignore_eos", "post_sampling_probs"})
     if (const auto it = body.find(key); it != body.end() && !it->is_null() && *it != false)
       invalid_request(key, std::string("this server does not implement '") + key + "' (it must be false)");
-  for (const char* key : {"logit_bias", "response_fields", "lora"})
+  for (const char* key : {"logit_bias", "response_fields"})
     if (const auto it = body.find(key); it != body.end() && !it->is_null() && !((it->is_array() || it->is_object()) && it->empty()))
       invalid_request(key, std::string("this server does not implement '") + key + "' (it must be empty)");
 }
@@ -156,7 +156,7 @@ Body completions_body(const Body& body, const std::vector<int32_t>& prompt, int6
   Body b = {{"prompt", prompt}, {"temperature", 0.8}, {"top_k", 40}, {"top_p", 0.95}, {"min_p", 0.05}};
   for (const char* key : {"top_k", "top_p", "min_p", "repeat_penalty", "frequency_penalty", "presence_penalty", "stream",
                           "grammar", "json_schema", "response_format", "speculative.n_max", "speculative.n_min",
-                          "speculative.p_min", "speculative.type"})
+                          "speculative.p_min", "speculative.type", "lora"})
     if (const auto it = body.find(key); it != body.end() && !it->is_null()) b[key] = *it;
   if (double t = 0; native_field(body, "temperature", t)) b["temperature"] = std::max(0.0, t);  // below 0: greedy
   n_predict = -1;
@@ -200,7 +200,8 @@ NativeRequest native_request(const Body& body, const PromptContext& pc, int n_sl
                 {"top_p", sp.top_p}, {"min_p", sp.min_p}, {"repeat_last_n", sp.repeat_last_n}, {"repeat_penalty", sp.repeat_penalty},
                 {"presence_penalty", sp.presence_penalty}, {"frequency_penalty", sp.frequency_penalty}, {"stop", r.gen.stops},
                 {"n_probs", n_probs}, {"stream", r.stream}, {"samplers", samplers}, {"cache_prompt", cache_prompt},
-                {"max_tokens", n_predict}, {"grammar", r.gen.grammar ? json("(given)") : json("")}};
+                {"max_tokens", n_predict}, {"grammar", r.gen.grammar ? json("(given)") : json("")}, {"lora", json::array()}};
+  for (size_t i = 0; i < r.gen.lora.size(); i++) r.settings["lora"].push_back({{"id", i}, {"scale", r.gen.lora[i]}});
   return r;
 }
 

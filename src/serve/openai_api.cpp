@@ -170,6 +170,26 @@ spec::SpecParams request_speculation(const Body& body, const PromptContext& pc) 
 
 }  // namespace
 
+std::vector<float> lora_scales(const Body& list, size_t n_adapters, const std::string& param) {
+  if (!list.is_array()) invalid_request(param, "'" + param + "' must be an array of {\"id\", \"scale\"} objects");
+  std::vector<float> scales(n_adapters, 0.0f);
+  for (const Body& entry : list) {
+    const auto id = entry.is_object() ? entry.find("id") : entry.end();
+    const auto scale = entry.is_object() ? entry.find("scale") : entry.end();
+    if (!entry.is_object() || id == entry.end() || !id->is_number_integer() || scale == entry.end() || !scale->is_number())
+      invalid_request(param, "each entry of '" + param + "' must be {\"id\": integer, \"scale\": number}, not " + entry.dump());
+    const int64_t i = id->get<int64_t>();
+    if (i < 0 || uint64_t(i) >= n_adapters)
+      invalid_request(param, "'" + param + "' names adapter " + std::to_string(i) + "; this server has " +
+                                 (n_adapters == 0 ? std::string("no LoRA adapters (--lora)")
+                                                  : std::to_string(n_adapters) + " (ids 0 to " + std::to_string(n_adapters - 1) + ")"));
+    const double v = scale->get<double>();
+    if (!std::isfinite(v) || std::abs(v) > 1e6) invalid_request(param, "adapter " + std::to_string(i) + "'s scale is not a usable number");
+    scales[size_t(i)] = float(v);
+  }
+  return scales;
+}
+
 std::string chat_prompt_text(const Body& body, const ChatFormatter& chat) {
   if (!body.is_object()) invalid_request("", "the request body must be a JSON object");
   ToolRequest tools;
@@ -228,6 +248,9 @@ ApiRequest parse_request(const Body& body, Endpoint endpoint, const PromptContex
     else invalid_request("stop", "'stop' must be a string or an array of up to 4 strings");
   }
 
+  g.lora = pc.lora;
+  if (const auto it = body.find("lora"); it != body.end() && !it->is_null() && !(it->is_array() && it->empty()))
+    g.lora = lora_scales(*it, pc.lora.size(), "lora");
   g.grammar = requested_grammar(body);
   g.spec = request_speculation(body, pc);
   g.prompt = endpoint == Endpoint::CHAT ? chat_prompt(body, pc, r) : completion_prompt(body, pc);

@@ -51,15 +51,25 @@ struct PromptContext {
   const spec::SpecFactory* speculation = nullptr;
   int chunk_size = 0;
   ImageEncoder* vision = nullptr;  // --mmproj's (image_input.h); nullptr: images are refused
+  // The server's LoRA adapter scales now (--lora, POST /lora-adapters), one per adapter.
+  std::vector<float> lora = {};
 };
 
 // Throws ApiError (400) naming the field for invalid values or a prompt that does not fit.
 // Speculative decoding per request: llama-server's flat keys "speculative.n_max" (0: none; it
 // bounds every type's draft), "speculative.n_min", "speculative.p_min" (a draft model's) and
 // "speculative.type" (a --spec-type list the server can draft with, or none); a request with
-// images is not drafted (the server's default types are dropped, a request's own refused). The
+// images is not drafted (the server's default types are dropped, a request's own refused).
+// LoRA adapters: llama-server's "lora", [{"id": N, "scale": S}, ...], every adapter not listed at
+// scale 0 (an empty list or none: the server's scales); an id the server has not loaded is a 400.
+// The
 // body keeps its key order: a chat template prints the tools' schemas as the client wrote them.
 ApiRequest parse_request(const nlohmann::ordered_json& body, Endpoint endpoint, const PromptContext& pc);
+
+// llama-server's list of adapter scales, [{"id": N, "scale": S}, ...] (a request's "lora" and
+// POST /lora-adapters): one scale per adapter of the n loaded, 0 for those not listed. Throws
+// ApiError (400, naming `param`) for another shape, an id not loaded, or a scale not finite.
+std::vector<float> lora_scales(const nlohmann::ordered_json& list, size_t n_adapters, const std::string& param);
 
 class ChatReply;
 

@@ -42,6 +42,8 @@ struct GenParams {
   spec::SpecParams spec;
   // The llama-server slot it runs in (Engine::pick_slot), whose tokens it sets when it ends; -1: none.
   int slot = -1;
+  // The scale of each of the model's LoRA adapters (Model::loras) for every token; empty: all 0.
+  std::vector<float> lora;
 };
 
 struct TokenInfo {

@@ -5,13 +5,14 @@
 
 #include "common/sha256.h"
 #include "gguf/gguf.h"
+#include "model/lora.h"
 #include "model/model.h"
 
 namespace hart::serve {
 namespace {
 
 constexpr char kMagic[8] = {'H', 'A', 'R', 'T', 'S', 'L', 'O', 'T'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;  // 2: the adapter scales
 constexpr size_t kHex = 64;
 // Of each tensor's data, this many bytes from its start and from its end go into the fingerprint.
 constexpr size_t kSampleBytes = 256;
@@ -75,12 +76,8 @@ int32_t next_code_point(const std::string& s, size_t& i) {
   return cp;
 }
 
-}  // namespace
-
-SlotModel slot_model(const Model& m) {
-  Sha256 h;
-  hash_string(h, m.hp.arch_name);
-  for (const gguf::TensorInfo& t : m.file->tensors()) {
+void hash_tensors(Sha256& h, const gguf::File& f) {
+  for (const gguf::TensorInfo& t : f.tensors()) {
     hash_string(h, t.name);
     hash_value(h, uint32_t(t.type));
     for (uint32_t d = 0; d < t.n_dims; d++) hash_value(h, t.ne[d]);
@@ -88,10 +85,24 @@ SlotModel slot_model(const Model& m) {
     h.update(t.data, n);
     h.update(t.data + (t.nbytes - n), n);
   }
+}
+
+}  // namespace
+
+SlotModel slot_model(const Model& m) {
+  Sha256 h;
+  hash_string(h, m.hp.arch_name);
+  hash_tensors(h, *m.file);
   if (const auto tokens = m.file->get_string_array("tokenizer.ggml.tokens"))
     for (const std::string& t : *tokens) hash_string(h, t);
-  return {h.hex_digest(), m.hp.arch_name + ", " + std::to_string(m.hp.n_layer) + " layers, " + std::to_string(m.hp.n_embd) +
-                              " wide, " + std::to_string(m.hp.n_vocab) + " tokens"};
+  for (const auto& lora : m.loras) {
+    hash_value(h, lora->alpha);
+    hash_tensors(h, *lora->file);
+  }
+  std::string description = m.hp.arch_name + ", " + std::to_string(m.hp.n_layer) + " layers, " +
+                            std::to_string(m.hp.n_embd) + " wide, " + std::to_string(m.hp.n_vocab) + " tokens";
+  if (!m.loras.empty()) description += ", " + std::to_string(m.loras.size()) + " LoRA adapters";
+  return {h.hex_digest(), description};
 }
 
 std::vector<uint8_t> encode_slot_file(const SlotModel& model, const SlotContents& c) {
@@ -104,6 +115,8 @@ std::vector<uint8_t> encode_slot_file(const SlotModel& model, const SlotContents
   append(out, model.description.data(), model.description.size());
   put(out, uint32_t(c.tokens.size()));
   append(out, c.tokens.data(), c.tokens.size() * sizeof(int32_t));
+  put(out, uint32_t(c.lora.size()));
+  append(out, c.lora.data(), c.lora.size() * sizeof(float));
   put(out, uint64_t(c.state.size()));
   append(out, c.state.data(), c.state.size());
   const std::string sum = digest(out);
@@ -131,7 +144,13 @@ SlotContents decode_slot_file(std::span<const uint8_t> bytes, const SlotModel& m
   const uint32_t n_tokens = r.get<uint32_t>();
   if (r.rest.size() / sizeof(int32_t) < n_tokens) throw SlotFileError("the slot file is cut short");
   c.tokens.resize(n_tokens);
-  std::memcpy(c.tokens.data(), r.take(size_t(n_tokens) * sizeof(int32_t)), size_t(n_tokens) * sizeof(int32_t));
+  const uint8_t* token_bytes = r.take(size_t(n_tokens) * sizeof(int32_t));
+  if (n_tokens > 0) std::memcpy(c.tokens.data(), token_bytes, size_t(n_tokens) * sizeof(int32_t));  // an empty slot has no buffer to copy into
+  const uint32_t n_lora = r.get<uint32_t>();
+  if (r.rest.size() / sizeof(float) < n_lora) throw SlotFileError("the slot file is cut short");
+  c.lora.resize(n_lora);
+  const uint8_t* lora_bytes = r.take(size_t(n_lora) * sizeof(float));
+  if (n_lora > 0) std::memcpy(c.lora.data(), lora_bytes, size_t(n_lora) * sizeof(float));
   const uint64_t n_state = r.get<uint64_t>();
   if (n_state != r.rest.size()) throw SlotFileError("the slot file's state has " + std::to_string(r.rest.size()) +
                                                     " bytes where its header says " + std::to_string(n_state));

@@ -5,8 +5,9 @@
 // another model or a damaged one before any of it reaches the KV pool.
 //
 // Layout (little-endian): "HARTSLOT", u32 version, 64 hex digits of the model's fingerprint,
-// u32 length + the model's description (for messages), u32 n_tokens + i32 tokens, u64 length +
-// the state's bytes, then 64 hex digits: the SHA-256 of all bytes before them.
+// u32 length + the model's description (for messages), u32 n_tokens + i32 tokens, u32 n + the f32
+// scale of each LoRA adapter the tokens were computed with (0 adapters: the base weights), u64
+// length + the state's bytes, then 64 hex digits: the SHA-256 of all bytes before them.
 #pragma once
 
 #include <cstdint>
@@ -33,12 +34,14 @@ struct SlotModel {
 };
 
 // A SHA-256 over what makes the state mean something: the architecture, every tensor's name,
-// type and shape, the first and last bytes of its data, and the vocabulary. Two files of the same
-// shape (another fine-tune, another tokenizer) differ in it.
+// type and shape, the first and last bytes of its data, and the vocabulary; and the same of each
+// LoRA adapter loaded for the model (Model::loras), in order. Two files of the same shape
+// (another fine-tune, another tokenizer, other adapters) differ in it.
 SlotModel slot_model(const Model& m);
 
 struct SlotContents {
   std::vector<int32_t> tokens;
+  std::vector<float> lora;  // the adapter scales the tokens were computed with; empty: none
   std::vector<uint8_t> state;
 };
 

@@ -4,13 +4,14 @@
 
 #include "common/testdata.h"
 #include "gguf/gguf.h"
+#include "model/lora.h"
 #include "model/model.h"
 
 namespace hart::serve {
 namespace {
 
 const SlotModel kModel{std::string(64, 'a'), "llama, 5 layers, 64 wide, 512 tokens"};
-const SlotContents kContents{{1, 15, 42, -7}, {9, 8, 7, 6, 5}};
+const SlotContents kContents{{1, 15, 42, -7}, {0.5f, 0.0f}, {9, 8, 7, 6, 5}};
 
 std::string error_of(const std::vector<uint8_t>& bytes, const SlotModel& model = kModel) {
   try {
@@ -24,9 +25,10 @@ std::string error_of(const std::vector<uint8_t>& bytes, const SlotModel& model =
 TEST(SlotFile, RoundTrip) {
   const SlotContents c = decode_slot_file(encode_slot_file(kModel, kContents), kModel);
   EXPECT_EQ(c.tokens, kContents.tokens);
+  EXPECT_EQ(c.lora, kContents.lora);
   EXPECT_EQ(c.state, kContents.state);
   const SlotContents empty = decode_slot_file(encode_slot_file(kModel, {}), kModel);
-  EXPECT_TRUE(empty.tokens.empty() && empty.state.empty());
+  EXPECT_TRUE(empty.tokens.empty() && empty.lora.empty() && empty.state.empty());
 }
 
 TEST(SlotFile, DamagedCutOrForeignFilesAreRefused) {
@@ -57,6 +59,12 @@ TEST(SlotFile, ModelFingerprint) {
   EXPECT_EQ(fa.fingerprint, slot_model(*Model::from_file(gguf::File::open(a))).fingerprint);
   EXPECT_NE(fa.fingerprint, slot_model(*Model::from_file(gguf::File::open(b))).fingerprint);
   EXPECT_NE(fa.description.find("llama"), std::string::npos);
+  // And one whose LoRA adapters differ: the same base with the test adapter loaded.
+  auto with_adapter = Model::from_file(gguf::File::open(a));
+  with_adapter->loras.push_back(load_lora(*with_adapter, HART_LORA_ADAPTER));
+  const auto fl = slot_model(*with_adapter);
+  EXPECT_NE(fl.fingerprint, fa.fingerprint);
+  EXPECT_NE(fl.description.find("1 LoRA adapters"), std::string::npos) << fl.description;
 }
 
 TEST(SlotFile, Filenames) {

@@ -14,16 +14,16 @@ size_t complete_utf8_prefix(const std::string& s) {
   return n - (i - 1) >= len ? n : i - 1;
 }
 
-TextOutput::TextOutput(const Tokenizer& tok, std::vector<std::string> stops, std::vector<int32_t> shown)
-    : tok_(tok), stops_(std::move(stops)), shown_(std::move(shown)) {
+TextOutput::TextOutput(const Tokenizer& tok, std::vector<std::string> stops, std::vector<int32_t> shown, bool at_text_start)
+    : tok_(tok), stops_(std::move(stops)), shown_(std::move(shown)), at_text_start_(at_text_start) {
   std::erase_if(stops_, [](const std::string& s) { return s.empty(); });
 }
 
 std::string TextOutput::push(int32_t id) {
   if (stopped_) return {};
   const bool shown = std::find(shown_.begin(), shown_.end(), id) != shown_.end();
-  // decode() of one token: the first may lose the space prefix the tokenizer adds.
-  text_ += shown ? tok_.token_to_piece(id, true) : n_ids_ == 0 ? tok_.decode(std::span(&id, 1)) : tok_.token_to_piece(id);
+  // decode() of one token: the text's first loses the space prefix the tokenizer adds.
+  text_ += shown ? tok_.token_to_piece(id, true) : n_ids_ == 0 && at_text_start_ ? tok_.decode(std::span(&id, 1)) : tok_.token_to_piece(id);
   n_ids_++;
   const size_t complete = complete_utf8_prefix(text_);
   // A stop string may start in text already released only if it began in the held-back tail,

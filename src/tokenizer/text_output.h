@@ -14,8 +14,11 @@ namespace hart {
 class TextOutput {
  public:
   // `shown`: control tokens whose text is part of the output (a chat format's markers, which
-  // the reply parser reads); other control tokens have none.
-  TextOutput(const Tokenizer& tok, std::vector<std::string> stops, std::vector<int32_t> shown = {});
+  // the reply parser reads); other control tokens have none. A generation continues its prompt's
+  // text, so every token's piece is kept whole, as llama.cpp prints them (SentencePiece's " Once"
+  // keeps its space); `at_text_start` (a prompt of BOS alone) drops the space prefix the
+  // tokenizer adds to a text's first word, as decoding the whole text does.
+  TextOutput(const Tokenizer& tok, std::vector<std::string> stops, std::vector<int32_t> shown = {}, bool at_text_start = false);
 
   // Adds a generated token; returns the text that became final.
   std::string push(int32_t id);
@@ -29,8 +32,9 @@ class TextOutput {
   const Tokenizer& tok_;
   std::vector<std::string> stops_;
   std::vector<int32_t> shown_;
+  bool at_text_start_;
   size_t n_ids_ = 0;
-  std::string text_;  // the decoded tokens (the pieces of all but the first concatenate)
+  std::string text_;  // the tokens' pieces
   size_t sent_ = 0;   // bytes of text_ already released
   bool stopped_ = false;
   std::string stop_word_;

@@ -24,7 +24,7 @@ std::string run(TextOutput& out, const Tokenizer& tok, const std::string& text, 
 TEST(TextOutput, StopStringSpanningTokensEndsTheText) {
   HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
   auto tok = tokenizer(path);
-  TextOutput out(*tok, {"upon a", "zzz"});
+  TextOutput out(*tok, {"upon a", "zzz"}, {}, /*at_text_start=*/true);
   bool stopped = false;
   EXPECT_EQ(run(out, *tok, "Once upon a time there", &stopped), "Once ");
   EXPECT_TRUE(stopped);
@@ -34,10 +34,10 @@ TEST(TextOutput, StopStringSpanningTokensEndsTheText) {
 TEST(TextOutput, TheEarliestStopStringIsTheOneReported) {
   HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
   auto tok = tokenizer(path);
-  TextOutput out(*tok, {"time", "upon"});
+  TextOutput out(*tok, {"time", "upon"}, {}, /*at_text_start=*/true);
   EXPECT_EQ(run(out, *tok, "Once upon a time there"), "Once ");
   EXPECT_EQ(out.stop_word(), "upon");
-  TextOutput none(*tok, {"zzz"});
+  TextOutput none(*tok, {"zzz"}, {}, /*at_text_start=*/true);
   run(none, *tok, "Once upon a time");
   EXPECT_EQ(none.stop_word(), "");
 }
@@ -45,7 +45,7 @@ TEST(TextOutput, TheEarliestStopStringIsTheOneReported) {
 TEST(TextOutput, WithoutStopEverythingComesOut) {
   HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
   auto tok = tokenizer(path);
-  TextOutput out(*tok, {"time!"});
+  TextOutput out(*tok, {"time!"}, {}, /*at_text_start=*/true);
   bool stopped = true;
   EXPECT_EQ(run(out, *tok, "Once upon a time there", &stopped), "Once upon a time there");
   EXPECT_FALSE(stopped);
@@ -54,11 +54,21 @@ TEST(TextOutput, WithoutStopEverythingComesOut) {
 TEST(TextOutput, HoldsBackAPossibleStopStart) {
   HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
   auto tok = tokenizer(path);
-  TextOutput out(*tok, {"a time!"});
+  TextOutput out(*tok, {"a time!"}, {}, /*at_text_start=*/true);
   std::string released;
   for (int32_t id : tok->encode("Once upon a time", false, false)) released += out.push(id);
   EXPECT_EQ(released.find("time"), std::string::npos);  // "a time" could still become "a time!"
   EXPECT_EQ(released + out.flush(), "Once upon a time");
+}
+
+// A generation continues its prompt: its first word keeps the space SentencePiece gives it, as
+// llama.cpp prints it; only at the text's start (a prompt of BOS alone) is it dropped.
+TEST(TextOutput, AContinuationKeepsItsFirstSpace) {
+  HART_REQUIRE_TESTDATA(path, "models/stories260K.gguf");
+  auto tok = tokenizer(path);
+  TextOutput continuing(*tok, {}), starting(*tok, {}, {}, /*at_text_start=*/true);
+  EXPECT_EQ(run(continuing, *tok, "there was"), " there was");
+  EXPECT_EQ(run(starting, *tok, "there was"), "there was");
 }
 
 TEST(TextOutput, IncompleteUtf8IsHeldBack) {

@@ -8,6 +8,9 @@
 #include <memory>
 
 #include <stb_image.h>
+#ifdef HART_WEBP
+#include <webp/decode.h>
+#endif
 
 #include "common/error.h"
 #include "vision/stb_image_limit.h"
@@ -40,21 +43,52 @@ bool jpeg_huffman_tables_fit(std::span<const uint8_t> b) {
   return true;
 }
 
+void check_size(int64_t w, int64_t h, int64_t max_pixels) {
+  if (w <= 0 || h <= 0) throw Error("image: its size is " + std::to_string(w) + " x " + std::to_string(h));
+  if (w * h > max_pixels)
+    throw Error("image: " + std::to_string(w) + " x " + std::to_string(h) + " pixels is more than the limit of " +
+                std::to_string(max_pixels));
+}
+
+// A RIFF container of form type WEBP.
+bool is_webp(std::span<const uint8_t> b) {
+  return b.size() >= 12 && std::memcmp(b.data(), "RIFF", 4) == 0 && std::memcmp(b.data() + 8, "WEBP", 4) == 0;
+}
+
+// WebP through libwebp: the size from the header first (the pixel limit), then RGB, alpha dropped
+// as stb_image drops it.
+RgbImage decode_webp(std::span<const uint8_t> bytes, int64_t max_pixels) {
+#ifdef HART_WEBP
+  int w = 0, h = 0;
+  if (!WebPGetInfo(bytes.data(), bytes.size(), &w, &h)) throw Error("image: a corrupt WebP image (its header does not parse)");
+  check_size(w, h, max_pixels);
+  std::unique_ptr<uint8_t, void (*)(void*)> px(WebPDecodeRGB(bytes.data(), bytes.size(), &w, &h), WebPFree);
+  if (!px) throw Error("image: a corrupt WebP image (cannot decode it)");
+  RgbImage img;
+  img.width = w;
+  img.height = h;
+  img.rgb.assign(px.get(), px.get() + size_t(w) * size_t(h) * 3);
+  return img;
+#else
+  (void)bytes;
+  (void)max_pixels;
+  throw Error("image: a WebP image, and this build of hart has no WebP decoder (built without libwebp-dev)");
+#endif
+}
+
 }  // namespace
 
 RgbImage decode_image(std::span<const uint8_t> bytes, int64_t max_pixels) {
   if (bytes.empty()) throw Error("image: the data is empty");
+  if (is_webp(bytes)) return decode_webp(bytes, max_pixels);
   if (!jpeg_huffman_tables_fit(bytes)) throw Error("image: a corrupt JPEG (a Huffman table of more than 256 codes)");
   if (bytes.size() > size_t(INT_MAX)) throw Error("image: the data is larger than 2 GiB");
   const auto* p = reinterpret_cast<const stbi_uc*>(bytes.data());
   const int len = int(bytes.size());
   int w = 0, h = 0, channels = 0;
   if (!stbi_info_from_memory(p, len, &w, &h, &channels))
-    throw Error(std::string("image: not a JPEG, PNG or BMP image, or corrupt (") + stbi_failure_reason() + ")");
-  if (w <= 0 || h <= 0) throw Error("image: its size is " + std::to_string(w) + " x " + std::to_string(h));
-  if (int64_t(w) * h > max_pixels)
-    throw Error("image: " + std::to_string(w) + " x " + std::to_string(h) + " pixels is more than the limit of " +
-                std::to_string(max_pixels));
+    throw Error(std::string("image: not a JPEG, PNG, BMP or WebP image, or corrupt (") + stbi_failure_reason() + ")");
+  check_size(w, h, max_pixels);
   // What a decode of that many pixels needs at most in one buffer: PNG's inflated rows, 16 bits
   // for each of 4 channels plus a filter byte a row (JPEG's and BMP's buffers are smaller).
   struct AllocBound {

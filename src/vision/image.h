@@ -1,5 +1,6 @@
 // Images as the projectors take them: 8-bit RGB, decoded from JPEG, PNG or BMP bytes (Debian's
-// stb_image, as llama.cpp's mtmd-helper decodes them: alpha dropped, grey expanded to RGB).
+// stb_image, as llama.cpp's mtmd-helper decodes them: alpha dropped, grey expanded to RGB), and
+// WebP (Debian's libwebp, which llama.cpp does not read; alpha dropped the same way).
 #pragma once
 
 #include <cstdint>

@@ -4,6 +4,9 @@
 #include <iterator>
 
 #include "common/error.h"
+#ifdef HART_WEBP
+#include <webp/encode.h>
+#endif
 #include "vision/image.h"
 #include "vision/preprocess.h"
 #include "vision/resample.h"
@@ -52,7 +55,7 @@ TEST(Image, RefusesCorruptTruncatedAndHugeImages) {
   std::vector<uint8_t> png = read_bytes(dir.file("a.png"));
   EXPECT_NE(decode_error({}).find("empty"), std::string::npos);
   const std::vector<uint8_t> text = {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd'};
-  EXPECT_NE(decode_error(text).find("not a JPEG, PNG or BMP image"), std::string::npos);
+  EXPECT_NE(decode_error(text).find("not a JPEG, PNG, BMP or WebP image"), std::string::npos);
   EXPECT_NE(decode_error(std::span(png).first(png.size() / 2)).find("image:"), std::string::npos);
   EXPECT_NE(decode_error(png, 1000).find("40 x 27 pixels is more than the limit of 1000"), std::string::npos);
   // fuzz_image's input: a truncated DHT whose counts sum to 1,953, past the end of the 256-entry
@@ -71,6 +74,46 @@ TEST(Image, RefusesCorruptTruncatedAndHugeImages) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("missing.png: cannot open"), std::string::npos);
   }
+}
+
+// WebP files made by libwebp's own encoder: lossless ones decode pixel for pixel, lossy ones near
+// the pixels; a cut, damaged or huge one is refused with the reason.
+TEST(Image, DecodesWebP) {
+  const int w = 37, h = 23;
+  std::vector<uint8_t> rgb(size_t(w) * h * 3);
+  for (size_t i = 0; i < rgb.size(); i++) rgb[i] = uint8_t((i * 7 + i / 3 * 13) % 251);
+#ifdef HART_WEBP
+  uint8_t* out = nullptr;
+  const size_t n = WebPEncodeLosslessRGB(rgb.data(), w, h, w * 3, &out);
+  ASSERT_GT(n, 0u);
+  const std::vector<uint8_t> lossless(out, out + n);
+  WebPFree(out);
+  const RgbImage img = decode_image(lossless);
+  EXPECT_EQ(img.width, w);
+  EXPECT_EQ(img.height, h);
+  EXPECT_EQ(img.rgb, rgb);
+  std::vector<uint8_t> smooth(rgb.size());
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      for (int c = 0; c < 3; c++) smooth[(size_t(y) * w + x) * 3 + c] = uint8_t(x * 3 + y * 2 + c * 40);
+  const size_t m = WebPEncodeRGB(smooth.data(), w, h, w * 3, 95.0f, &out);
+  ASSERT_GT(m, 0u);
+  const std::vector<uint8_t> lossy(out, out + m);
+  WebPFree(out);
+  const RgbImage near = decode_image(lossy);
+  ASSERT_EQ(near.rgb.size(), smooth.size());
+  for (size_t i = 0; i < smooth.size(); i++) ASSERT_NEAR(int(near.rgb[i]), int(smooth[i]), 24) << i;
+  EXPECT_NE(decode_error(std::span(lossless).first(lossless.size() / 2)).find("corrupt WebP"), std::string::npos);
+  EXPECT_NE(decode_error(lossless, 100).find("37 x 23 pixels is more than the limit of 100"), std::string::npos);
+  // A header that claims a 16384 x 16384 canvas (VP8X), refused before anything is decoded.
+  std::vector<uint8_t> bomb = {'R', 'I', 'F', 'F', 22, 0, 0, 0, 'W', 'E', 'B', 'P', 'V', 'P', '8', 'X', 10, 0, 0, 0,
+                               0, 0, 0, 0, 0xFF, 0x3F, 0, 0xFF, 0x3F, 0};
+  EXPECT_NE(decode_error(bomb).find("16384 x 16384 pixels is more than the limit"), std::string::npos) << decode_error(bomb);
+#else
+  GTEST_SKIP() << "built without libwebp-dev: WebP images are refused";
+#endif
+  const std::vector<uint8_t> riff = {'R', 'I', 'F', 'F', 4, 0, 0, 0, 'W', 'E', 'B', 'P'};
+  EXPECT_NE(decode_error(riff).find("WebP"), std::string::npos);
 }
 
 TEST(Resample, IsPillowsFixedPointFilter) {

@@ -138,6 +138,33 @@ TEST(Cli, EveryKernelSetGivesTheSameGreedyTokens) {
   }
 }
 
+// A LoRA adapter applied at run time gives llama.cpp's text (tests/golden/lora, from
+// llama-completion de3ff81 with the same flags); at scale 0 the base model's.
+TEST(Cli, LoraAdapterGivesLlamaCppText) {
+  const std::string root = HART_REPO_GOLDEN "/../../";
+  const nlohmann::json g = read_json(HART_REPO_GOLDEN "/lora/stories260K-lora.json");
+  const std::string model = root + g["model"].get<std::string>(), adapter = root + g["adapter"].get<std::string>();
+  const std::string args = "run -m " + model + " -p '" + g["prompt"].get<std::string>() + "' -n " +
+                           std::to_string(g["n_predict"].get<int>()) + " --temp 0 --json ";
+  const auto text = [&](const std::string& flags) {
+    Result r = hart(args + flags);
+    EXPECT_EQ(r.status, 0) << flags;
+    return r.status == 0 ? nlohmann::json::parse(r.out)["text"].get<std::string>() : std::string();
+  };
+  EXPECT_EQ(text("--lora " + adapter), g["with_adapter"].get<std::string>());
+  EXPECT_EQ(text("--lora-scaled " + adapter + ":0"), g["without_adapter"].get<std::string>());
+  EXPECT_EQ(text(""), g["without_adapter"].get<std::string>());
+  EXPECT_NE(text("--lora-scaled " + adapter + " 0.5"), g["with_adapter"].get<std::string>());
+  // A file that is not there, or an adapter of another model: an error naming the file.
+  Result missing = hart_stderr(args + "--lora /nonexistent/adapter.gguf");
+  EXPECT_NE(missing.status, 0);
+  EXPECT_NE(missing.out.find("/nonexistent/adapter.gguf"), std::string::npos) << missing.out;
+  HART_REQUIRE_TESTDATA(qwen3, "models/qwen3-tiny-Q8_0.gguf");
+  Result other = hart_stderr("run -m " + qwen3 + " -p hi -n 2 --lora " + adapter);
+  EXPECT_NE(other.status, 0);
+  EXPECT_NE(other.out.find("stories260K-lora.gguf"), std::string::npos) << other.out;
+}
+
 TEST(Cli, InfoAndTokenize) {
   HART_REQUIRE_TESTDATA(model, "models/stories260K.gguf");
   Result info = hart("info " + model + " --json");

@@ -99,15 +99,20 @@ int cmd_run(int argc, char** argv) {
   Sampler sampler(so.p, lm.model->hp.n_vocab);
   ConstrainedSampling constrained;
   constrained.attach(grammar, tok, sampler);
-  TextOutput stream(tok, {});
+  TextOutput stream(tok, {}, {}, /*at_text_start=*/!have_prompt);
   std::vector<int32_t> generated;
+  std::string text;  // --json's: the text the stream would have printed
+  const auto out = [&](const std::string& piece) {
+    if (json) text += piece;
+    else print(piece);
+  };
   std::vector<float> logits0;
   GenerateOptions go;
   go.n_predict = n_predict;
   if (!ignore_eos) go.is_eog = [&](int32_t t) { return tok.is_eog(t); };
   go.on_token = [&](int32_t t) {
     generated.push_back(t);
-    if (!json) print(stream.push(t));
+    out(stream.push(t));
     return constrained.accept(t);
   };
   if (json && logits) go.logits_step0 = &logits0;
@@ -119,7 +124,7 @@ int cmd_run(int argc, char** argv) {
   const GenerateStats st = sp.speculative
                                ? spec::generate(session, sampler, prompt_tokens, go, *speculation.speculator, spec_stats)
                                : generate(session, sampler, prompt_tokens, go);
-  if (!json) print(stream.flush());
+  out(stream.flush());
   if (sp.speculative) {
     std::vector<int32_t> all = prompt_tokens;
     all.insert(all.end(), generated.begin(), generated.end());
@@ -131,7 +136,7 @@ int cmd_run(int argc, char** argv) {
     j["prompt_tokens"] = prompt_tokens;  // with images: the text after the last one
     if (!images.empty()) j["n_image_tokens"] = n_image_tokens;
     j["generated_tokens"] = generated;
-    j["text"] = tok.decode(generated);
+    j["text"] = text;
     j["timings"] = {{"prompt_ms", st.prompt_ms},
                     {"generate_ms", st.generate_ms},
                     {"prompt_tokens_per_s", st.prompt_ms > 0 ? st.n_prompt * 1e3 / st.prompt_ms : 0},

@@ -3,6 +3,7 @@
 // The socket is bound first, so /health answers 503 while the model loads. SIGTERM (or SIGINT)
 // drains: new requests get 503 + Retry-After, the ones in flight finish, then the process exits
 // 0; after --drain-timeout seconds, or at a second signal, what is left is cut off.
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -80,6 +81,9 @@ int cmd_serve(int argc, char** argv) {
   app.add_option("--parallel", eo.n_slots,
                  "llama-server's slots (-np; id_slot, /slots): each keeps its last request's tokens; requests run at once whatever their slots")
       ->check(CLI::Range(1, 4096))->capture_default_str();
+  bool lora_init_without_apply = false;
+  app.add_flag("--lora-init-without-apply", lora_init_without_apply,
+               "load the LoRA adapters at scale 0 (set their scales later with POST /lora-adapters)");
   app.add_option("--slot-save-path", so.slot_save_path, "directory of slot files: POST /slots/{id}?action=save|restore (created if missing)");
   std::string pooling;
   bool reranking = false;
@@ -112,6 +116,8 @@ int cmd_serve(int argc, char** argv) {
   if (so.model_name.empty())
     so.model_name = mo.model.empty() ? kBuiltinModelName : mo.model.substr(mo.model.find_last_of('/') + 1);
   so.model_path = mo.model.empty() ? std::string(kBuiltinModelName) + " (built-in)" : mo.model;
+  so.lora = mo.session_params().lora;  // a malformed --lora-scaled fails here, before the server listens
+  if (lora_init_without_apply) std::fill(so.lora.begin(), so.lora.end(), 0.0f);
 
   // SIGINT / SIGTERM are handled by one thread that stops the server (no work in a signal handler).
   sigset_t signals;

@@ -232,12 +232,21 @@ Tensor* softcap(Forward& f, Tensor* x, float c) {
   return scale(f.c, unary(f.c, scale(f.c, x, 1.0f / c), Unary::TANH), c);
 }
 
-Tensor* lm_head(Forward& f, Tensor* x) {
-  x = f.output_rows(x);
-  if (!x) return nullptr;
-  f.hidden = named(norm(f, x, f.w.output_norm), "result_norm");
+Tensor* lm_head(Forward& f, Tensor* x) { return output_head(f, x, f.w.output_norm, f.w.output); }
+
+Tensor* output_head(Forward& f, Tensor* x, Tensor* norm_w, const Linear& out) {
+  if (f.fg.keep_hidden) {  // the norm is row by row: norming every row first gives the same rows
+    f.fg.hidden_all = named(norm(f, x, norm_w), "h_nextn");
+    x = f.output_rows(f.fg.hidden_all);
+    if (!x) return nullptr;
+    f.hidden = x;
+  } else {
+    x = f.output_rows(x);
+    if (!x) return nullptr;
+    f.hidden = named(norm(f, x, norm_w), "result_norm");
+  }
   // Named here: a tied output matrix is the token embedding.
-  return named(linear(f, f.w.output, f.hidden), "result_output");  // (n_vocab, n_out)
+  return named(linear(f, out, f.hidden), "result_output");  // (n_vocab, n_out)
 }
 
 }  // namespace hart

@@ -98,5 +98,9 @@ Tensor* softcap(Forward& f, Tensor* x, float c);
 // The model head: the rows whose logits were asked for, the output norm, the output
 // projection. nullptr when the batch asks for no logits.
 Tensor* lm_head(Forward& f, Tensor* x);
+// lm_head with a norm and a projection of its own (an MTP block's shared head). With
+// ForwardGraph::keep_hidden, every token's hidden state after the norm is an output too
+// (ForwardGraph::hidden_all), whatever rows the logits are of.
+Tensor* output_head(Forward& f, Tensor* x, Tensor* norm_w, const Linear& out);
 
 }  // namespace hart

@@ -26,7 +26,7 @@ Executor::Executor(const Model& m, const kv::SequenceStore& store, int n_ctx, Ba
 const ForwardGraph& Executor::forward(const Batch& b, bool hidden_states) {
   for (size_t i = 0; i < kept_.size(); i++) {
     Kept& k = *kept_[i];
-    if (k.fg.hidden_states != hidden_states || !k.shape.matches(b)) continue;
+    if (k.fg.hidden_states != hidden_states || k.fg.keep_hidden != keep_hidden_ || !k.shape.matches(b)) continue;
     std::rotate(kept_.begin() + ptrdiff_t(i), kept_.begin() + ptrdiff_t(i) + 1, kept_.end());
     write_inputs(k.fg, b);
     scheduler_.compute(k.fg.graph);
@@ -35,6 +35,7 @@ const ForwardGraph& Executor::forward(const Batch& b, bool hidden_states) {
 
   auto k = std::make_unique<Kept>(Kept{BatchShape(b), {}});
   k->fg.hidden_states = hidden_states;
+  k->fg.keep_hidden = keep_hidden_;
   build_forward(k->fg, model_, store_, b, n_ctx_);
   built_++;
   plan(k->fg.graph);

@@ -25,6 +25,9 @@ class Executor {
   // Computes b's forward pass (with hidden_states: the hidden states instead of the logits,
   // ForwardGraph::hidden_states). The graph and its results stay valid until the next call.
   const ForwardGraph& forward(const Batch& b, bool hidden_states = false);
+  // From the next forward() on, its graphs also give every token's hidden state
+  // (ForwardGraph::keep_hidden).
+  void set_keep_hidden(bool keep) { keep_hidden_ = keep; }
   // Computes a graph of other work on the same state (a context shift's K-shift), its
   // intermediate tensors in the arena the forward graphs share. Results of the last forward
   // call are gone afterwards.
@@ -53,6 +56,7 @@ class Executor {
   size_t arena_size_ = 0;
   std::vector<std::unique_ptr<Kept>> kept_;  // most recently used last
   size_t built_ = 0;
+  bool keep_hidden_ = false;
 };
 
 }  // namespace hart

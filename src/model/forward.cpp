@@ -197,6 +197,10 @@ void build_forward(ForwardGraph& fg, const Model& m, const kv::SequenceStore& st
     fg.logits->set_name("result_output");  // llama.cpp's name of the graph's last node
     outputs.push_back(fg.logits);
   }
+  if (fg.keep_hidden) {
+    if (!fg.hidden_all) throw Error("forward: architecture " + m.hp.arch_name + " gives no hidden states of every token");
+    outputs.push_back(fg.hidden_all);
+  }
   outputs.insert(outputs.end(), f.writes.begin(), f.writes.end());
   fg.graph = build_graph(outputs);
   write_inputs(fg, b);

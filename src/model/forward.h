@@ -110,6 +110,11 @@ struct ForwardGraph {
   // Set before build_forward: `logits` is instead the rows' last hidden states after the output
   // norm, (n_embd, out_rows), what llama.cpp's embeddings are pooled from.
   bool hidden_states = false;
+  // Set before build_forward: hidden_all is also computed, every token's last hidden state after
+  // the output norm, (n_embd, n), whatever rows the logits are of (what an MTP block drafts from:
+  // llama.cpp's h_nextn).
+  bool keep_hidden = false;
+  Tensor* hidden_all = nullptr;
 };
 
 // Consecutive sequences of a batch with the same number of new tokens: a recurrent layer

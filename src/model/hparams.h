@@ -89,6 +89,10 @@ struct HParams {
   int lora_decay = 0, lora_iclr = 0, lora_value = 0, lora_gate = 0;  // RWKV-7 low-rank sizes
 
   std::vector<LayerConfig> layers;
+  // Multi-token prediction (qwen35: `nextn_predict_layers`): the file's last blocks, after the
+  // n_layer of the trunk (block_count counts both, as in llama.cpp), which the forward pass does
+  // not run; spec/mtp_drafter.h drafts with them.
+  std::vector<LayerConfig> nextn_layers;
 
   float kq_scale(int il) const;
 };

@@ -1,5 +1,7 @@
 #include "model/model.h"
 
+#include <cstdio>
+
 #include "common/error.h"
 #include "model/arch.h"
 
@@ -57,6 +59,11 @@ std::unique_ptr<Model> Model::from_file(std::unique_ptr<gguf::File> file) {
 DecodeReads decode_reads(const Model& m) {
   DecodeReads r;
   r.total = m.weight_bytes;
+  for (const auto& [name, t] : m.by_name) {  // the MTP blocks follow the trunk's blocks
+    int il = -1;
+    if (name.rfind("blk.", 0) == 0 && std::sscanf(name.c_str() + 4, "%d", &il) == 1 && il >= m.hp.n_layer)
+      r.total -= t->nbytes();
+  }
   for (const Tensor* table : {m.w.tok_embd, m.w.per_layer_tok_embd})
     if (table && table != m.w.output.w) r.total -= table->nbytes() - table->row_bytes();
   for (int il = 0; il < m.hp.n_layer; il++) {

@@ -41,7 +41,7 @@ struct Model {
 
 // Weight bytes one decode step reads: every matrix once; of an embedding table only a row,
 // unless it doubles as the output matrix; of a MoE layer's experts only the n_expert_used a
-// token picks.
+// token picks; nothing of the multi-token-prediction blocks (only draft-mtp runs them).
 struct DecodeReads {
   size_t total = 0;          // all weight bytes one token reads
   size_t experts = 0;        // of which expert matrices (the chosen experts of every MoE layer)

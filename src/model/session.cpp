@@ -1,6 +1,7 @@
 #include "model/session.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include "common/error.h"
@@ -35,6 +36,8 @@ Session::Session(const Model& model, const SessionParams& params, BackendSet bac
       seqs_(size_t(params.n_seq)),
       executor_(model, store_, n_ctx_, std::move(backends)),
       state_on_host_(executor_.scheduler().backends().size() == 1) {
+  if (params.keep_hidden) hidden_.emplace(model.hp.n_embd);
+  executor_.set_keep_hidden(params.keep_hidden);
   // The sequences' slot lists, and the batch's lists of what its tokens attend, at their
   // longest, taken once: a decode step allocates nothing.
   const kv::Capacity cap = store_.capacity();
@@ -73,7 +76,55 @@ void Session::decode_seqs(std::span<const SeqTokens> inputs) { run(inputs, false
 const ForwardGraph& Session::step(std::span<const int32_t> tokens, Logits logits, bool hidden) {
   batch_.clear();
   batch_.add(seqs_[0], store_.layout(), tokens, logits, lora_);
-  return executor_.forward(batch_, hidden);
+  const ForwardGraph& fg = executor_.forward(batch_, hidden);
+  store_hidden(fg, 0, seqs_[0].n, int(tokens.size()));
+  return fg;
+}
+
+void Session::store_hidden(const ForwardGraph& fg, size_t row, int pos, int n) {
+  if (hidden_ && fg.hidden_all)
+    hidden_->store(static_cast<const float*>(fg.hidden_all->data) + row * size_t(model_.hp.n_embd), pos, n);
+}
+
+void Session::trim_hidden() {
+  if (hidden_) hidden_->trim(seqs_[0].n);
+}
+
+std::span<const float> Session::decode_paired(std::span<const int32_t> tokens, std::span<const float> rows,
+                                              Logits logits) {
+  const size_t width = size_t(model_.hp.n_embd);
+  if (rows.size() != tokens.size() * width)
+    throw Error(std::to_string(rows.size()) + " floats are not one row of " + std::to_string(width) + " for each of " +
+                std::to_string(tokens.size()) + " tokens");
+  if (logits == Logits::ALL) throw Error("decode_paired gives the last token's logits or none");
+  const SeqTokens in{0, tokens, logits};
+  check_inputs({&in, 1});
+  if (tentative_) throw Error("speculative decoding: paired inputs cannot be tentative");
+  return in_steps(int(tokens.size()), logits, [&](kv::SeqState& s, int first, int n, Logits kind) {
+    batch_.add(s, store_.layout(), tokens.subspan(size_t(first), size_t(n)), kind, lora_);
+    const std::span<const float> part = rows.subspan(size_t(first) * width, size_t(n) * width);
+    batch_.embd.assign(part.begin(), part.end());
+  });
+}
+
+std::span<const float> Session::in_steps(int n, Logits logits,
+                                         const std::function<void(kv::SeqState&, int, int, Logits)>& add) {
+  kv::SeqState& s = seqs_[0];
+  rows_.assign(1, {});
+  for (int done = 0; done < n;) {
+    const int chunk = std::min(n_batch_, n - done);
+    const bool last = done + chunk == n;
+    if (!store_.reserve(s, chunk)) throw Error("the session's state store is full (a bug: it is sized for n_ctx)");
+    batch_.clear();
+    add(s, done, chunk, last ? logits : Logits::NONE);
+    const ForwardGraph& fg = executor_.forward(batch_, false);
+    if (key_rope_.empty()) key_rope_ = key_ropes(fg);
+    store_hidden(fg, 0, s.n, chunk);
+    store_.commit(s, chunk, /*slide_window=*/true);
+    if (last && fg.logits) rows_[0] = {static_cast<const float*>(fg.logits->data), size_t(fg.logits->nelements())};
+    done += chunk;
+  }
+  return rows_[0];
 }
 
 void Session::check_inputs(std::span<const SeqTokens> inputs) const {
@@ -111,22 +162,10 @@ std::span<const float> Session::decode_embeddings(std::span<const float> embd) {
   if (tentative_) throw Error("speculative decoding: embeddings cannot be tentative");
   const int n = int(embd.size() / width);
   check_fits(0, n);
-  kv::SeqState& s = seqs_[0];
-  rows_.assign(1, {});
-  for (int done = 0; done < n;) {
-    const int chunk = std::min(n_batch_, n - done);
-    const bool last = done + chunk == n;
-    if (!store_.reserve(s, chunk)) throw Error("the session's state store is full (a bug: it is sized for n_ctx)");
-    batch_.clear();
-    batch_.add_embeddings(s, store_.layout(), embd.subspan(size_t(done) * width, size_t(chunk) * width), int(width),
-                          last ? Logits::LAST : Logits::NONE, lora_);
-    const ForwardGraph& fg = executor_.forward(batch_, false);
-    if (key_rope_.empty()) key_rope_ = key_ropes(fg);
-    store_.commit(s, chunk, /*slide_window=*/true);
-    if (last && fg.logits) rows_[0] = {static_cast<const float*>(fg.logits->data), size_t(fg.logits->nelements())};
-    done += chunk;
-  }
-  return rows_[0];
+  return in_steps(n, Logits::LAST, [&](kv::SeqState& s, int first, int chunk, Logits kind) {
+    batch_.add_embeddings(s, store_.layout(), embd.subspan(size_t(first) * width, size_t(chunk) * width), int(width),
+                          kind, lora_);
+  });
 }
 
 void Session::run(std::span<const SeqTokens> inputs, bool hidden) {
@@ -160,14 +199,17 @@ void Session::compute(std::span<const SeqTokens> inputs, bool hidden) {
       const Logits kind = in.logits == Logits::ALL ? Logits::ALL : in.logits == Logits::LAST && last ? Logits::LAST : Logits::NONE;
       kv::SeqState& s = seqs_[size_t(in.seq)];
       if (!store_.reserve(s, chunk)) throw Error("the session's state store is full (a bug: it is sized for n_ctx)");
+      const size_t tok_row = batch_.size();
       const size_t row = batch_.add(s, store_.layout(), in.tokens.subspan(size_t(next[i]), size_t(chunk)), kind, lora_);
-      step_.push_back({i, next[i], chunk, kind, row});
+      step_.push_back({i, next[i], chunk, kind, row, tok_row, s.n});
       next[i] += chunk;
       room -= chunk;
       if (last) remaining--;
     }
     const ForwardGraph& fg = executor_.forward(batch_, hidden);
     if (key_rope_.empty()) key_rope_ = key_ropes(fg);
+    for (const StepEntry& e : step_)
+      if (inputs[e.input].seq == 0) store_hidden(fg, e.tok_row, e.pos, e.n);
     // Tentative positions keep their window slots: keep() may go back to any of them.
     for (const StepEntry& e : step_) store_.commit(seqs_[size_t(inputs[e.input].seq)], e.n, /*slide_window=*/!tentative_);
     if (!fg.logits) continue;
@@ -226,6 +268,7 @@ void Session::keep(int n) {
   }
   store_.slide_window(seq);
   tentative_tokens_.clear();
+  trim_hidden();
 }
 
 void Session::shift(int keep, int n_discard) {
@@ -238,15 +281,16 @@ void Session::shift(int keep, int n_discard) {
   KeyShiftGraph g;
   if (build_key_shift(g, store_, key_rope_, moved_, -n_discard)) executor_.compute(g.graph);
   for (auto& m : moved_) m.clear();
+  if (hidden_) hidden_->restart(seq.n);  // their positions moved
 }
 
 int Session::truncate(int seq, int n) {
   if (tentative_ && seq == 0) keep(int(tentative_tokens_.size()));
   kv::SeqState& s = seqs_.at(size_t(seq));
   n = std::clamp(n, 0, s.n);
-  if (store_.truncate(s, n)) return n;
-  store_.truncate(s, 0);
-  return 0;
+  const int kept = store_.truncate(s, n) ? n : (store_.truncate(s, 0), 0);
+  if (seq == 0) trim_hidden();
+  return kept;
 }
 
 void Session::check_state_access(int seq) const {

@@ -4,6 +4,7 @@
 // as SessionParams::n_seq asks for, decoded together in one batch per step.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -12,6 +13,7 @@
 
 #include "kv/sequence_state.h"
 #include "model/executor.h"
+#include "model/hidden_rows.h"
 #include "model/key_shift.h"
 #include "model/model.h"
 
@@ -27,6 +29,9 @@ struct SessionParams {
   int n_seq = 1;  // sequences, each of up to n_ctx positions (the store holds them all)
   // The scale of each of the model's LoRA adapters (Model::loras) for every token; empty: all 0.
   std::vector<float> lora = {};
+  // Keep every computed position's last hidden state after the output norm (sequence 0's), for
+  // a drafter that reads them (draft-mtp: spec/mtp_drafter.h): hidden_rows().
+  bool keep_hidden = false;
 };
 
 // One sequence's new tokens in a batch of several (Session::decode_seqs).
@@ -52,6 +57,15 @@ class Session {
   // As decode with all_logits, but every token's last hidden state after the output norm
   // (n_embd * n floats): what embeddings are pooled from.
   std::span<const float> hidden_states(std::span<const int32_t> tokens);
+
+  // As decode, each token with an input row of n_embd floats beside its embedding (an MTP block's
+  // hidden-state input, model/mtp_model.h); returns the last token's logits (Logits::LAST) or
+  // none (Logits::NONE).
+  std::span<const float> decode_paired(std::span<const int32_t> tokens, std::span<const float> rows, Logits logits);
+  // With SessionParams::keep_hidden: sequence 0's hidden states after the output norm, as the
+  // last step that computed each position gave it, up to n_past() (a context shift forgets them
+  // all); nullptr without.
+  HiddenRows* hidden_rows() { return hidden_ ? &*hidden_ : nullptr; }
 
   // Appends each input's tokens to its sequence (distinct sequences), computed together: a step
   // takes at most n_batch tokens, so a longer batch runs in several. Afterwards rows(i) holds
@@ -121,6 +135,10 @@ class Session {
   void check_inputs(std::span<const SeqTokens> inputs) const;
   void check_fits(int seq, int n) const;  // n more positions fit the sequence's context
   void check_state_access(int seq) const;
+  // Appends n inputs to sequence 0 in steps of at most n_batch, `add(seq, first, count, logits)`
+  // putting inputs [first, first + count) into each step's batch; returns the last step's logits
+  // (`logits` is the last step's kind, the others take none).
+  std::span<const float> in_steps(int n, Logits logits, const std::function<void(kv::SeqState&, int, int, Logits)>& add);
   // One step over `tokens` at sequence 0's next positions, reserved beforehand; not committed.
   const ForwardGraph& step(std::span<const int32_t> tokens, Logits logits, bool hidden);
 
@@ -138,6 +156,8 @@ class Session {
     int first, n;  // the input's tokens [first, first + n) in this step
     Logits logits;
     size_t row;    // its first row in the step's logits
+    size_t tok_row;  // its first token in the step's batch
+    int pos;         // the position of that token
   };
   std::vector<StepEntry> step_;
   std::vector<size_t> offset_;  // per input: its first row in logits_
@@ -145,6 +165,11 @@ class Session {
   // How each layer rotates its cached keys, from the first forward graph (the same in all).
   std::vector<std::optional<KeyRope>> key_rope_;
   std::vector<int32_t> moved_[kv::kPools];  // a shift's moved slots, per pool
+
+  std::optional<HiddenRows> hidden_;  // SessionParams::keep_hidden
+  // A step's hidden rows of sequence 0's positions [pos, pos + n), from its token row `row` on.
+  void store_hidden(const ForwardGraph& fg, size_t row, int pos, int n);
+  void trim_hidden();  // forgets the rows of positions sequence 0 no longer holds
 };
 
 int default_n_ctx(const HParams& hp);

@@ -45,6 +45,17 @@ struct DeltaNet {
   Tensor *conv = nullptr, *dt_bias = nullptr, *a = nullptr, *norm = nullptr;
 };
 
+// A multi-token-prediction block's own tensors (llama.cpp's layer.nextn): the token's
+// embedding and the hidden state it follows, each RMS-normed (enorm, hnorm), go through eh_proj
+// (2 n_embd, n_embd) into a decoder block; embed_tokens, shared_head_norm and shared_head_head
+// are optional (the model's token_embd, output_norm and output instead).
+struct NextN {
+  Linear eh_proj;
+  Tensor *enorm = nullptr, *hnorm = nullptr;
+  Tensor *embed_tokens = nullptr, *shared_head_norm = nullptr;
+  Linear shared_head_head;
+};
+
 struct LayerWeights {
   Tensor* attn_norm = nullptr;       // (n_embd,)
   Tensor* attn_norm_b = nullptr;     // layer-norm bias (RWKV-7)
@@ -78,6 +89,7 @@ struct LayerWeights {
   RwkvTimeMix time_mix;
   RwkvChannelMix channel_mix;
   Tensor *attn_norm_2 = nullptr, *attn_norm_2_b = nullptr;  // RWKV-7: the layer norm before channel mixing
+  NextN nextn;  // a multi-token-prediction block (Weights::nextn)
 };
 
 struct Weights {
@@ -98,6 +110,7 @@ struct Weights {
   // server applies to the pooled hidden state (serve/embeddings.h).
   Tensor* cls_out = nullptr;  // (n_embd, n_cls_out)
   std::vector<LayerWeights> layers;
+  std::vector<LayerWeights> nextn;  // HParams::nextn_layers' blocks
 };
 
 }  // namespace hart

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <future>
+#include <optional>
 #include <thread>
 
 #include "common/error.h"
@@ -102,6 +103,7 @@ struct Engine::Seq {
   spec::SpecStats spec_stats;
   spec::Draft draft;                   // this step's
   std::vector<int32_t> verify_tokens;  // this step's tokens of a verification: its own, then the draft
+  std::optional<HiddenRows> hidden;    // draft-mtp: the target's hidden states its drafter reads
   int index = 0;  // the choice, of GenParams::n
   // Shared by the choices of one request: set once choice 0's prompt is in the prefix cache (or
   // choice 0 is gone), when the other choices may start from it.
@@ -133,6 +135,8 @@ Engine::Engine(const Model& model, const Tokenizer& tok, const EngineOptions& op
       executor_(model_, store_, sequence_limit(n_ctx_, store_), std::move(backends)),
       speculation_(opt.speculation),
       slots_(size_t(std::max(1, opt.n_slots))) {
+  keep_hidden_ = speculation_ && speculation_->can(spec::SpecType::DRAFT_MTP);
+  executor_.set_keep_hidden(keep_hidden_);
   const kv::StateLayout& layout = store_.layout();
   n_ctx_ = sequence_limit(n_ctx_, store_);
   if (opt.prefix_cache)
@@ -271,9 +275,12 @@ void Engine::admit() {
     // The other choices of a request start from choice 0's prompt in the prefix cache: one prefill.
     if (radix_ && s.waits_for_prompt()) return;
     kv::RadixCache::Match m{nullptr, 0, {}, {}, kv::SequenceStore::kZeroCell};
+    // draft-mtp reads the target's hidden state of every position: a cached prefix has none, so
+    // its request computes its whole prompt (llama-server keeps its MTP context's state instead).
+    const bool mtp = s.p.spec.has(spec::SpecType::DRAFT_MTP);
     if (radix_) {  // keep one prompt token to compute: its logits start the generation
       s.ns = lora_namespace(s.p.lora);
-      m = radix_->match_prefix(std::span(s.p.prompt).first(s.p.prompt.size() - 1), s.ns);
+      m = radix_->match_prefix(std::span(s.p.prompt).first(mtp ? 0 : s.p.prompt.size() - 1), s.ns);
       radix_->lock(m.node);
     }
     kv::RadixCache::Node* node = m.node;
@@ -310,6 +317,7 @@ void Engine::admit() {
     if (speculative) {
       try {  // a draft model's session is taken here, given back when the request ends
         s.spec = speculation_->make(s.p.spec, s.p.sampling);
+        if (mtp) s.spec->bind(s.hidden.emplace(model_.hp.n_embd));
       } catch (const Error& e) {
         finish(s, "error", e.what());  // removed from running_ by the next step
       }
@@ -449,9 +457,10 @@ void Engine::step() {
         tokens = s.verify_tokens;
       }
       const bool logits = s.n_computed() + n == int(s.tokens.size());
+      const size_t tok_row = batch.size();
       const size_t row =
           batch.add(s.state, store_.layout(), tokens, k > 0 ? Logits::ALL : logits ? Logits::LAST : Logits::NONE, s.p.lora);
-      entries.push_back({&s, n, k, logits, row});
+      entries.push_back({&s, n, k, logits, row, tok_row, s.n_computed()});
       budget -= n + k;
     }
   if (!embd_entries_.empty()) run(embd_batch_, embd_entries_);
@@ -463,6 +472,10 @@ void Engine::step() {
 void Engine::run(const Batch& batch, std::vector<StepEntry>& entries) {
   try {
     const ForwardGraph& fg = executor_.forward(batch);
+    for (StepEntry& e : entries)
+      if (e.seq->hidden && fg.hidden_all)
+        e.seq->hidden->store(static_cast<const float*>(fg.hidden_all->data) + e.tok_row * size_t(model_.hp.n_embd), e.pos,
+                             e.n + e.k);
     for (StepEntry& e : entries)
       if (e.k == 0) commit(*e.seq, e.n);
     const size_t n_vocab = size_t(model_.hp.n_vocab);
@@ -514,6 +527,7 @@ void Engine::verify(Seq& s, int n, int k, std::span<const float> rows) {
     kv::SeqState& st = s.state;
     if (st.cell_src == st.cell_spare) std::swap(st.cell, st.cell_spare);
   }
+  if (s.hidden) s.hidden->trim(s.n_computed());  // the refused tokens' states go
   if (reason.empty() && v.next >= 0) reason = produce(s, v.next);
   if (!reason.empty()) finish(s, reason);
 }

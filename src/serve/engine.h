@@ -152,6 +152,7 @@ class Engine {
   std::optional<kv::RadixCache> radix_;  // over the FULL pool, for models whose state is all K/V
   Executor executor_;
   const spec::SpecFactory* speculation_;
+  bool keep_hidden_ = false;  // draft-mtp: the steps give every token's hidden state (Seq::hidden)
   std::map<std::vector<float>, kv::RadixCache::Namespace> lora_namespaces_;  // loop thread only
   kv::Capacity reserved_;  // state promised to running sequences and not yet taken
   // A step's batch and what each running sequence puts in it, kept from step to step (cleared,
@@ -162,6 +163,8 @@ class Engine {
     int k;        // draft tokens after them (a verification step)
     bool logits;
     size_t row;   // its first logits row
+    size_t tok_row = 0;  // its first token in the batch
+    int pos = 0;         // that token's position
   };
   void run(const Batch& batch, std::vector<StepEntry>& entries);
   Batch batch_;

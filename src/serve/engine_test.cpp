@@ -8,6 +8,7 @@
 #include "common/testdata.h"
 #include "gguf/gguf.h"
 #include "model/generate.h"
+#include "model/mtp_model.h"
 
 namespace hart::serve {
 namespace {
@@ -442,6 +443,7 @@ TEST(Engine, FullQueueRefuses) {
 // Speculative decoding per request inside the continuous batch.
 struct SpecServed {
   Loaded l, draft;
+  std::unique_ptr<Model> block;  // draft-mtp: the target's MTP block
   spec::SpecFactory factory;
   Metrics metrics;
   Engine engine;
@@ -453,14 +455,16 @@ struct SpecServed {
              const spec::SpecParams& sp)
       : l(load(path)),
         draft(draft_path.empty() ? Loaded{} : load(draft_path)),
-        factory(sp, l.model->hp.n_vocab,
-                draft.model ? std::make_unique<spec::DraftSessions>(*draft.model, [] {
-                  SessionParams p;
-                  p.n_ctx = 256;
-                  return p;
-                }(), [] { return BackendSet({"cpu"}, 1, ""); })
-                            : nullptr),
+        block(sp.uses_mtp() ? mtp_model(*l.model) : nullptr),
+        factory(sp, l.model->hp.n_vocab, sessions(draft.model.get(), false), sessions(block.get(), true)),
         engine(*l.model, *l.tok, with(opt, &factory), BackendSet({"cpu"}, 2, ""), metrics) {}
+  static std::unique_ptr<spec::DraftSessions> sessions(const Model* m, bool keep_hidden) {
+    if (!m) return nullptr;
+    SessionParams p;
+    p.n_ctx = 256;
+    p.keep_hidden = keep_hidden;
+    return std::make_unique<spec::DraftSessions>(*m, p, [] { return BackendSet({"cpu"}, 1, ""); });
+  }
 };
 
 // Every other request drafts, the others decode plainly in the same steps (and prompt chunks
@@ -468,13 +472,10 @@ struct SpecServed {
 // seeded. Drafts are both kept and refused, so attention layers give slots back and a recurrent
 // state goes back to the cell the verification step did not write, its kept tokens computed
 // again beside the next draft; prompts share prefixes in the radix cache (state snapshots too).
-void expect_speculative_equals_alone(const std::string& model, const spec::SpecParams& sp, float temperature,
-                                     const std::string& draft = "", const std::string& lead = kLongLead,
-                                     EngineOptions opt = with_ctx(256)) {
-  HART_REQUIRE_TESTDATA(path, model);
-  HART_REQUIRE_TESTDATA(draft_path, draft.empty() ? model : draft);
+void expect_served_equals_alone(const std::string& path, const std::string& draft_path, const spec::SpecParams& sp,
+                                float temperature, const std::string& lead, EngineOptions opt) {
   opt.chunk_size = 16;
-  SpecServed sv(path, draft.empty() ? "" : draft_path, opt, sp);
+  SpecServed sv(path, draft_path, opt, sp);
   std::vector<GenParams> reqs = workload(*sv.l.tok, 8, 32, lead);
   std::vector<std::shared_ptr<Stream>> streams;
   for (size_t i = 0; i < reqs.size(); i++) {
@@ -493,10 +494,18 @@ void expect_speculative_equals_alone(const std::string& model, const spec::SpecP
     }
     drafted += r.done.draft_n, accepted += r.done.draft_n_accepted;
   }
-  EXPECT_GT(accepted, 0) << model;
-  EXPECT_LT(accepted, drafted) << model << ": some drafts must be refused";
+  EXPECT_GT(accepted, 0) << path;
+  EXPECT_LT(accepted, drafted) << path << ": some drafts must be refused";
   EXPECT_NE(sv.metrics.prometheus().find("hart_spec_decode_num_draft_tokens_total " + std::to_string(drafted) + "\n"),
             std::string::npos);
+}
+
+void expect_speculative_equals_alone(const std::string& model, const spec::SpecParams& sp, float temperature,
+                                     const std::string& draft = "", const std::string& lead = kLongLead,
+                                     EngineOptions opt = with_ctx(256)) {
+  HART_REQUIRE_TESTDATA(path, model);
+  HART_REQUIRE_TESTDATA(draft_path, draft.empty() ? model : draft);
+  expect_served_equals_alone(path, draft.empty() ? "" : draft_path, sp, temperature, lead, opt);
 }
 
 spec::SpecParams ngram_simple() {
@@ -549,6 +558,21 @@ TEST(EngineSpeculative, DraftModel) {
   sp.n_max = 4;
   expect_speculative_equals_alone("models/TinyStories-656K-Q8_0.gguf", sp, 0.0f,
                                   "models/TinyStories-656K-requant-Q4_0.gguf", "");
+}
+
+// draft-mtp: each drafting request's MTP block session drafts from the hidden states the steps
+// it shares with the others give it; requests computing their whole prompt beside ones that
+// take theirs from the prefix cache (tests/golden/mtp's files: src/spec/mtp_drafter_test.cpp).
+TEST(EngineSpeculative, MtpBlock) {
+  spec::SpecParams sp;
+  sp.types = {spec::SpecType::DRAFT_MTP};
+  sp.n_max = 3;
+  for (const char* arch : {"qwen35", "qwen35moe"})
+    for (float t : {0.0f, 0.8f}) {
+      SCOPED_TRACE(std::string(arch) + " temperature " + std::to_string(t));
+      expect_served_equals_alone(std::string(HART_MTP_GOLDEN_DIR "/") + arch + "-mtp-tiny-F32.gguf", "", sp, t, "",
+                                 with_ctx(256));
+    }
 }
 
 // A request may not ask for what the server cannot draft with.

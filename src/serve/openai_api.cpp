@@ -149,7 +149,8 @@ spec::SpecParams request_speculation(const Body& body, const PromptContext& pc) 
       if (!pc.speculation || !pc.speculation->can(t))
         invalid_request("speculative.type", std::string("this server cannot draft with ") + spec::type_name(t) +
                                                 (t == spec::SpecType::DRAFT_SIMPLE ? ": it has no draft model (-md)"
-                                                                                  : ": it has no lookup cache (-lcs/-lcd)"));
+                                                 : t == spec::SpecType::DRAFT_MTP  ? ": it was not started with --spec-type draft-mtp"
+                                                                                   : ": it has no lookup cache (-lcs/-lcd)"));
   }
   int n_max = 0;
   if (get(body, "speculative.n_max", n_max)) {

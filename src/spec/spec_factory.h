@@ -14,11 +14,14 @@ namespace hart::spec {
 
 class SpecFactory {
  public:
-  // `params`: the command's or server's settings (validated); `draft`: for draft-simple.
-  SpecFactory(const SpecParams& params, int n_vocab, std::unique_ptr<DraftSessions> draft = nullptr);
+  // `params`: the command's or server's settings (validated); `draft`: for draft-simple; `mtp`:
+  // for draft-mtp, sessions of the target's MTP block (model/mtp_model.h, with
+  // SessionParams::keep_hidden).
+  SpecFactory(const SpecParams& params, int n_vocab, std::unique_ptr<DraftSessions> draft = nullptr,
+              std::unique_ptr<DraftSessions> mtp = nullptr);
   const SpecParams& params() const { return params_; }
   // Whether it can draft that way: ngram-simple always, ngram-cache with a lookup cache,
-  // draft-simple with a draft model.
+  // draft-simple with a draft model, draft-mtp with the MTP block's sessions.
   bool can(SpecType t) const;
   // A Speculator with `p`'s types and lengths (SpecParams::validate'd by the caller; a type this
   // factory cannot make is a hart::Error) for a target sampling with `sampling`.
@@ -31,6 +34,7 @@ class SpecFactory {
   int n_vocab_;
   std::shared_ptr<LookupCaches> caches_;
   std::unique_ptr<DraftSessions> draft_;
+  std::unique_ptr<DraftSessions> mtp_;
 };
 
 }  // namespace hart::spec

@@ -16,8 +16,9 @@ struct Named {
 // In llama.cpp's order of priority (common_speculative_init): the n-gram types, then the drafts.
 constexpr Named kTypes[] = {{"ngram-simple", SpecType::NGRAM_SIMPLE},
                             {"ngram-cache", SpecType::NGRAM_CACHE},
-                            {"draft-simple", SpecType::DRAFT_SIMPLE}};
-constexpr const char* kNotInHart[] = {"draft-eagle3", "draft-mtp", "draft-dflash", "draft-dspark",
+                            {"draft-simple", SpecType::DRAFT_SIMPLE},
+                            {"draft-mtp", SpecType::DRAFT_MTP}};
+constexpr const char* kNotInHart[] = {"draft-eagle3", "draft-dflash", "draft-dspark",
                                       "ngram-map-k", "ngram-map-k4v", "ngram-mod"};
 // ngram-cache drafts this many tokens (llama.cpp's create_state_ngram_cache).
 constexpr int kNgramCacheDraft = 8;
@@ -36,7 +37,7 @@ SpecType type_from_name(const std::string& name) {
     if (name == n.name) return n.type;
   for (const char* n : kNotInHart)
     if (name == n) throw Error("--spec-type " + name + " is llama.cpp's but not implemented in hart");
-  throw Error("unknown --spec-type '" + name + "' (none, ngram-simple, ngram-cache, draft-simple)");
+  throw Error("unknown --spec-type '" + name + "' (none, ngram-simple, ngram-cache, draft-simple, draft-mtp)");
 }
 
 std::vector<SpecType> types_from_list(const std::string& list) {
@@ -58,7 +59,8 @@ int SpecParams::max_draft() const {
   int n = 0;
   for (SpecType t : types) {
     switch (t) {
-      case SpecType::DRAFT_SIMPLE: n = std::max(n, n_max); break;
+      case SpecType::DRAFT_SIMPLE:
+      case SpecType::DRAFT_MTP: n = std::max(n, n_max); break;
       case SpecType::NGRAM_SIMPLE: n = std::max(n, ngram_size_m); break;
       case SpecType::NGRAM_CACHE: n = std::max(n, kNgramCacheDraft); break;
       case SpecType::NONE: break;
@@ -73,7 +75,9 @@ void SpecParams::validate(int n_batch) const {
     if (synth_len != -1.0 || !synth_rates.empty()) fail("--spec-synth-len/--spec-synth-rates need a --spec-type");
     return;
   }
-  if (has(SpecType::DRAFT_SIMPLE)) {
+  if (has(SpecType::DRAFT_SIMPLE) && has(SpecType::DRAFT_MTP))
+    fail("--spec-type draft-simple and draft-mtp do not go together (llama.cpp's one draft context)");
+  if (has(SpecType::DRAFT_SIMPLE) || has(SpecType::DRAFT_MTP)) {
     if (n_max < 1) fail("--spec-draft-n-max must be at least 1, got " + std::to_string(n_max));
     if (n_min < 0 || n_min > n_max)
       fail("--spec-draft-n-min must be in [0, --spec-draft-n-max = " + std::to_string(n_max) + "], got " +

@@ -212,7 +212,7 @@ TEST(SpecParams, BadSettingsAreRefused) {
   EXPECT_TRUE(refused(p));
   p = SpecParams{}, p.types = {SpecType::NGRAM_CACHE};
   EXPECT_TRUE(refused(p));  // no cache file
-  EXPECT_THROW(type_from_name("draft-mtp"), Error);
+  EXPECT_THROW(type_from_name("draft-eagle3"), Error);
   EXPECT_THROW(type_from_name("ngram-fancy"), Error);
   EXPECT_EQ(types_from_list("draft-simple,ngram-simple"),
             (std::vector<SpecType>{SpecType::NGRAM_SIMPLE, SpecType::DRAFT_SIMPLE}));  // llama.cpp's priority

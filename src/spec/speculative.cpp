@@ -18,6 +18,10 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 Speculator::Speculator(const SpecParams& params, std::vector<std::unique_ptr<Drafter>> drafters)
     : drafters_(std::move(drafters)), max_draft_(params.max_draft()), synth_probs_(params.synth_probs()) {}
 
+void Speculator::bind(HiddenRows& target) {
+  for (auto& d : drafters_) d->bind(target);
+}
+
 void Speculator::draft(std::span<const int32_t> history, int n_max, Draft& out) {
   out.clear();
   for (auto& d : drafters_) {
@@ -75,6 +79,7 @@ GenerateStats generate(Session& session, Sampler& sampler, std::span<const int32
   st.n_prompt = int(prompt.size());
   if (int(context.size()) != session.n_past())
     throw Error("speculative decoding: the context given is not what the session holds");
+  if (HiddenRows* h = session.hidden_rows()) spec.bind(*h);
   std::vector<int32_t> history(context.begin(), context.end());
   history.insert(history.end(), prompt.begin(), prompt.end());
   for (int32_t t : prompt) sampler.accept(t);

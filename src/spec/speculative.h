@@ -30,6 +30,8 @@ class Speculator {
   // The drafters in order of priority; params for the draft lengths and synthetic acceptance.
   Speculator(const SpecParams& params, std::vector<std::unique_ptr<Drafter>> drafters);
 
+  // Binds every drafter to the target's hidden states (Drafter::bind).
+  void bind(HiddenRows& target);
   // The first drafter's draft that is not empty, at most n_max tokens.
   void draft(std::span<const int32_t> history, int n_max, Draft& out);
   int max_draft() const { return max_draft_; }

@@ -17,6 +17,7 @@
 #include "quant/quant.h"
 #include "spec/draft_model.h"
 #include "spec/ngram_simple.h"
+#include "spec/spec_test_util.h"
 #include "spec/speculative.h"
 #include "tokenizer/tokenizer.h"
 
@@ -78,12 +79,7 @@ std::vector<int32_t> run(const Model& m, const SamplerParams& sp, std::span<cons
   Session session(m, p, BackendSet({"cpu"}, 2, ""));
   Sampler sampler(sp, m.hp.n_vocab);
   std::vector<int32_t> out;
-  GenerateOptions go;
-  go.n_predict = n;
-  go.on_token = [&](int32_t t) {
-    out.push_back(t);
-    return true;
-  };
+  const GenerateOptions go = collecting(n, out);
   SpecStats local;
   if (spec) spec::generate(session, sampler, prompt, go, *spec, stats ? *stats : local);
   else generate(session, sampler, prompt, go);

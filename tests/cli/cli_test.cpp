@@ -281,7 +281,8 @@ TEST(Cli, SpeculativeRunGivesTheSameTextAndRefusesBadInput) {
   refused("--spec-type draft-simple -md " + draft + " --spec-draft-n-max 0", "at least 1");
   refused("--spec-type draft-simple -md " + draft + " --spec-draft-n-max 100000", "does not fit");
   refused("--draft-max 8", "use --spec-draft-n-max");
-  refused("--spec-type draft-mtp", "not implemented in hart");
+  refused("--spec-type draft-mtp", "needs a model with multi-token-prediction layers");
+  refused("--spec-type draft-eagle3", "not implemented in hart");
   const std::string bad = std::filesystem::temp_directory_path() / "hart_cli_bad_lookup.bin";
   std::ofstream(bad) << "not a lookup cache";
   refused("--spec-type ngram-cache -lcs " + bad, "is corrupt");
@@ -290,6 +291,36 @@ TEST(Cli, SpeculativeRunGivesTheSameTextAndRefusesBadInput) {
 
 // `hart serve` listens before it loads the model; a model that fails to load still ends it with
 // the one-line error and status 1 (no abort from threads left running, no hang in the HTTP loop).
+// draft-mtp with the tiny qwen35's MTP block (src/spec/mtp_drafter_test.cpp checks its drafts
+// against llama.cpp's): run, bench and chat give the plain text; serve refuses it for a model
+// without MTP layers (src/serve/engine_test.cpp serves it).
+TEST(Cli, DraftMtpGivesTheSameTextInRunBenchAndChat) {
+  const std::string m = HART_REPO_GOLDEN "/mtp/qwen35-mtp-tiny-F32.gguf";
+  const std::string base = "run -m " + m + " -p 'Once upon a time' -n 40 --ignore-eos --json";
+  for (const char* sampling : {" --temp 0", " --temp 0.8 --seed 3"}) {
+    const Result plain = hart(base + sampling);
+    ASSERT_EQ(plain.status, 0);
+    const Result r = hart(base + sampling + " --spec-type draft-mtp --spec-draft-n-max 3");
+    ASSERT_EQ(r.status, 0);
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["generated_tokens"], nlohmann::json::parse(plain.out)["generated_tokens"]) << sampling;
+    EXPECT_GT(j["timings"]["draft_n_accepted"], 0) << sampling;
+  }
+  const Result bench = hart("bench -m " + m + " -p 0 -n 24 -t 1 -r 1 --spec-type draft-mtp --spec-prompt 'Once upon'");
+  ASSERT_EQ(bench.status, 0);
+  EXPECT_NE(bench.out.find("the same tokens as plain"), std::string::npos) << bench.out;
+  const Result chat = run_command("printf 'Once upon a time\\n' | " + std::string(HART_BINARY) + " chat -m " + m +
+                                  " --chat-template chatml -n 12 --spec-type draft-mtp 2>&1");
+  EXPECT_EQ(chat.status, 0) << chat.out;
+  EXPECT_NE(chat.out.find("hart: draft acceptance"), std::string::npos) << chat.out;
+  HART_REQUIRE_TESTDATA(plain_model, "models/stories260K.gguf");
+  const Result serve = run_command("timeout 30 " + std::string(HART_BINARY) + " serve -m " + plain_model +
+                                   " --spec-type draft-mtp --port " + std::to_string(20000 + getpid() % 20000) +
+                                   " 2>&1 >/dev/null");
+  EXPECT_EQ(serve.status, 1) << serve.out;
+  EXPECT_NE(serve.out.find("needs a model with multi-token-prediction layers"), std::string::npos) << serve.out;
+}
+
 TEST(Cli, ServeEndsWithTheErrorWhenTheModelFailsToLoad) {
   for (int i = 0; i < 3; i++) {  // the failure races the HTTP thread's start
     const Result r = run_command("timeout 30 " + std::string(HART_BINARY) + " serve -m /nonexistent.gguf --port " +

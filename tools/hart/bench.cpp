@@ -212,6 +212,7 @@ int cmd_bench(int argc, char** argv) {
   for (int threads : threads_list) {
     SessionParams sp = mo.session_params();
     sp.speculative = speculative;
+    sp.keep_hidden = spo.p.uses_mtp();
     Session session(m, sp, mo.backends(threads));
     const double roofline_tps = bw[threads] * 1e9 / double(wbytes);
 

@@ -114,6 +114,7 @@ int cmd_chat(int argc, char** argv) {
   if (print_devices_if_asked(mo)) return 0;
   SessionParams sp = mo.session_params();
   sp.speculative = spo.enabled(sp.n_batch);
+  sp.keep_hidden = spo.p.uses_mtp();
 
   LoadedModel lm = load_model(mo);
   const Tokenizer& tok = *lm.tokenizer;

@@ -50,6 +50,7 @@ int cmd_run(int argc, char** argv) {
   if (print_devices_if_asked(mo)) return 0;
   SessionParams sp = mo.session_params();
   sp.speculative = spo.enabled(sp.n_batch);
+  sp.keep_hidden = spo.p.uses_mtp();
   if (sp.speculative && context_shift)  // a shift would move positions a tentative step may take back
     throw Error("--context-shift does not go with speculative decoding (--spec-type)");
   const bool have_prompt = app.count("--prompt") > 0;

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common/error.h"
+#include "model/mtp_model.h"
 
 namespace hart::cli {
 
@@ -14,7 +15,7 @@ const std::vector<std::pair<std::string, std::string>> kSpecShortAliases = {
 
 void SpecOptions::add_to(CLI::App& app) {
   app.add_option("--spec-type", types,
-                 "speculative decoding: a comma-separated list of none, ngram-simple, ngram-cache, draft-simple "
+                 "speculative decoding: a comma-separated list of none, ngram-simple, ngram-cache, draft-simple, draft-mtp "
                  "(default: none)");
   app.add_option("--spec-draft-model,--model-draft", draft_model, "draft model (GGUF) for --spec-type draft-simple (also -md)");
   app.add_option("--spec-draft-n-max", p.n_max, "tokens a draft model drafts per step")->capture_default_str();
@@ -81,7 +82,17 @@ Speculation make_speculation(const SpecOptions& opt, const ModelOptions& mo, con
     if (dsp.n_ctx == 0) dsp.n_ctx = default_n_ctx(target.model->hp);
     sessions = std::make_unique<spec::DraftSessions>(*s.draft->model, dsp, [dmo, threads] { return dmo.backends(threads); });
   }
-  s.factory = std::make_unique<spec::SpecFactory>(opt.p, target.model->hp.n_vocab, std::move(sessions));
+  std::unique_ptr<spec::DraftSessions> mtp_sessions;
+  if (opt.p.uses_mtp()) {
+    s.mtp = mtp_model(*target.model);
+    SessionParams msp = mo.session_params();
+    msp.lora.clear();
+    msp.keep_hidden = true;  // each draft step reads the block's own output
+    if (msp.n_ctx == 0) msp.n_ctx = default_n_ctx(target.model->hp);
+    mtp_sessions = std::make_unique<spec::DraftSessions>(*s.mtp, msp, [mo, threads] { return mo.backends(threads); });
+  }
+  s.factory = std::make_unique<spec::SpecFactory>(opt.p, target.model->hp.n_vocab, std::move(sessions),
+                                                  std::move(mtp_sessions));
   if (sampling) s.speculator = s.factory->make(opt.p, *sampling);
   if (!opt.p.synth_probs().empty())
     std::fprintf(stderr, "hart: synthetic speculative acceptance (benchmarking): the output is not the model's\n");

@@ -30,13 +30,15 @@ struct SpecOptions {
 // The drafters and the model a draft-simple one runs, for one target.
 struct Speculation {
   std::unique_ptr<LoadedModel> draft;
+  std::unique_ptr<Model> mtp;  // draft-mtp: the target's MTP block as a model (model/mtp_model.h)
   std::unique_ptr<spec::SpecFactory> factory;     // what a server's requests draft with
   std::unique_ptr<spec::Speculator> speculator;   // the command's one sequence's (none for serve)
   // After a generation: counts its tokens into the dynamic lookup cache and writes it (-lcd).
   void save_dynamic_cache(const std::vector<int32_t>& tokens) const;
 };
 
-// Loads the draft model (checking its vocabulary against the target's) and builds the drafters
+// Loads the draft model (checking its vocabulary against the target's), or for draft-mtp takes
+// the target's MTP block (a hart::Error for a model without one), and builds the drafters
 // opt names; `mo` gives the threads, context and, without --spec-draft-device, the devices. With
 // `sampling`, also the speculator of one sequence sampled so.
 Speculation make_speculation(const SpecOptions& opt, const ModelOptions& mo, const LoadedModel& target,

@@ -7,7 +7,8 @@ import random
 import struct
 import sys
 
-F32 = 0
+from gguf_f32 import write_gguf
+
 SCALAR = {0: 'B', 1: 'b', 2: 'H', 3: 'h', 4: 'I', 5: 'i', 6: 'f', 7: '?', 10: 'Q', 11: 'q', 12: 'd'}
 
 
@@ -52,28 +53,6 @@ def read_model(path):
         take('I'), take('Q')
         tensors.append((name, ne))
     return kv, tensors
-
-
-def write_gguf(path, kv, tensors):
-    def string(s):
-        b = s.encode()
-        return struct.pack('<Q', len(b)) + b
-
-    out = bytearray(b'GGUF' + struct.pack('<IQQ', 3, len(tensors), len(kv)))
-    for k, (t, v) in kv.items():
-        out += string(k) + struct.pack('<I', t) + (string(v) if t == 8 else struct.pack('<' + SCALAR[t], v))
-    offset, blobs = 0, []
-    for name, ne, values in tensors:
-        out += string(name) + struct.pack('<I', len(ne)) + b''.join(struct.pack('<Q', n) for n in ne)
-        out += struct.pack('<IQ', F32, offset)
-        blob = struct.pack('<%df' % len(values), *values)
-        blob += b'\0' * (-len(blob) % 32)
-        blobs.append(blob)
-        offset += len(blob)
-    out += b'\0' * (-len(out) % 32)
-    for b in blobs:
-        out += b
-    open(path, 'wb').write(out)
 
 
 def main():

@@ -7,6 +7,10 @@
 // The file's RoPE is multi-section (IMROPE); for text every section takes the token's position,
 // except the fourth, which takes 0: equal to NEOX RoPE as long as no rotated pair falls in the
 // fourth section, which read() checks.
+// A file may end with multi-token-prediction blocks (`nextn_predict_layers`, Qwen 3.5's MTP):
+// full-attention decoder blocks with a projection of the next token's embedding and the trunk's
+// hidden state in front. They are loaded (HParams::nextn_layers, Weights::nextn) but not run by
+// the forward pass, as llama.cpp skips them; arch_qwen35_mtp below is their own graph.
 #include "model/arch.h"
 #include "model/blocks.h"
 #include "model/delta_net.h"
@@ -35,34 +39,73 @@ void check_rope_sections(const KeyReader& k, const HParams& hp) {
   }
 }
 
+// The last n blocks are the MTP blocks: out of the trunk, always full attention (llama.cpp marks
+// them non-recurrent whatever the recurrent-layer keys say).
+void split_nextn(HParams& hp, int n) {
+  hp.n_layer -= n;
+  for (int il = hp.n_layer; il < hp.n_layer + n; il++) {
+    LayerConfig c = hp.layers[size_t(il)];
+    if (c.n_head <= 0) throw Error(hp.arch_name + ": multi-token-prediction block " + std::to_string(il) + " has no heads");
+    c.attn = AttnKind::FULL, c.recurrent = RecurrentKind::NONE, c.state.clear();
+    hp.nextn_layers.push_back(c);
+  }
+  hp.layers.resize(size_t(hp.n_layer));
+}
+
 void read(const KeyReader& k, HParams& hp) {
   hp.rms_eps = k.req_float("attention.layer_norm_rms_epsilon");
-  if (k.opt_int("nextn_predict_layers").value_or(0) > 0)
-    throw Error(hp.arch_name + ".nextn_predict_layers: multi-token-prediction layers are not supported");
+  const int64_t nextn = k.opt_int("nextn_predict_layers").value_or(0);
+  if (nextn < 0 || nextn >= hp.n_layer)
+    throw Error(hp.arch_name + ".nextn_predict_layers " + std::to_string(nextn) + " must be in [0, block_count " +
+                std::to_string(hp.n_layer) + ")");
   check_rope_sections(k, hp);
-  read_delta_net(k, hp);
+  read_delta_net(k, hp);  // over every block: a per-layer key counts the MTP blocks too
   if (hp.arch_name == "qwen35moe") {
     hp.n_ff_shexp = int(k.opt_int("expert_shared_feed_forward_length").value_or(hp.layers[0].n_ff));
     read_moe(k, hp, "expert_feed_forward_length");
   }
+  if (nextn > 0) split_nextn(hp, int(nextn));
+}
+
+// Layer il's decoder block: its attention or delta net, its feed-forward (`all`: the trunk's
+// layers and the MTP blocks after them, so that il indexes either).
+void block_tensors(const HParams& all, int il, LayerWeights& L, TensorList& list) {
+  if (all.layers[size_t(il)].recurrent == RecurrentKind::DELTA_NET) {
+    list.add(blk(il, "attn_norm.weight"), {all.n_embd}, TensorRole::NORM, &L.attn_norm);
+    list.add(blk(il, "post_attention_norm.weight"), {all.n_embd}, TensorRole::NORM, &L.attn_post_norm);
+    delta_net_tensors(list, all, il, L.delta_net);
+  } else {
+    attention_tensors(list, all, il, L, {.qk_norm = true, .post_norm = true, .q_gate = true});
+  }
+  if (all.layers[size_t(il)].ffn == FfnKind::MOE)
+    moe_tensors(list, all, il, L,
+                {.scale_used = true, .gate_up = true, .pre_norm = false, .shexp_scales = true, .shexp_gate = true});
+  else
+    ffn_tensors(list, all, il, L, {.pre_norm = false});
+}
+
+// An MTP block's own tensors, with llama.cpp's names (llama-arch.cpp's LLM_TENSOR_NEXTN_*).
+void nextn_tensors(const HParams& hp, int il, NextN& nx, TensorList& list) {
+  const int64_t d = hp.n_embd;
+  list.linear(blk(il, "nextn.eh_proj"), 2 * d, d, nx.eh_proj);
+  list.add(blk(il, "nextn.enorm.weight"), {d}, TensorRole::NORM, &nx.enorm);
+  list.add(blk(il, "nextn.hnorm.weight"), {d}, TensorRole::NORM, &nx.hnorm);
+  list.add(blk(il, "nextn.embed_tokens.weight"), {d, hp.n_vocab}, TensorRole::EMBED, &nx.embed_tokens,
+           TensorNeed::OPTIONAL);
+  list.add(blk(il, "nextn.shared_head_norm.weight"), {d}, TensorRole::NORM, &nx.shared_head_norm, TensorNeed::OPTIONAL);
+  list.linear(blk(il, "nextn.shared_head_head"), d, hp.n_vocab, nx.shared_head_head, {.need = TensorNeed::OPTIONAL});
 }
 
 void tensors(const HParams& hp, Weights& w, TensorList& list) {
   head_tensors(list, hp, w);
-  for (int il = 0; il < hp.n_layer; il++) {
-    LayerWeights& L = w.layers[size_t(il)];
-    if (hp.layers[size_t(il)].recurrent == RecurrentKind::DELTA_NET) {
-      list.add(blk(il, "attn_norm.weight"), {hp.n_embd}, TensorRole::NORM, &L.attn_norm);
-      list.add(blk(il, "post_attention_norm.weight"), {hp.n_embd}, TensorRole::NORM, &L.attn_post_norm);
-      delta_net_tensors(list, hp, il, L.delta_net);
-    } else {
-      attention_tensors(list, hp, il, L, {.qk_norm = true, .post_norm = true, .q_gate = true});
-    }
-    if (hp.layers[size_t(il)].ffn == FfnKind::MOE)
-      moe_tensors(list, hp, il, L,
-                  {.scale_used = true, .gate_up = true, .pre_norm = false, .shexp_scales = true, .shexp_gate = true});
-    else
-      ffn_tensors(list, hp, il, L, {.pre_norm = false});
+  HParams all = hp;
+  all.layers.insert(all.layers.end(), hp.nextn_layers.begin(), hp.nextn_layers.end());
+  for (int il = 0; il < hp.n_layer; il++) block_tensors(all, il, w.layers[size_t(il)], list);
+  w.nextn.resize(hp.nextn_layers.size());
+  for (size_t i = 0; i < w.nextn.size(); i++) {
+    const int il = hp.n_layer + int(i);
+    block_tensors(all, il, w.nextn[i], list);
+    nextn_tensors(hp, il, w.nextn[i].nextn, list);
   }
 }
 
@@ -105,8 +148,28 @@ Tensor* build(Forward& f) {
   return lm_head(f, x);
 }
 
+// An MTP block, the one layer of a model of its own (model/mtp_model.h): each token of the batch
+// comes with the hidden state it follows (the batch's embeddings), that of the trunk after its
+// output norm at the position before, or the block's own after the previous draft step.
+// llama.cpp's qwen35 graph_mtp: [enorm(embedding); hnorm(h)] through eh_proj, the decoder block,
+// then the shared head (shared_head_norm / _head, else the model's output norm and matrix).
+Tensor* build_mtp(Forward& f) {
+  if (!f.embd) throw Error("qwen35 MTP block: the batch holds no hidden states");
+  const LayerWeights& L = f.w.layers[0];
+  const NextN& nx = L.nextn;
+  Tensor* e = named(get_rows(f.c, nx.embed_tokens ? nx.embed_tokens : f.w.tok_embd, f.tokens), "mtp_tok_embd");
+  Tensor* eh = concat(f.c, norm(f, e, nx.enorm), norm(f, f.embd, nx.hnorm), 0);  // (2 n_embd, n)
+  Tensor* x = named(linear(f, nx.eh_proj, eh), "mtp_eh_proj");
+  x = named(add(f.c, gated_attention(f, 0, norm(f, x, L.attn_norm)), x), "ffn_inp", 0);
+  x = named(add(f.c, feed_forward(f, 0, norm(f, x, L.attn_post_norm)), x), "l_out", 0);
+  const Linear& head = nx.shared_head_head ? nx.shared_head_head : f.w.output;
+  return output_head(f, x, nx.shared_head_norm ? nx.shared_head_norm : f.w.output_norm, head);
+}
+
 }  // namespace
 
 extern const Arch arch_qwen35{{"qwen35", "qwen35moe"}, RopeMode::NEOX, read, tensors, build};
+// Not in the registry (no file names it): model/mtp_model.cpp builds the model it runs.
+extern const Arch arch_qwen35_mtp{{}, RopeMode::NEOX, read, tensors, build_mtp};
 
 }  // namespace hart

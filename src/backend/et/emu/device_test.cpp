@@ -303,10 +303,13 @@ TEST(EtCostModel, AMinionIsBusyForTheLongerOfItsVectorWorkAndItsEngine) {
 // ---- The matrix engine ---------------------------------------------------------------------
 
 TEST(EtTensorUnit, Fma16A32AddsExactProductsRoundedOnceTowardZero) {
-  const uint16_t one = 0x3c00, one_and_half = 0x3e00, tiny = 0x0001;  // 1, 1.5, 2^-24
+  const uint16_t one = 0x3c00, small = 0x0c00, small_and_half = 0x0e00;  // 1, 2^-12, 1.5 * 2^-12
   // 1 + 1.5 * 2^-24: to nearest it would be 1 + 2^-23, toward zero it is 1.
-  EXPECT_EQ(fma16a32_step(one_and_half, tiny, 0, 0, 1.0f), 1.0f);
-  EXPECT_EQ(fma16a32_step(0xbe00, tiny, 0, 0, -1.0f), -1.0f);  // -1.5: toward zero, not down
+  EXPECT_EQ(fma16a32_step(small_and_half, small, 0, 0, 1.0f), 1.0f);
+  EXPECT_EQ(fma16a32_step(0x8e00, small, 0, 0, -1.0f), -1.0f);  // -1.5 * 2^-24: toward zero, not down
+  EXPECT_EQ(fma16a32_step(small_and_half, small, 0, 0, 0.0f), 1.5f * 0x1p-24f);
+  // A subnormal fp16 operand (2^-24 here) is a zero, as sysemu's FPU flushes it.
+  EXPECT_EQ(fma16a32_step(0x0001, 0x7bff, 0, 0, 0.0f), 0.0f);
   // 2047 * 2047 = 4190209 is no fp16 but is kept exactly.
   const uint16_t h2047 = f32_to_fp16(2047.0f);
   EXPECT_EQ(fma16a32_step(h2047, h2047, one, one, 0.0f), 4190210.0f);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "backend/et/device/et_tensor_rules.h"
 #include "common/fp16.h"
 
 namespace hart::et::emu {
@@ -13,6 +14,13 @@ uint16_t f16_at(const uint8_t* line, int i) {
   uint16_t h;
   std::memcpy(&h, line + 2 * i, 2);
   return h;
+}
+
+// An fp16 operand of TensorFMA16A32 as the chip's FPU takes it: a subnormal is read as a zero of
+// its sign (sysemu's f1632_mulAdd3 under SOFTFLOAT_DENORMALS_TO_ZERO); the skip of an all-zero
+// pair still looks at the raw bits.
+[[gnu::always_inline]] inline float f16_operand(uint16_t h) {
+  return fp16_to_f32((h & 0x7c00) == 0 ? uint16_t(h & 0x8000) : h);
 }
 
 float f32_at(const uint8_t* line, int i) {
@@ -68,15 +76,15 @@ const uint8_t* scp_line(const MinionTensorState& s, int line) { return s.scp[lin
     float b1[ET_TILE], b2[ET_TILE];
     uint32_t b_zero[ET_TILE];
     for (int j = 0; j < ET_TILE; j++) {
-      b1[j] = fp16_to_f32(f16_at(b, 2 * j));
-      b2[j] = fp16_to_f32(f16_at(b, 2 * j + 1));
+      b1[j] = f16_operand(f16_at(b, 2 * j));
+      b2[j] = f16_operand(f16_at(b, 2 * j + 1));
       b_zero[j] = (f16_at(b, 2 * j) | f16_at(b, 2 * j + 1)) == 0;
     }
     const bool first = t.first && p == 0;
     for (int i = 0; i < t.rows; i++) {
       const uint8_t* a = scp_line(s, t.line + i);
       const uint16_t a1 = f16_at(a, 2 * p), a2 = f16_at(a, 2 * p + 1);
-      const float fa1 = fp16_to_f32(a1), fa2 = fp16_to_f32(a2);
+      const float fa1 = f16_operand(a1), fa2 = f16_operand(a2);
       float* c = s.c[i];
       if (first) {
         for (int j = 0; j < ET_TILE; j++) c[j] = sum_toward_zero(fa1, b1[j], fa2, b2[j], 0.0f);
@@ -126,33 +134,14 @@ void fma16a32(MinionTensorState& s, const et_tensor_insn& t) {
 float fma16a32_step(uint16_t a1, uint16_t b1, uint16_t a2, uint16_t b2, float c) {
   // fp16 x fp16 has at most 22 significant bits: exact in double, as is their sum with c unless
   // the three exponents span more than 29 bits.
-  return sum_toward_zero(fp16_to_f32(a1), fp16_to_f32(b1), fp16_to_f32(a2), fp16_to_f32(b2), c);
+  return sum_toward_zero(f16_operand(a1), f16_operand(b1), f16_operand(a2), f16_operand(b2), c);
 }
 
-std::optional<std::string> check_tensor_insn(const et_tensor_insn& t) {
-  const bool rows_ok = t.rows >= 1 && t.rows <= ET_TILE;
-  switch (t.op) {
-    case ET_TENSOR_LOAD:
-      if (!rows_ok || t.line < 0 || t.line >= ET_SCP_LINES) return "TensorLoad: 1..16 lines into scratchpad lines 0..47";
-      if (reinterpret_cast<uintptr_t>(t.mem) % 64 != 0 || t.stride % 64 != 0)
-        return "TensorLoad: source lines must be 64-byte aligned";
-      return std::nullopt;
-    case ET_TENSOR_FMA32: case ET_TENSOR_FMA16A32:
-      if (!rows_ok || t.k < 1 || t.k > ET_TILE || t.line < 0 || t.line >= ET_SCP_LINES || t.b_line < 0 ||
-          t.b_line >= ET_SCP_LINES)
-        return "TensorFMA: 1..16 rows and steps from scratchpad lines 0..47";
-      return std::nullopt;
-    case ET_TENSOR_STORE:
-      if (!rows_ok || reinterpret_cast<uintptr_t>(t.mem) % 16 != 0 || t.stride % 16 != 0)
-        return "TensorStore: 1..16 rows to 16-byte aligned memory";
-      return std::nullopt;
-    case ET_TENSOR_SEND: case ET_TENSOR_RECV:
-      if (!rows_ok || t.partner < 0 || t.partner >= ET_MINIONS_PER_SHIRE)
-        return "TensorReduce: 1..16 rows with a minion of the same shire";
-      return std::nullopt;
-    default:
-      return "unknown tensor instruction " + std::to_string(t.op);
-  }
+std::optional<std::string> check_tensor_insn(const et_tensor_insn& t, uint32_t hart_in_minion, uint32_t minion_id) {
+  const char* err = et_tensor_check(&t, hart_in_minion, minion_id);
+  if (!err) return std::nullopt;
+  if (t.op < ET_TENSOR_LOAD || t.op > ET_TENSOR_RECV) return std::string(err) + " " + std::to_string(t.op);
+  return err;
 }
 
 void execute_tensor_insn(MinionTensorState& s, const et_tensor_insn& t, et_counters& counters) {
@@ -160,24 +149,18 @@ void execute_tensor_insn(MinionTensorState& s, const et_tensor_insn& t, et_count
     case ET_TENSOR_LOAD: {
       const auto* src = static_cast<const uint8_t*>(t.mem);
       for (int i = 0; i < t.rows; i++) std::memcpy(s.scp[(t.line + i) % ET_SCP_LINES], src + i * t.stride, 64);
-      counters.tensor_cycles += uint64_t(t.rows);
-      return;
+      break;
     }
     case ET_TENSOR_FMA32: case ET_TENSOR_FMA16A32: {
       const bool half = t.op == ET_TENSOR_FMA16A32;
       if (half) fma16a32(s, t);
       else fma32(s, t);
-      const uint64_t flops = uint64_t(2 * t.rows * ET_TILE * t.k * (half ? 2 : 1));
-      counters.flops += flops;
-      counters.tensor_flops += flops;
-      counters.tensor_cycles += uint64_t(t.rows * t.k);
-      return;
+      break;
     }
     case ET_TENSOR_STORE: {
       auto* dst = static_cast<uint8_t*>(t.mem);
       for (int i = 0; i < t.rows; i++) std::memcpy(dst + i * t.stride, s.c[i], 64);
-      counters.tensor_cycles += uint64_t(t.rows);
-      return;
+      break;
     }
     case ET_TENSOR_RECV: {
       for (int i = 0; i < t.rows; i++)
@@ -185,14 +168,12 @@ void execute_tensor_insn(MinionTensorState& s, const et_tensor_insn& t, et_count
       s.inbox_rows = 0;
       s.inbox_from = -1;
       s.expecting = -1;
-      counters.flops += uint64_t(t.rows * ET_TILE);
-      counters.tensor_flops += uint64_t(t.rows * ET_TILE);
-      counters.tensor_cycles += uint64_t(t.rows);
-      return;
+      break;
     }
     default:
       return;  // SEND: send_tensor_rows
   }
+  et_tensor_count(&t, &counters);
 }
 
 void send_tensor_rows(const MinionTensorState& from, int from_minion, MinionTensorState& to, int rows,
@@ -200,7 +181,8 @@ void send_tensor_rows(const MinionTensorState& from, int from_minion, MinionTens
   std::memcpy(to.inbox, from.c, sizeof(float) * ET_TILE * size_t(rows));
   to.inbox_rows = rows;
   to.inbox_from = from_minion;
-  counters.tensor_cycles += uint64_t(rows);
+  const et_tensor_insn send = {ET_TENSOR_SEND, 0, 0, rows, 0, 0, 0, 0, nullptr, 0};
+  et_tensor_count(&send, &counters);
 }
 
 }  // namespace hart::et::emu

@@ -31,8 +31,9 @@ struct MinionTensorState {
   int inbox_from = -1;
 };
 
-// Checks insn's fields; the fault message when malformed.
-std::optional<std::string> check_tensor_insn(const et_tensor_insn& insn);
+// Checks insn, issued by hart hart_in_minion of minion minion_id (device/et_tensor_rules.h, the
+// device runtimes' rules too); the fault message when malformed.
+std::optional<std::string> check_tensor_insn(const et_tensor_insn& insn, uint32_t hart_in_minion, uint32_t minion_id);
 
 // Runs a LOAD, FMA or STORE on state, or the receiving half of a RECV (C += the inbox, which the
 // caller has seen filled by the partner), and charges counters. insn is well-formed.

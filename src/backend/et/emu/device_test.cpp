@@ -413,7 +413,7 @@ TEST(EtTensorUnit, Fma16A32AccumulatesPairsOfHalfProductsInFp32) {
         return fma16a32_step(a[size_t(i * 32 + 2 * p)], b[size_t(p * 32 + 2 * j)], a[size_t(i * 32 + 2 * p + 1)],
                              b[size_t(p * 32 + 2 * j + 1)], c);
       };
-      float c = step(0, 0.0f);
+      float c = fma16a32_first(a[size_t(i * 32)], b[size_t(2 * j)], a[size_t(i * 32 + 1)], b[size_t(2 * j + 1)]);
       for (int p = 1; p < 16; p++) c = step(p, c);
       for (int p = 0; p < 7; p++) c = step(p, c);
       EXPECT_EQ(r.c[size_t(i * 16 + j)], c) << i << "," << j;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "backend/et/device/et_tensor_rules.h"
+#include "backend/et/emu/fp16_pair_sum.h"
 #include "common/fp16.h"
 
 namespace hart::et::emu {
@@ -16,13 +17,6 @@ uint16_t f16_at(const uint8_t* line, int i) {
   return h;
 }
 
-// An fp16 operand of TensorFMA16A32 as the chip's FPU takes it: a subnormal is read as a zero of
-// its sign (sysemu's f1632_mulAdd3 under SOFTFLOAT_DENORMALS_TO_ZERO); the skip of an all-zero
-// pair still looks at the raw bits.
-[[gnu::always_inline]] inline float f16_operand(uint16_t h) {
-  return fp16_to_f32((h & 0x7c00) == 0 ? uint16_t(h & 0x8000) : h);
-}
-
 float f32_at(const uint8_t* line, int i) {
   float f;
   std::memcpy(&f, line + 4 * i, 4);
@@ -31,14 +25,6 @@ float f32_at(const uint8_t* line, int i) {
 
 // The chip's scratchpad index wraps (sysemu: (start + i) % L1_SCP_ENTRIES).
 const uint8_t* scp_line(const MinionTensorState& s, int line) { return s.scp[line % ET_SCP_LINES]; }
-
-// Rounds a double to float toward zero: to nearest, then one step back toward zero when that went
-// past (an overflow to infinity steps back to the largest float). Without a branch, so that the
-// loops calling it vectorize.
-[[gnu::always_inline]] inline float round_to_zero(double s) {
-  const float f = float(s);
-  return bits_f32(f32_bits(f) - uint32_t(std::fabs(double(f)) > std::fabs(s)));
-}
 
 // Row i of C: each step p one fused multiply-add of A[i][p] by B's line p, in order.
 [[gnu::always_inline]] inline void fma32_rows(MinionTensorState& s, const et_tensor_insn& t) {
@@ -62,53 +48,40 @@ const uint8_t* scp_line(const MinionTensorState& s, int line) { return s.scp[lin
   }
 }
 
-// a1 b1 + a2 b2 + c of exact fp16 values as floats, rounded once toward zero (fma16a32_step).
-[[gnu::always_inline]] inline float sum_toward_zero(float a1, float b1, float a2, float b2, float c) {
-  return round_to_zero(double(a1) * b1 + double(a2) * b2 + double(c));
-}
-
-// Each step p: B's line p converted once for all rows (16 fp16 pairs), then every row's 16
-// elements without a branch (a vector loop where the host has one). An element whose A pair or
-// B pair is all +0 keeps C, as sysemu skips it.
+// Each step p: B's line p read once for all rows (16 fp16 pairs), then every row's 16 elements
+// through the chip's adder (fp16_pair_sum.h). An element whose A pair or B pair is all +0 keeps C,
+// as sysemu skips it; a first step is the products' sum alone.
 [[gnu::always_inline]] inline void fma16a32_rows(MinionTensorState& s, const et_tensor_insn& t) {
   for (int p = 0; p < t.k; p++) {
     const uint8_t* b = scp_line(s, t.b_line + p);
-    float b1[ET_TILE], b2[ET_TILE];
-    uint32_t b_zero[ET_TILE];
+    uint16_t b1[ET_TILE], b2[ET_TILE];
     for (int j = 0; j < ET_TILE; j++) {
-      b1[j] = f16_operand(f16_at(b, 2 * j));
-      b2[j] = f16_operand(f16_at(b, 2 * j + 1));
-      b_zero[j] = (f16_at(b, 2 * j) | f16_at(b, 2 * j + 1)) == 0;
+      b1[j] = f16_at(b, 2 * j);
+      b2[j] = f16_at(b, 2 * j + 1);
     }
     const bool first = t.first && p == 0;
     for (int i = 0; i < t.rows; i++) {
       const uint8_t* a = scp_line(s, t.line + i);
       const uint16_t a1 = f16_at(a, 2 * p), a2 = f16_at(a, 2 * p + 1);
-      const float fa1 = f16_operand(a1), fa2 = f16_operand(a2);
       float* c = s.c[i];
       if (first) {
-        for (int j = 0; j < ET_TILE; j++) c[j] = sum_toward_zero(fa1, b1[j], fa2, b2[j], 0.0f);
+        for (int j = 0; j < ET_TILE; j++) c[j] = fma16a32_first(a1, b1[j], a2, b2[j]);
         continue;
       }
-      const uint32_t a_zero = (a1 | a2) == 0;
+      if ((a1 | a2) == 0) continue;
       for (int j = 0; j < ET_TILE; j++) {
-        const uint32_t keep = 0u - (a_zero | b_zero[j]);  // all ones where C stays
-        const float r = sum_toward_zero(fa1, b1[j], fa2, b2[j], c[j]);
-        c[j] = bits_f32((f32_bits(c[j]) & keep) | (f32_bits(r) & ~keep));
+        if ((b1[j] | b2[j]) != 0) c[j] = fma16a32_step(a1, b1[j], a2, b2[j], c[j]);
       }
     }
   }
 }
 
-// The loops above run for every multiply-add the emulated matrices do (most of `hart ops --backend
-// et`'s time): on x86-64 they are also built for AVX2 + FMA hardware, where std::fma is one
-// instruction, not a call, and the element loops are 8 lanes wide. Chosen by a plain test, not an
+// The fp32 loop runs for every multiply-add the emulated fp32 matrices do (most of `hart ops
+// --backend et`'s time): on x86-64 it is also built for AVX2 + FMA hardware, where std::fma is one
+// instruction, not a call, and the element loop is 8 lanes wide. Chosen by a plain test, not an
 // ifunc: a resolver runs before the sanitizers' runtimes are up.
 #if defined(__x86_64__)
 [[gnu::target("avx2,fma")]] void fma32_hardware(MinionTensorState& s, const et_tensor_insn& t) { fma32_rows(s, t); }
-[[gnu::target("avx2,fma")]] void fma16a32_hardware(MinionTensorState& s, const et_tensor_insn& t) {
-  fma16a32_rows(s, t);
-}
 bool host_has_avx2_fma() {
   static const bool yes = (__builtin_cpu_init(), __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
   return yes;
@@ -122,20 +95,9 @@ void fma32(MinionTensorState& s, const et_tensor_insn& t) {
   fma32_rows(s, t);
 }
 
-void fma16a32(MinionTensorState& s, const et_tensor_insn& t) {
-#if defined(__x86_64__)
-  if (host_has_avx2_fma()) return fma16a32_hardware(s, t);
-#endif
-  fma16a32_rows(s, t);
-}
+void fma16a32(MinionTensorState& s, const et_tensor_insn& t) { fma16a32_rows(s, t); }
 
 }  // namespace
-
-float fma16a32_step(uint16_t a1, uint16_t b1, uint16_t a2, uint16_t b2, float c) {
-  // fp16 x fp16 has at most 22 significant bits: exact in double, as is their sum with c unless
-  // the three exponents span more than 29 bits.
-  return sum_toward_zero(f16_operand(a1), f16_operand(b1), f16_operand(a2), f16_operand(b2), c);
-}
 
 std::optional<std::string> check_tensor_insn(const et_tensor_insn& t, uint32_t hart_in_minion, uint32_t minion_id) {
   const char* err = et_tensor_check(&t, hart_in_minion, minion_id);

@@ -142,27 +142,7 @@ TEST_F(SysemuDevice, TheMatrixEngineGivesTheEmulatorsResult) {
   ec.memory_base = ET_MINION_HEAP;
   auto emu = emu::open_emulator(ec);
   const int64_t k = 256, m = 16, n = 16;
-  const auto params = [&](Device& d) {
-    et_mul_mat_params p{};
-    const auto tensor = [&](et_tensor& t, int64_t ne0, int64_t ne1) {
-      std::vector<float> v(size_t(ne0 * ne1));
-      for (size_t i = 0; i < v.size(); i++) v[i] = float(int(i * 37 % 101) - 50) / 64.0f;
-      t.addr = d.malloc(v.size() * 4);
-      d.memcpy_h2d(t.addr, v.data(), v.size() * 4);
-      t.type = ET_TYPE_F32;
-      t.ne[0] = ne0;
-      t.ne[1] = ne1;
-      t.ne[2] = t.ne[3] = 1;
-      t.nb[0] = 4;
-      t.nb[1] = ne0 * 4;
-      t.nb[2] = t.nb[3] = ne0 * ne1 * 4;
-    };
-    tensor(p.src0, k, m);
-    tensor(p.src1, k, n);
-    tensor(p.dst, m, n);
-    return p;
-  };
-  const et_mul_mat_params p = params(*sys), q = params(*emu);
+  const et_mul_mat_params p = engine_tile_case(*sys, k), q = engine_tile_case(*emu, k);
   ASSERT_EQ(p.dst.addr, q.dst.addr);
   sys->profiler_start();
   const auto err = launch(*sys, "mul_mat_f32_matrix_engine", p, 0x1);

@@ -316,6 +316,27 @@ TEST(EtTensorUnit, Fma16A32AddsExactProductsRoundedOnceTowardZero) {
   EXPECT_EQ(fma16a32_step(one, one, one, one, 0.5f), 2.5f);
 }
 
+// The chip's adder is narrower than an exact sum (fp16_pair_sum.h): where bits fall below its
+// datapath the result is one ulp under the exact sum rounded toward zero. The values are
+// sysemu's (f1632_mulAdd3 / f1632_mulAdd2), which et_kernels_sysemu_test holds the emulator to.
+TEST(EtTensorUnit, Fma16A32IsTheChipsAdderNotAnExactSum) {
+  const auto bits = [](float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+  };
+  const auto from = [](uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  };
+  // The exact sum of these, rounded toward zero, is 0xc6f64650 (-31523.156); the chip gives
+  // one ulp less in magnitude.
+  EXPECT_EQ(bits(fma16a32_step(0x35ed, 0x612b, 0x5568, 0xc1b1, from(0xc6f643feu))), 0xc6f6464fu);
+  // A first step (the two products alone): exactly toward zero 0x43bda985; the chip 0x43bda984.
+  EXPECT_EQ(bits(fma16a32_first(0x1946, 0x5c3b, 0xd69e, 0xc327)), 0x43bda984u);
+}
+
 struct EngineParams {
   uint64_t a, b, out;
   int32_t mode, rows;

@@ -12,7 +12,9 @@
 // anywhere, or inf - inf, gives the default NaN 0x7fc00000.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 
 namespace hart::et::emu::chip_fp16 {
 
@@ -173,6 +175,86 @@ inline uint32_t sum2(uint32_t p1, uint32_t p2) {
   ez -= shift;
   z = ((z & ~uint64_t(1)) << shift) | (z & 1);
   return pack_toward_zero(sz, ez, z);
+}
+
+// The lossless case. The datapath keeps down to 2^(emax - 152), emax the largest operand's
+// exponent field, for the three-way sum and the pair sum alike (a product's significand holds its
+// 22 bits from 2^(e - 147), an f32's its 24 from 2^(e - 150)). When every operand is a multiple
+// of that, no bit is lost, and the chip's result is the exact sum (at most 34 bits wide: exact in
+// a double) rounded toward zero, tiny results flushed: the host computes that branch-free, 8 lanes
+// at a time where it has them, and takes sum3 / sum2 only for the other elements.
+
+// An fp16 operand as the adder takes it: its value (a subnormal is a zero), exponent field (0 for
+// a zero), the trailing zero bits of its 11-bit significand, and whether it is an inf or a NaN.
+struct Operand16 {
+  float v;
+  int32_t e, t, special;
+};
+
+[[gnu::always_inline]] inline Operand16 operand16(uint16_t h) {
+  const int32_t e = h >> 10 & 0x1f;
+  const uint32_t sig = (h & 0x3ffu) | 0x400u;
+  const uint32_t w = e == 0 ? uint32_t(h & 0x8000) << 16 : uint32_t(h & 0x8000) << 16 | uint32_t(e + 112) << 23 | (h & 0x3ffu) << 13;
+  float v;
+  std::memcpy(&v, &w, 4);
+  return {v, e == 0x1f ? 0 : e, int32_t(__builtin_ctz(sig)), int32_t(e == 0x1f)};
+}
+
+// Whether a product of exponent field pe (0: a zero) with tz trailing zero bits keeps all of them.
+[[gnu::always_inline]] inline int32_t product_fits(int32_t pe, int32_t tz, int32_t emax) {
+  return int32_t(pe == 0) | int32_t(tz >= emax - pe - 5);
+}
+
+// Whether accumulator word c (subnormals already zero, finite) keeps all its bits.
+[[gnu::always_inline]] inline int32_t accumulator_fits(uint32_t c, int32_t emax) {
+  const int32_t ec = int32_t(exp_of(c));
+  const int32_t need = emax - ec - 2;
+  const uint32_t sig = (c & 0x7fffffu) | 0x800000u;
+  const int32_t shift = need < 0 ? 0 : (need > 31 ? 31 : need);
+  return int32_t(ec == 0) | int32_t(need <= 0) | (int32_t(need < 24) & int32_t((sig & ((1u << shift) - 1)) == 0));
+}
+
+// The exponent field of the product of two operands (0 when either is a zero).
+[[gnu::always_inline]] inline int32_t product_exp(const Operand16& a, const Operand16& b) {
+  return (a.e == 0 || b.e == 0) ? 0 : a.e + b.e + 97;
+}
+
+// s (exact) rounded toward zero to an f32 word, a tiny result flushed to a zero of its sign, an
+// overflow the largest finite float.
+[[gnu::always_inline]] inline uint32_t exact_sum_toward_zero(double s) {
+  const float f = float(s);
+  uint32_t w;
+  std::memcpy(&w, &f, 4);
+  w -= uint32_t(std::fabs(double(f)) > std::fabs(s));  // rounded up in magnitude: one step back
+  // Subnormal or zero: flushed, to the sign of the sum (a -0 stays -0; a tiny negative is -0).
+  const uint32_t sign = (w & 0x80000000u) | (uint32_t(s < 0) << 31);
+  return (w & 0x7f800000u) == 0 ? sign : w;
+}
+
+// TensorFMA16A32's element step (a non-first one: + c; c a real f32 word), as the chip.
+[[gnu::always_inline]] inline uint32_t step3(uint16_t a1, uint16_t b1, uint16_t a2, uint16_t b2, uint32_t c) {
+  if ((c & 0x7f800000u) == 0) c &= 0x80000000u;
+  const Operand16 x1 = operand16(a1), y1 = operand16(b1), x2 = operand16(a2), y2 = operand16(b2);
+  const int32_t e1 = product_exp(x1, y1), e2 = product_exp(x2, y2), ec = int32_t(exp_of(c));
+  const int32_t emax = e1 > e2 ? (e1 > ec ? e1 : ec) : (e2 > ec ? e2 : ec);
+  const bool special = (x1.special | y1.special | x2.special | y2.special) || ec == 0xff;
+  if (!special && product_fits(e1, x1.t + y1.t, emax) && product_fits(e2, x2.t + y2.t, emax) && accumulator_fits(c, emax)) {
+    float cf;
+    std::memcpy(&cf, &c, 4);
+    return exact_sum_toward_zero(double(x1.v) * y1.v + double(x2.v) * y2.v + double(cf));
+  }
+  return sum3(product(a1, b1), product(a2, b2), c);
+}
+
+// A first step: the two products alone.
+[[gnu::always_inline]] inline uint32_t step2(uint16_t a1, uint16_t b1, uint16_t a2, uint16_t b2) {
+  const Operand16 x1 = operand16(a1), y1 = operand16(b1), x2 = operand16(a2), y2 = operand16(b2);
+  const int32_t e1 = product_exp(x1, y1), e2 = product_exp(x2, y2), emax = e1 > e2 ? e1 : e2;
+  const bool special = x1.special | y1.special | x2.special | y2.special;
+  if (!special && product_fits(e1, x1.t + y1.t, emax) && product_fits(e2, x2.t + y2.t, emax)) {
+    return exact_sum_toward_zero(double(x1.v) * y1.v + double(x2.v) * y2.v);
+  }
+  return sum2(product(a1, b1), product(a2, b2));
 }
 
 }  // namespace hart::et::emu::chip_fp16

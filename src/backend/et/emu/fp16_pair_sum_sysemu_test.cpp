@@ -1,7 +1,9 @@
 // The emulator's TensorFMA16A32 adder (fp16_pair_sum.h) against sw-sysemu's own: the vendor's
 // f1632_mulAdd3 and f1632_mulAdd2 (its fpu/tensors.cpp, as built into the platform's
 // libsw-sysemu.a; declared here with the vendor's softfloat word types) on random operands, NaN,
-// inf and subnormal bit patterns included, each result equal bit for bit. Built with
+// inf and subnormal bit patterns included, and on operands like the attention kernels' (where the
+// emulator's lossless shortcut mostly applies): each result equal bit for bit, the bit-level model
+// and the emulator's element steps alike. Built with
 // -DHART_ET_PLATFORM; the vendor's TensorFMA16A32 runs them under round-toward-zero.
 #include <gtest/gtest.h>
 
@@ -37,6 +39,11 @@ TEST(EtFp16PairSum, EqualsSysemusAdderBitForBit) {
     }
     uint32_t c = uint32_t(rng());
     if (i % 3 == 0) c = (c & 0x807fffffu) | uint32_t(100 + rng() % 60) << 23;  // near the products
+    if (i % 2 == 1) {  // the attention kernels' kind: normal operands of close exponents, c a sum of them
+      for (uint16_t& x : h) x = uint16_t((x & 0x83ff) | (12 + (x >> 10 & 0x1f) % 6) << 10);
+      c = (c & 0x807fffffu) | uint32_t(122 + rng() % 8) << 23;
+      if (i % 5 == 0) c &= 0xfff00000u;
+    }
     if (i % 97 == 0) c = 0;
     softfloat_roundingMode = kRoundMinMag;
     const uint32_t want3 = f1632_mulAdd3({h[0]}, {h[1]}, {h[2]}, {h[3]}, {c}).v;
@@ -46,6 +53,15 @@ TEST(EtFp16PairSum, EqualsSysemusAdderBitForBit) {
     if (sum3(p1, p2, c) != want3 && bad3++ < 5) {
       ADD_FAILURE() << std::hex << "sum3 " << h[0] << " " << h[1] << " " << h[2] << " " << h[3] << " c " << c
                     << ": sysemu " << want3 << ", emulator " << sum3(p1, p2, c);
+    }
+    // The emulator's element steps: the lossless shortcut where it applies, else the two above.
+    if (step3(h[0], h[1], h[2], h[3], c) != want3 && bad3++ < 5) {
+      ADD_FAILURE() << std::hex << "step3 " << h[0] << " " << h[1] << " " << h[2] << " " << h[3] << " c " << c
+                    << ": sysemu " << want3 << ", emulator " << step3(h[0], h[1], h[2], h[3], c);
+    }
+    if (step2(h[0], h[1], h[2], h[3]) != want2 && bad2++ < 5) {
+      ADD_FAILURE() << std::hex << "step2 " << h[0] << " " << h[1] << " " << h[2] << " " << h[3] << ": sysemu "
+                    << want2 << ", emulator " << step2(h[0], h[1], h[2], h[3]);
     }
     if (sum2(p1, p2) != want2 && bad2++ < 5) {
       ADD_FAILURE() << std::hex << "sum2 " << h[0] << " " << h[1] << " " << h[2] << " " << h[3] << ": sysemu "

@@ -1,5 +1,6 @@
 #include "backend/et/emu/tensor_unit.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -48,40 +49,68 @@ const uint8_t* scp_line(const MinionTensorState& s, int line) { return s.scp[lin
   }
 }
 
-// Each step p: B's line p read once for all rows (16 fp16 pairs), then every row's 16 elements
-// through the chip's adder (fp16_pair_sum.h). An element whose A pair or B pair is all +0 keeps C,
-// as sysemu skips it; a first step is the products' sum alone.
+// Each step p: B's line p decoded once for all rows (16 fp16 pairs as fp16_pair_sum.h's operands,
+// in arrays so that the loop below vectorizes), then every row's 16 elements in two passes: the
+// lossless case for all of them without a branch (8 lanes where the host has them), then the few
+// the chip's adder truncates through its bit-level model. An element whose A pair or B pair is all
+// +0 keeps C, as sysemu skips it; a first step is the products' sum alone (C as -0: adds nothing).
 [[gnu::always_inline]] inline void fma16a32_rows(MinionTensorState& s, const et_tensor_insn& t) {
+  using namespace chip_fp16;
   for (int p = 0; p < t.k; p++) {
     const uint8_t* b = scp_line(s, t.b_line + p);
     uint16_t b1[ET_TILE], b2[ET_TILE];
+    float v1[ET_TILE], v2[ET_TILE];
+    int32_t e1b[ET_TILE], e2b[ET_TILE], t1b[ET_TILE], t2b[ET_TILE], special_b[ET_TILE];
     for (int j = 0; j < ET_TILE; j++) {
       b1[j] = f16_at(b, 2 * j);
       b2[j] = f16_at(b, 2 * j + 1);
+      const Operand16 o1 = operand16(b1[j]), o2 = operand16(b2[j]);
+      v1[j] = o1.v, v2[j] = o2.v, e1b[j] = o1.e, e2b[j] = o2.e, t1b[j] = o1.t, t2b[j] = o2.t;
+      special_b[j] = o1.special | o2.special;
     }
     const bool first = t.first && p == 0;
     for (int i = 0; i < t.rows; i++) {
       const uint8_t* a = scp_line(s, t.line + i);
       const uint16_t a1 = f16_at(a, 2 * p), a2 = f16_at(a, 2 * p + 1);
+      if (!first && (a1 | a2) == 0) continue;
+      const Operand16 x1 = operand16(a1), x2 = operand16(a2);
+      const double xv1 = x1.v, xv2 = x2.v;
       float* c = s.c[i];
-      if (first) {
-        for (int j = 0; j < ET_TILE; j++) c[j] = fma16a32_first(a1, b1[j], a2, b2[j]);
-        continue;
-      }
-      if ((a1 | a2) == 0) continue;
+      uint32_t word[ET_TILE], fast[ET_TILE];
+      int32_t lossless[ET_TILE];
       for (int j = 0; j < ET_TILE; j++) {
-        if ((b1[j] | b2[j]) != 0) c[j] = fma16a32_step(a1, b1[j], a2, b2[j], c[j]);
+        uint32_t cw = first ? 0x80000000u : f32_bits(c[j]);
+        cw = (cw & 0x7f800000u) == 0 ? (cw & 0x80000000u) : cw;
+        word[j] = cw;
+        const int32_t e1 = (x1.e + e1b[j] + 97) & -int32_t((x1.e != 0) & (e1b[j] != 0));
+        const int32_t e2 = (x2.e + e2b[j] + 97) & -int32_t((x2.e != 0) & (e2b[j] != 0));
+        const int32_t ec = int32_t(cw >> 23 & 0xff);
+        const int32_t emax = std::max(std::max(e1, e2), ec);
+        lossless[j] = int32_t((x1.special | x2.special | special_b[j] | int32_t(ec == 0xff)) == 0) &
+                      product_fits(e1, x1.t + t1b[j], emax) & product_fits(e2, x2.t + t2b[j], emax) &
+                      accumulator_fits(cw, emax);
+        const double sum = xv1 * double(v1[j]) + xv2 * double(v2[j]) + double(bits_f32(cw));
+        fast[j] = exact_sum_toward_zero(sum);
+      }
+      for (int j = 0; j < ET_TILE; j++) {
+        if (!first && (b1[j] | b2[j]) == 0) continue;
+        uint32_t r = fast[j];
+        if (!lossless[j]) r = first ? sum2(product(a1, b1[j]), product(a2, b2[j])) : sum3(product(a1, b1[j]), product(a2, b2[j]), word[j]);
+        c[j] = bits_f32(r);
       }
     }
   }
 }
 
-// The fp32 loop runs for every multiply-add the emulated fp32 matrices do (most of `hart ops
-// --backend et`'s time): on x86-64 it is also built for AVX2 + FMA hardware, where std::fma is one
-// instruction, not a call, and the element loop is 8 lanes wide. Chosen by a plain test, not an
+// The loops above run for every multiply-add the emulated matrices do (most of `hart ops --backend
+// et`'s time): on x86-64 they are also built for AVX2 + FMA hardware, where std::fma is one
+// instruction, not a call, and the element loops are 8 lanes wide. Chosen by a plain test, not an
 // ifunc: a resolver runs before the sanitizers' runtimes are up.
 #if defined(__x86_64__)
 [[gnu::target("avx2,fma")]] void fma32_hardware(MinionTensorState& s, const et_tensor_insn& t) { fma32_rows(s, t); }
+[[gnu::target("avx2,fma")]] void fma16a32_hardware(MinionTensorState& s, const et_tensor_insn& t) {
+  fma16a32_rows(s, t);
+}
 bool host_has_avx2_fma() {
   static const bool yes = (__builtin_cpu_init(), __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
   return yes;
@@ -95,7 +124,12 @@ void fma32(MinionTensorState& s, const et_tensor_insn& t) {
   fma32_rows(s, t);
 }
 
-void fma16a32(MinionTensorState& s, const et_tensor_insn& t) { fma16a32_rows(s, t); }
+void fma16a32(MinionTensorState& s, const et_tensor_insn& t) {
+#if defined(__x86_64__)
+  if (host_has_avx2_fma()) return fma16a32_hardware(s, t);
+#endif
+  fma16a32_rows(s, t);
+}
 
 }  // namespace
 

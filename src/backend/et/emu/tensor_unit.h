@@ -52,13 +52,13 @@ void send_tensor_rows(const MinionTensorState& from, int from_minion, MinionTens
 inline float fma16a32_step(uint16_t a1, uint16_t b1, uint16_t a2, uint16_t b2, float c) {
   uint32_t cb;
   std::memcpy(&cb, &c, 4);
-  const uint32_t r = chip_fp16::sum3(chip_fp16::product(a1, b1), chip_fp16::product(a2, b2), cb);
+  const uint32_t r = chip_fp16::step3(a1, b1, a2, b2, cb);
   float f;
   std::memcpy(&f, &r, 4);
   return f;
 }
 inline float fma16a32_first(uint16_t a1, uint16_t b1, uint16_t a2, uint16_t b2) {
-  const uint32_t r = chip_fp16::sum2(chip_fp16::product(a1, b1), chip_fp16::product(a2, b2));
+  const uint32_t r = chip_fp16::step2(a1, b1, a2, b2);
   float f;
   std::memcpy(&f, &r, 4);
   return f;

@@ -12,6 +12,7 @@
 // anywhere, or inf - inf, gives the default NaN 0x7fc00000.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -210,7 +211,7 @@ struct Operand16 {
   const int32_t ec = int32_t(exp_of(c));
   const int32_t need = emax - ec - 2;
   const uint32_t sig = (c & 0x7fffffu) | 0x800000u;
-  const int32_t shift = need < 0 ? 0 : (need > 31 ? 31 : need);
+  const int32_t shift = std::min(std::max(need, 0), 31);
   return int32_t(ec == 0) | int32_t(need <= 0) | (int32_t(need < 24) & int32_t((sig & ((1u << shift) - 1)) == 0));
 }
 
@@ -228,7 +229,8 @@ struct Operand16 {
   w -= uint32_t(std::fabs(double(f)) > std::fabs(s));  // rounded up in magnitude: one step back
   // Subnormal or zero: flushed, to the sign of the sum (a -0 stays -0; a tiny negative is -0).
   const uint32_t sign = (w & 0x80000000u) | (uint32_t(s < 0) << 31);
-  return (w & 0x7f800000u) == 0 ? sign : w;
+  const uint32_t normal = 0u - uint32_t((w & 0x7f800000u) != 0);
+  return (w & normal) | (sign & ~normal);
 }
 
 // TensorFMA16A32's element step (a non-first one: + c; c a real f32 word), as the chip.

@@ -78,9 +78,10 @@ const uint8_t* scp_line(const MinionTensorState& s, int line) { return s.scp[lin
       float* c = s.c[i];
       uint32_t word[ET_TILE], fast[ET_TILE];
       int32_t lossless[ET_TILE];
+      const uint32_t keep_c = first ? 0 : ~0u, minus_zero = first ? 0x80000000u : 0;
       for (int j = 0; j < ET_TILE; j++) {
-        uint32_t cw = first ? 0x80000000u : f32_bits(c[j]);
-        cw = (cw & 0x7f800000u) == 0 ? (cw & 0x80000000u) : cw;
+        uint32_t cw = (f32_bits(c[j]) & keep_c) | minus_zero;
+        cw &= 0x80000000u | (0u - uint32_t((cw & 0x7f800000u) != 0));  // a subnormal is a zero
         word[j] = cw;
         const int32_t e1 = (x1.e + e1b[j] + 97) & -int32_t((x1.e != 0) & (e1b[j] != 0));
         const int32_t e2 = (x2.e + e2b[j] + 97) & -int32_t((x2.e != 0) & (e2b[j] != 0));

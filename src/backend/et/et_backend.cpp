@@ -269,10 +269,9 @@ void EtBackend::report(const std::vector<ProfileRecord>& recs, const std::vector
                     times[i].bytes, device_s * 1e6);
       std::string text = line + l.calls[i].perf_keys;
       if (uber) text += "|uber_launch=" + std::to_string(stats_.launches - launched.size() + li - 1);
-      if (r.sysemu_cycles) {  // the simulator's counts are the launch's (every call of an uberkernel)
-        text += "|sysemu_cycles=" + std::to_string(*r.sysemu_cycles) +
-                "|sysemu_insns=" + std::to_string(r.sysemu_insns.value_or(0));
-      }
+      // The simulator's counts are the launch's (every call of an uberkernel); et-rt's has cycles only.
+      if (r.sysemu_cycles) text += "|sysemu_cycles=" + std::to_string(*r.sysemu_cycles);
+      if (r.sysemu_insns) text += "|sysemu_insns=" + std::to_string(*r.sysemu_insns);
       options_.perf_log->line(text);
     }
   }

@@ -19,15 +19,12 @@ const RegisterBackend kEt({"et", {"et0"},
                              return open_et_backend(options);
                            }});
 
-// The matrix engine's kernels are not chosen there: the minion program does not issue the tensor
-// instructions yet (minion/minion_env.c).
 const RegisterBackend kEtSysemu({"et-sysemu", {"sysemu"},
                                  "ET-SoC-1 on the vendor's simulator (sw-sysemu's sys_emu, a process per launch; "
                                  "HART_ET_SYSEMU)",
                                  false, [](const BackendOptions& o) -> std::unique_ptr<Backend> {
                                    EtOptions options = EtOptions::from_env();
                                    options.perf_log = o.perf_log;
-                                   options.matrix_engine = false;
                                    emu::EmuConfig config;
                                    config.name = "sysemu0";
                                    return std::make_unique<EtBackend>(
@@ -35,14 +32,12 @@ const RegisterBackend kEtSysemu({"et-sysemu", {"sysemu"},
                                  }});
 
 #ifdef HART_HAVE_ET_RT
-// The kernels' runtime issues no tensor instructions either (rt/rt_env.c).
 const RegisterBackend kEtRt({"et-rt", {"rt0"},
                              "ET-SoC-1 through the vendor's runtime (esperanto-tools-libs): the card, or the "
                              "simulator behind it with HART_ET_RT_LAYER=sysemu",
                              false, [](const BackendOptions& o) -> std::unique_ptr<Backend> {
                                EtOptions options = EtOptions::from_env();
                                options.perf_log = o.perf_log;
-                               options.matrix_engine = false;
                                return std::make_unique<EtBackend>(
                                    shared_device("rt0", [] { return etrt::open_rt(etrt::RtConfig::from_env()); }), options);
                              }});

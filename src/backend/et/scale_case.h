@@ -1,5 +1,6 @@
 // A scale launch for the device tests of the chip's runtimes (sysemu/, rt/): the kernel is the
-// simplest one that reads and writes device memory on every hart.
+// simplest one that reads and writes device memory on every hart. And a matrix-engine MUL_MAT
+// whose minions add their partial tiles by a TensorReduce tree.
 #pragma once
 
 #include <cstdint>
@@ -61,6 +62,30 @@ inline UberScales uber_scales_case(Device& d, const std::vector<float>& x) {
   u.out = b.dst.addr;
   for (size_t i = 0; i < half; i++) u.want.push_back((x[half + i] * 2.0f + 1.0f) * -0.5f + 3.0f);
   return u;
+}
+
+// One 16 x 16 tile of F32 W (K, 16) x X (K, 16) for mul_mat_f32_matrix_engine: on one shire its
+// k / 16 chunks split over up to 32 minions, which add their partial C by TensorReduce before
+// the group's first stores it. Inputs are small exact multiples of 1/64, uploaded to d.
+inline et_mul_mat_params engine_tile_case(Device& d, int64_t k) {
+  et_mul_mat_params p{};
+  const auto tensor = [&](et_tensor& t, int64_t ne0, int64_t ne1) {
+    std::vector<float> v(size_t(ne0 * ne1));
+    for (size_t i = 0; i < v.size(); i++) v[i] = float(int(i * 37 % 101) - 50) / 64.0f;
+    t.addr = d.malloc(v.size() * 4);
+    d.memcpy_h2d(t.addr, v.data(), v.size() * 4);
+    t.type = ET_TYPE_F32;
+    t.ne[0] = ne0;
+    t.ne[1] = ne1;
+    t.ne[2] = t.ne[3] = 1;
+    t.nb[0] = 4;
+    t.nb[1] = ne0 * 4;
+    t.nb[2] = t.nb[3] = ne0 * ne1 * 4;
+  };
+  tensor(p.src0, k, 16);
+  tensor(p.src1, k, 16);
+  tensor(p.dst, 16, 16);
+  return p;
 }
 
 }  // namespace hart::et

@@ -91,14 +91,6 @@ void Dev::compare_mirror(const char* name) {
   }
 }
 
-namespace {
-// The engine kernels need the tensor instructions, which the minion program does not issue yet.
-bool runs_on_sysemu(const char* name) {
-  const std::string_view n = name;
-  return !n.ends_with("_matrix_engine") && !n.ends_with("_me");
-}
-}  // namespace
-
 et_tensor Dev::describe(DeviceAddr addr, Type type, Shape ne) {
   et_tensor t{};
   t.addr = addr;
@@ -124,7 +116,7 @@ void Dev::launch_and_check(const char* name, const void* params, size_t bytes, u
   device_->wait(stream_);
   const auto err = device_->take_error(stream_);
   ASSERT_FALSE(err.has_value()) << *err;
-  if (!mirror_ || !runs_on_sysemu(name)) return;
+  if (!mirror_) return;
   mirror_->launch(mirror_stream_, mirror_->load_kernel(name), params, bytes, mask);
   mirror_->wait(mirror_stream_);
   const auto mirror_err = mirror_->take_error(mirror_stream_);
@@ -143,7 +135,7 @@ std::string Dev::launch_for_error(const char* name, const void* params, size_t b
   };
   const auto err = error_of(*device_);
   EXPECT_TRUE(err.has_value()) << name << " did not fail";
-  if (mirror_ && runs_on_sysemu(name)) {
+  if (mirror_) {
     EXPECT_TRUE(error_of(*mirror_).has_value()) << name << " did not fail on et-sysemu";
   }
   return err.value_or("");

@@ -3,8 +3,8 @@
 // data, and the CPU backend's reference result of a graph node to compare with.
 // With HART_ET_TEST_DEVICE=et-sysemu (ctest's et_kernels_sysemu_test) every launch also runs on
 // the et-sysemu device, which mirrors every allocation and copy: after each launch the two
-// devices' memories must be equal bit for bit (the engine kernels run on the emulator alone: the
-// minion program does not issue tensor instructions yet).
+// devices' memories must be equal bit for bit (the matrix engine's kernels included: the minion
+// program issues the tensor instructions, minion/et_tensor_chip.h).
 #pragma once
 
 #include <gtest/gtest.h>

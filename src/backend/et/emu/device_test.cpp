@@ -303,14 +303,38 @@ TEST(EtCostModel, AMinionIsBusyForTheLongerOfItsVectorWorkAndItsEngine) {
 // ---- The matrix engine ---------------------------------------------------------------------
 
 TEST(EtTensorUnit, Fma16A32AddsExactProductsRoundedOnceTowardZero) {
-  const uint16_t one = 0x3c00, one_and_half = 0x3e00, tiny = 0x0001;  // 1, 1.5, 2^-24
+  const uint16_t one = 0x3c00, small = 0x0c00, small_and_half = 0x0e00;  // 1, 2^-12, 1.5 * 2^-12
   // 1 + 1.5 * 2^-24: to nearest it would be 1 + 2^-23, toward zero it is 1.
-  EXPECT_EQ(fma16a32_step(one_and_half, tiny, 0, 0, 1.0f), 1.0f);
-  EXPECT_EQ(fma16a32_step(0xbe00, tiny, 0, 0, -1.0f), -1.0f);  // -1.5: toward zero, not down
+  EXPECT_EQ(fma16a32_step(small_and_half, small, 0, 0, 1.0f), 1.0f);
+  EXPECT_EQ(fma16a32_step(0x8e00, small, 0, 0, -1.0f), -1.0f);  // -1.5 * 2^-24: toward zero, not down
+  EXPECT_EQ(fma16a32_step(small_and_half, small, 0, 0, 0.0f), 1.5f * 0x1p-24f);
+  // A subnormal fp16 operand (2^-24 here) is a zero, as sysemu's FPU flushes it.
+  EXPECT_EQ(fma16a32_step(0x0001, 0x7bff, 0, 0, 0.0f), 0.0f);
   // 2047 * 2047 = 4190209 is no fp16 but is kept exactly.
   const uint16_t h2047 = f32_to_fp16(2047.0f);
   EXPECT_EQ(fma16a32_step(h2047, h2047, one, one, 0.0f), 4190210.0f);
   EXPECT_EQ(fma16a32_step(one, one, one, one, 0.5f), 2.5f);
+}
+
+// The chip's adder is narrower than an exact sum (fp16_pair_sum.h): where bits fall below its
+// datapath the result is one ulp under the exact sum rounded toward zero. The values are
+// sysemu's (f1632_mulAdd3 / f1632_mulAdd2), which et_kernels_sysemu_test holds the emulator to.
+TEST(EtTensorUnit, Fma16A32IsTheChipsAdderNotAnExactSum) {
+  const auto bits = [](float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+  };
+  const auto from = [](uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  };
+  // The exact sum of these, rounded toward zero, is 0xc6f64650 (-31523.156); the chip gives
+  // one ulp less in magnitude.
+  EXPECT_EQ(bits(fma16a32_step(0x35ed, 0x612b, 0x5568, 0xc1b1, from(0xc6f643feu))), 0xc6f6464fu);
+  // A first step (the two products alone): exactly toward zero 0x43bda985; the chip 0x43bda984.
+  EXPECT_EQ(bits(fma16a32_first(0x1946, 0x5c3b, 0xd69e, 0xc327)), 0x43bda984u);
 }
 
 struct EngineParams {
@@ -410,7 +434,7 @@ TEST(EtTensorUnit, Fma16A32AccumulatesPairsOfHalfProductsInFp32) {
         return fma16a32_step(a[size_t(i * 32 + 2 * p)], b[size_t(p * 32 + 2 * j)], a[size_t(i * 32 + 2 * p + 1)],
                              b[size_t(p * 32 + 2 * j + 1)], c);
       };
-      float c = step(0, 0.0f);
+      float c = fma16a32_first(a[size_t(i * 32)], b[size_t(2 * j)], a[size_t(i * 32 + 1)], b[size_t(2 * j + 1)]);
       for (int p = 1; p < 16; p++) c = step(p, c);
       for (int p = 0; p < 7; p++) c = step(p, c);
       EXPECT_EQ(r.c[size_t(i * 16 + j)], c) << i << "," << j;

@@ -205,10 +205,7 @@ struct FiberCalls {
 
   static void tensor(const et_env* env, const et_tensor_insn* insn) {
     auto* f = static_cast<HartRunner::Fiber*>(env->runtime);
-    std::optional<std::string> err = check_tensor_insn(*insn);
-    if (!err && env->hart_in_minion != 0) err = "tensor instructions are issued by a minion's first hart";
-    const bool reduce = insn->op == ET_TENSOR_SEND || insn->op == ET_TENSOR_RECV;
-    if (!err && reduce && uint32_t(insn->partner) == env->minion_id) err = "TensorReduce with its own minion";
+    const std::optional<std::string> err = check_tensor_insn(*insn, env->hart_in_minion, env->minion_id);
     if (err) {
       record_fault(f, "hart " + std::to_string(env->hart_id) + ": " + *err);
       stop_faulted(f);

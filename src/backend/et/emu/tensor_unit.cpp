@@ -1,8 +1,11 @@
 #include "backend/et/emu/tensor_unit.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include "backend/et/device/et_tensor_rules.h"
+#include "backend/et/emu/fp16_pair_sum.h"
 #include "common/fp16.h"
 
 namespace hart::et::emu {
@@ -23,14 +26,6 @@ float f32_at(const uint8_t* line, int i) {
 
 // The chip's scratchpad index wraps (sysemu: (start + i) % L1_SCP_ENTRIES).
 const uint8_t* scp_line(const MinionTensorState& s, int line) { return s.scp[line % ET_SCP_LINES]; }
-
-// Rounds a double to float toward zero: to nearest, then one step back toward zero when that went
-// past (an overflow to infinity steps back to the largest float). Without a branch, so that the
-// loops calling it vectorize.
-[[gnu::always_inline]] inline float round_to_zero(double s) {
-  const float f = float(s);
-  return bits_f32(f32_bits(f) - uint32_t(std::fabs(double(f)) > std::fabs(s)));
-}
 
 // Row i of C: each step p one fused multiply-add of A[i][p] by B's line p, in order.
 [[gnu::always_inline]] inline void fma32_rows(MinionTensorState& s, const et_tensor_insn& t) {
@@ -54,39 +49,55 @@ const uint8_t* scp_line(const MinionTensorState& s, int line) { return s.scp[lin
   }
 }
 
-// a1 b1 + a2 b2 + c of exact fp16 values as floats, rounded once toward zero (fma16a32_step).
-[[gnu::always_inline]] inline float sum_toward_zero(float a1, float b1, float a2, float b2, float c) {
-  return round_to_zero(double(a1) * b1 + double(a2) * b2 + double(c));
-}
-
-// Each step p: B's line p converted once for all rows (16 fp16 pairs), then every row's 16
-// elements without a branch (a vector loop where the host has one). An element whose A pair or
-// B pair is all +0 keeps C, as sysemu skips it.
+// Each step p: B's line p decoded once for all rows (16 fp16 pairs as fp16_pair_sum.h's operands,
+// in arrays so that the loop below vectorizes), then every row's 16 elements in two passes: the
+// lossless case for all of them without a branch (8 lanes where the host has them), then the few
+// the chip's adder truncates through its bit-level model. An element whose A pair or B pair is all
+// +0 keeps C, as sysemu skips it; a first step is the products' sum alone (C as -0: adds nothing).
 [[gnu::always_inline]] inline void fma16a32_rows(MinionTensorState& s, const et_tensor_insn& t) {
+  using namespace chip_fp16;
   for (int p = 0; p < t.k; p++) {
     const uint8_t* b = scp_line(s, t.b_line + p);
-    float b1[ET_TILE], b2[ET_TILE];
-    uint32_t b_zero[ET_TILE];
+    uint16_t b1[ET_TILE], b2[ET_TILE];
+    float v1[ET_TILE], v2[ET_TILE];
+    int32_t e1b[ET_TILE], e2b[ET_TILE], t1b[ET_TILE], t2b[ET_TILE], special_b[ET_TILE];
     for (int j = 0; j < ET_TILE; j++) {
-      b1[j] = fp16_to_f32(f16_at(b, 2 * j));
-      b2[j] = fp16_to_f32(f16_at(b, 2 * j + 1));
-      b_zero[j] = (f16_at(b, 2 * j) | f16_at(b, 2 * j + 1)) == 0;
+      b1[j] = f16_at(b, 2 * j);
+      b2[j] = f16_at(b, 2 * j + 1);
+      const Operand16 o1 = operand16(b1[j]), o2 = operand16(b2[j]);
+      v1[j] = o1.v, v2[j] = o2.v, e1b[j] = o1.e, e2b[j] = o2.e, t1b[j] = o1.t, t2b[j] = o2.t;
+      special_b[j] = o1.special | o2.special;
     }
     const bool first = t.first && p == 0;
     for (int i = 0; i < t.rows; i++) {
       const uint8_t* a = scp_line(s, t.line + i);
       const uint16_t a1 = f16_at(a, 2 * p), a2 = f16_at(a, 2 * p + 1);
-      const float fa1 = fp16_to_f32(a1), fa2 = fp16_to_f32(a2);
+      if (!first && (a1 | a2) == 0) continue;
+      const Operand16 x1 = operand16(a1), x2 = operand16(a2);
+      const double xv1 = x1.v, xv2 = x2.v;
       float* c = s.c[i];
-      if (first) {
-        for (int j = 0; j < ET_TILE; j++) c[j] = sum_toward_zero(fa1, b1[j], fa2, b2[j], 0.0f);
-        continue;
-      }
-      const uint32_t a_zero = (a1 | a2) == 0;
+      uint32_t word[ET_TILE], fast[ET_TILE];
+      int32_t lossless[ET_TILE];
+      const uint32_t keep_c = first ? 0 : ~0u, minus_zero = first ? 0x80000000u : 0;
       for (int j = 0; j < ET_TILE; j++) {
-        const uint32_t keep = 0u - (a_zero | b_zero[j]);  // all ones where C stays
-        const float r = sum_toward_zero(fa1, b1[j], fa2, b2[j], c[j]);
-        c[j] = bits_f32((f32_bits(c[j]) & keep) | (f32_bits(r) & ~keep));
+        uint32_t cw = (f32_bits(c[j]) & keep_c) | minus_zero;
+        cw &= 0x80000000u | (0u - uint32_t((cw & 0x7f800000u) != 0));  // a subnormal is a zero
+        word[j] = cw;
+        const int32_t e1 = (x1.e + e1b[j] + 97) & -int32_t((x1.e != 0) & (e1b[j] != 0));
+        const int32_t e2 = (x2.e + e2b[j] + 97) & -int32_t((x2.e != 0) & (e2b[j] != 0));
+        const int32_t ec = int32_t(cw >> 23 & 0xff);
+        const int32_t emax = std::max(std::max(e1, e2), ec);
+        lossless[j] = int32_t((x1.special | x2.special | special_b[j] | int32_t(ec == 0xff)) == 0) &
+                      product_fits(e1, x1.t + t1b[j], emax) & product_fits(e2, x2.t + t2b[j], emax) &
+                      accumulator_fits(cw, emax);
+        const double sum = xv1 * double(v1[j]) + xv2 * double(v2[j]) + double(bits_f32(cw));
+        fast[j] = exact_sum_toward_zero(sum);
+      }
+      for (int j = 0; j < ET_TILE; j++) {
+        if (!first && (b1[j] | b2[j]) == 0) continue;
+        uint32_t r = fast[j];
+        if (!lossless[j]) r = first ? sum2(product(a1, b1[j]), product(a2, b2[j])) : sum3(product(a1, b1[j]), product(a2, b2[j]), word[j]);
+        c[j] = bits_f32(r);
       }
     }
   }
@@ -123,36 +134,11 @@ void fma16a32(MinionTensorState& s, const et_tensor_insn& t) {
 
 }  // namespace
 
-float fma16a32_step(uint16_t a1, uint16_t b1, uint16_t a2, uint16_t b2, float c) {
-  // fp16 x fp16 has at most 22 significant bits: exact in double, as is their sum with c unless
-  // the three exponents span more than 29 bits.
-  return sum_toward_zero(fp16_to_f32(a1), fp16_to_f32(b1), fp16_to_f32(a2), fp16_to_f32(b2), c);
-}
-
-std::optional<std::string> check_tensor_insn(const et_tensor_insn& t) {
-  const bool rows_ok = t.rows >= 1 && t.rows <= ET_TILE;
-  switch (t.op) {
-    case ET_TENSOR_LOAD:
-      if (!rows_ok || t.line < 0 || t.line >= ET_SCP_LINES) return "TensorLoad: 1..16 lines into scratchpad lines 0..47";
-      if (reinterpret_cast<uintptr_t>(t.mem) % 64 != 0 || t.stride % 64 != 0)
-        return "TensorLoad: source lines must be 64-byte aligned";
-      return std::nullopt;
-    case ET_TENSOR_FMA32: case ET_TENSOR_FMA16A32:
-      if (!rows_ok || t.k < 1 || t.k > ET_TILE || t.line < 0 || t.line >= ET_SCP_LINES || t.b_line < 0 ||
-          t.b_line >= ET_SCP_LINES)
-        return "TensorFMA: 1..16 rows and steps from scratchpad lines 0..47";
-      return std::nullopt;
-    case ET_TENSOR_STORE:
-      if (!rows_ok || reinterpret_cast<uintptr_t>(t.mem) % 16 != 0 || t.stride % 16 != 0)
-        return "TensorStore: 1..16 rows to 16-byte aligned memory";
-      return std::nullopt;
-    case ET_TENSOR_SEND: case ET_TENSOR_RECV:
-      if (!rows_ok || t.partner < 0 || t.partner >= ET_MINIONS_PER_SHIRE)
-        return "TensorReduce: 1..16 rows with a minion of the same shire";
-      return std::nullopt;
-    default:
-      return "unknown tensor instruction " + std::to_string(t.op);
-  }
+std::optional<std::string> check_tensor_insn(const et_tensor_insn& t, uint32_t hart_in_minion, uint32_t minion_id) {
+  const char* err = et_tensor_check(&t, hart_in_minion, minion_id);
+  if (!err) return std::nullopt;
+  if (t.op < ET_TENSOR_LOAD || t.op > ET_TENSOR_RECV) return std::string(err) + " " + std::to_string(t.op);
+  return err;
 }
 
 void execute_tensor_insn(MinionTensorState& s, const et_tensor_insn& t, et_counters& counters) {
@@ -160,24 +146,18 @@ void execute_tensor_insn(MinionTensorState& s, const et_tensor_insn& t, et_count
     case ET_TENSOR_LOAD: {
       const auto* src = static_cast<const uint8_t*>(t.mem);
       for (int i = 0; i < t.rows; i++) std::memcpy(s.scp[(t.line + i) % ET_SCP_LINES], src + i * t.stride, 64);
-      counters.tensor_cycles += uint64_t(t.rows);
-      return;
+      break;
     }
     case ET_TENSOR_FMA32: case ET_TENSOR_FMA16A32: {
       const bool half = t.op == ET_TENSOR_FMA16A32;
       if (half) fma16a32(s, t);
       else fma32(s, t);
-      const uint64_t flops = uint64_t(2 * t.rows * ET_TILE * t.k * (half ? 2 : 1));
-      counters.flops += flops;
-      counters.tensor_flops += flops;
-      counters.tensor_cycles += uint64_t(t.rows * t.k);
-      return;
+      break;
     }
     case ET_TENSOR_STORE: {
       auto* dst = static_cast<uint8_t*>(t.mem);
       for (int i = 0; i < t.rows; i++) std::memcpy(dst + i * t.stride, s.c[i], 64);
-      counters.tensor_cycles += uint64_t(t.rows);
-      return;
+      break;
     }
     case ET_TENSOR_RECV: {
       for (int i = 0; i < t.rows; i++)
@@ -185,14 +165,12 @@ void execute_tensor_insn(MinionTensorState& s, const et_tensor_insn& t, et_count
       s.inbox_rows = 0;
       s.inbox_from = -1;
       s.expecting = -1;
-      counters.flops += uint64_t(t.rows * ET_TILE);
-      counters.tensor_flops += uint64_t(t.rows * ET_TILE);
-      counters.tensor_cycles += uint64_t(t.rows);
-      return;
+      break;
     }
     default:
       return;  // SEND: send_tensor_rows
   }
+  et_tensor_count(&t, &counters);
 }
 
 void send_tensor_rows(const MinionTensorState& from, int from_minion, MinionTensorState& to, int rows,
@@ -200,7 +178,8 @@ void send_tensor_rows(const MinionTensorState& from, int from_minion, MinionTens
   std::memcpy(to.inbox, from.c, sizeof(float) * ET_TILE * size_t(rows));
   to.inbox_rows = rows;
   to.inbox_from = from_minion;
-  counters.tensor_cycles += uint64_t(rows);
+  const et_tensor_insn send = {ET_TENSOR_SEND, 0, 0, rows, 0, 0, 0, 0, nullptr, 0};
+  et_tensor_count(&send, &counters);
 }
 
 }  // namespace hart::et::emu

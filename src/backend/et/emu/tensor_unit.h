@@ -13,10 +13,12 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 
 #include "backend/et/device/et_device.h"
+#include "backend/et/emu/fp16_pair_sum.h"
 
 namespace hart::et::emu {
 
@@ -31,8 +33,9 @@ struct MinionTensorState {
   int inbox_from = -1;
 };
 
-// Checks insn's fields; the fault message when malformed.
-std::optional<std::string> check_tensor_insn(const et_tensor_insn& insn);
+// Checks insn, issued by hart hart_in_minion of minion minion_id (device/et_tensor_rules.h, the
+// device runtimes' rules too); the fault message when malformed.
+std::optional<std::string> check_tensor_insn(const et_tensor_insn& insn, uint32_t hart_in_minion, uint32_t minion_id);
 
 // Runs a LOAD, FMA or STORE on state, or the receiving half of a RECV (C += the inbox, which the
 // caller has seen filled by the partner), and charges counters. insn is well-formed.
@@ -42,8 +45,23 @@ void execute_tensor_insn(MinionTensorState& state, const et_tensor_insn& insn, e
 void send_tensor_rows(const MinionTensorState& from, int from_minion, MinionTensorState& to, int rows,
                       et_counters& counters);
 
-// TensorFMA16A32's step for one element: a1 b1 + a2 b2 + c, the fp16 products exact, the sum
-// rounded once toward zero (sysemu's f1632_mulAdd3 under round-to-min-magnitude).
-float fma16a32_step(uint16_t a1, uint16_t b1, uint16_t a2, uint16_t b2, float c);
+// TensorFMA16A32's step for one element: a1 b1 + a2 b2 + c through the chip's adder (the fp16
+// products exact, one rounding toward zero of a datapath narrower than the exact sum:
+// fp16_pair_sum.h); fma16a32_first the first pass's a1 b1 + a2 b2. Bit for bit sysemu's
+// f1632_mulAdd3 / f1632_mulAdd2.
+inline float fma16a32_step(uint16_t a1, uint16_t b1, uint16_t a2, uint16_t b2, float c) {
+  uint32_t cb;
+  std::memcpy(&cb, &c, 4);
+  const uint32_t r = chip_fp16::step3(a1, b1, a2, b2, cb);
+  float f;
+  std::memcpy(&f, &r, 4);
+  return f;
+}
+inline float fma16a32_first(uint16_t a1, uint16_t b1, uint16_t a2, uint16_t b2) {
+  const uint32_t r = chip_fp16::step2(a1, b1, a2, b2);
+  float f;
+  std::memcpy(&f, &r, 4);
+  return f;
+}
 
 }  // namespace hart::et::emu

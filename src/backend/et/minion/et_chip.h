@@ -126,9 +126,13 @@ static inline void et_chip_shire_barrier(const et_env* env, et_chip_barriers* b,
   et_chip_leave_if_aborted(env, b);
 }
 
-/* The two harts of the minion: a credit to the other one, then wait for its. */
+/* The two harts of the minion: a credit to the other one, then wait for its. The L1 is split
+ * (each hart caches in sets of its own), so each first writes back and drops the minion's L1:
+ * what it wrote reaches the L2, where the other hart and the tensor unit's TensorLoads read it,
+ * and no line it cached stays to be read stale after the other hart rewrote it. */
 static inline void et_chip_minion_barrier(const et_env* env, et_chip_barriers* b) {
   __asm__ volatile("fence" : : : "memory");
+  b->evict_l1();
   et_fcc_credit(env->hart_in_minion ^ 1, ET_FCC_MINION, 1ull << env->minion_id);
   et_fcc_wait(ET_FCC_MINION);
   et_chip_leave_if_aborted(env, b);
@@ -148,10 +152,9 @@ static inline int et_chip_barrier(const et_env* env, int scope) {
       return 1;
     case ET_BARRIER_LAUNCH:
       /* What this minion wrote leaves its caches before any other minion may read it, and
-       * nothing it cached stays to be read stale: both harts are done, the first evicts their
-       * shared L1, the shire's last hart its L2. */
+       * nothing it cached stays to be read stale: the minion barrier evicts its L1, the shire's
+       * last hart its L2. */
       et_chip_minion_barrier(env, b);
-      if (env->hart_in_minion == 0) b->evict_l1();
       b->launch_barriers++;
       et_chip_shire_barrier(env, b, ET_FLB_LAUNCH, 1);
       return 1;

@@ -6,6 +6,7 @@
  * between shires; a failure, a bad access or a trap is written to the hart's status slot and ends
  * the run, which the host turns into the launch's stream error. */
 #include "et_chip.h"
+#include "et_tensor_chip.h"
 
 #define ET_KERNEL_ENTRY(name) ET_KERNEL(name);
 #include "../device/kernels.def"
@@ -22,16 +23,23 @@ static const et_kernel_fn et_minion_kernels[] = {
 typedef struct minion_rt {
   et_chip_barriers barriers;
   et_minion_status* status;
+  et_chip_tensor tensor;
 } minion_rt;
 
-/* Writes back and drops every line of the minion's L1 (shared mode: sets 0-15, four ways) to the
- * shire's L2 (evict_sw, CSR 0x7f9, destination 1), then waits for the cache operations. */
+/* Writes back and drops every line of the minion's L1 (split + scratchpad mode, which start.S
+ * sets: sets 12-13 are hart 0's, 14-15 hart 1's, four ways each) to the shire's L2 (evict_sw, CSR
+ * 0x7f9, destination 1, four sets from 12, way by way), then waits for the cache operations. One
+ * asm block with the operand built in a register: a load between the ways (a constant from
+ * .rodata) would cache a line in a set already evicted. */
 static void evict_l1(void) {
-  for (uint64_t way = 0; way < 4; way++) {
-    const uint64_t op = (1ull << 58) | (0ull << 14) | (way << 6) | 15;
-    __asm__ volatile("csrw 0x7f9, %0" : : "r"(op) : "memory");
-  }
-  __asm__ volatile("fence\n\tcsrwi 0x830, 6" : : : "memory");
+  uint64_t op = (1ull << 58) | (12ull << 14) | 3; /* way 0; way w adds w << 6 */
+  __asm__ volatile(
+      "csrw 0x7f9, %0\n\taddi %0, %0, 64\n\t"
+      "csrw 0x7f9, %0\n\taddi %0, %0, 64\n\t"
+      "csrw 0x7f9, %0\n\taddi %0, %0, 64\n\t"
+      "csrw 0x7f9, %0\n\t"
+      "fence\n\tcsrwi 0x830, 6"
+      : "+r"(op) : : "memory");
 }
 
 /* Writes back and drops the whole of this shire's L2 (all four banks of the shire cache,
@@ -78,12 +86,12 @@ static void barrier(const et_env* env, int scope) {
   if (!et_chip_barrier(env, scope)) minion_fail(env, "unknown barrier scope");
 }
 
-/* The matrix engine's instructions (TensorLoad/FMA/Store/Reduce CSR writes) are not issued by
- * this program yet: the et-sysemu device runs the vector kernels only (the backend does not choose
- * the *_matrix_engine kernels there), and a launch that reaches one ends with this error. */
+/* The matrix engine (et_tensor_chip.h): a malformed instruction, or one the tensor unit rejects,
+ * ends the run as a bad tensor instruction. */
 static void minion_tensor(const et_env* env, const et_tensor_insn* insn) {
-  (void)insn;
-  fail_with(env, ET_MINION_BAD_TENSOR, "tensor instructions are not issued by the minion program (et-sysemu)");
+  const char* err = et_tensor_check(insn, env->hart_in_minion, env->minion_id);
+  if (!err) err = et_chip_tensor_run(env, &((minion_rt*)env->runtime)->tensor, insn);
+  if (err) fail_with(env, ET_MINION_BAD_TENSOR, err);
 }
 
 /* Retired instructions: the PMU of each neighborhood (8 minions) counts, per thread slot, what its
@@ -99,8 +107,11 @@ void et_minion_main(uint64_t hart) {
     __asm__ volatile("csrw 0x323, %0" : : "r"((uint64_t)(ET_PMU_RETIRED_INST0 + (hart & 1))));
   }
   et_minion_status* status = (et_minion_status*)ET_MINION_STATUS + hart;
-  minion_rt rt = {{(volatile uint64_t*)ET_MINION_BARRIER, 0, 0, et_popcount64(l->shire_mask), evict_l1, evict_l2, 0},
-                  status};
+  minion_rt rt; /* field by field: a whole-struct initializer would call memset (no libc here) */
+  const et_chip_barriers barriers = {(volatile uint64_t*)ET_MINION_BARRIER, 0, 0, et_popcount64(l->shire_mask),
+                                     evict_l1, evict_l2, 0};
+  rt.barriers = barriers;
+  rt.status = status;
   et_env env = {0};
   et_env_ids(&env, hart, l->shire_mask);
   env.counters = &status->counters;

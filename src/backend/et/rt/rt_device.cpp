@@ -1,6 +1,8 @@
 #include "backend/et/rt/rt_device.h"
 
 #include <device-layer/IDeviceLayer.h>
+#include <runtime/IProfileEvent.h>
+#include <runtime/IProfiler.h>
 #include <runtime/IRuntime.h>
 #include <sw-sysemu/SysEmuOptions.h>
 #include <unistd.h>
@@ -92,6 +94,37 @@ std::unique_ptr<dev::IDeviceLayer> sysemu_layer(const RtConfig& c, const std::st
   return dev::IDeviceLayer::createSysEmuDeviceLayer(o);
 }
 
+// The runtime's profiler, kept for one fact: each kernel launch's execution time as the Master
+// Minion firmware measured it (its response's device_cmd_execute_dur, in minion cycles of its PMC
+// counter 3, which sysemu advances with its own cycle count), by the launch's event.
+class LaunchCycles final : public ::rt::profiling::IProfilerRecorder {
+ public:
+  void start(std::ostream&, OutputType) override {}
+  void stop() override {}
+  void record(const ::rt::profiling::ProfileEvent& e) override {
+    if (e.getClass() != ::rt::profiling::Class::ResponseReceived) return;
+    if (e.getResponseType() != ::rt::profiling::ResponseType::Kernel) return;
+    const auto ev = e.getEvent();
+    const auto cycles = e.getDeviceCmdExecDur();
+    if (!ev || !cycles) return;
+    std::lock_guard lock(mutex_);
+    cycles_[uint64_t(*ev)] = *cycles;
+  }
+  void recordNowOrAtStart(const ::rt::profiling::ProfileEvent& e) override { record(e); }
+  std::optional<uint64_t> take(::rt::EventId ev) {
+    std::lock_guard lock(mutex_);
+    const auto it = cycles_.find(uint64_t(ev));
+    if (it == cycles_.end()) return std::nullopt;
+    const uint64_t c = it->second;
+    cycles_.erase(it);
+    return c;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<uint64_t, uint64_t> cycles_;
+};
+
 class RtDevice final : public Device {
  public:
   explicit RtDevice(RtConfig config);
@@ -150,6 +183,7 @@ class RtDevice final : public Device {
   bool owns_run_dir_ = false;
   std::shared_ptr<dev::IDeviceLayer> layer_;
   ::rt::RuntimePtr rt_;
+  LaunchCycles* launch_cycles_ = nullptr;  // on the simulator: the runtime's profiler (owned by it)
   ::rt::DeviceId dev_{};
   ::rt::StreamId st_{};  // one runtime stream: the queue runs one command at a time
 
@@ -192,6 +226,11 @@ RtDevice::RtDevice(RtConfig config) : config_(std::move(config)), kernels_(ET_KE
       layer_ = pcie_layer();
     }
     rt_ = ::rt::IRuntime::create(layer_);
+    if (config_.layer == RtConfig::Layer::Sysemu) {
+      auto recorder = std::make_unique<LaunchCycles>();
+      launch_cycles_ = recorder.get();
+      rt_->setProfiler(std::move(recorder));
+    }
     const std::vector<::rt::DeviceId> devices = rt_->getDevices();
     if (devices.empty()) throw Error("et-rt: the runtime found no device");
     dev_ = devices[0];
@@ -396,6 +435,7 @@ std::optional<std::string> RtDevice::run_launch(const Command& c, ProfileRecord&
     out.counters.push_back(slots[h].counters);
   }
   if (!out.error) out.error = rt_error;
+  if (launch_cycles_) out.sim_cycles = launch_cycles_->take(ev);  // no retired instructions: U-mode cannot count them
   emu::record_outcome(config_.cost, out, *queue_, rec);
   return out.error;
 }

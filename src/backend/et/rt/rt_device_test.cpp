@@ -1,7 +1,7 @@
 // The et-rt device through the vendor's runtime on its simulator (ctest sets ET_TOOLCHAIN to the
 // et-platform prefix and HART_ET_RT_LAYER=sysemu): a kernel's results equal to the built-in
-// emulator's on two shires, an uberkernel whose sub-kernels meet at a launch barrier, the
-// kernels' counters in the profile, a kernel's rejection and a bad access as stream errors (the
+// emulator's on two shires (the matrix engine's too), an uberkernel whose sub-kernels meet at a
+// launch barrier, the kernels' counters and the firmware's cycle count in the profile, a kernel's rejection and a bad access as stream errors (the
 // stream runs again after take_error); missing firmware and a missing card are one-line errors
 // naming the file. One runtime for the whole suite: each start boots the firmware (~3 s).
 #include "backend/et/rt/rt_device.h"
@@ -46,6 +46,24 @@ std::vector<float> read(Device& d, DeviceAddr a, size_t n) {
   return v;
 }
 
+// The built-in emulator on `shires` shires, for the results to compare with.
+struct Reference {
+  explicit Reference(uint32_t shires) {
+    emu::EmuConfig ec;
+    ec.shires = shires;
+    ec.memory_bytes = 64ull << 20;
+    ec.lock_dir = lock_dir;
+    fs::create_directories(lock_dir);
+    emu = emu::open_emulator(ec);
+  }
+  ~Reference() {
+    emu.reset();
+    fs::remove_all(lock_dir);
+  }
+  std::string lock_dir = (fs::temp_directory_path() / ("hart-rt-test-" + std::to_string(getpid()))).string();
+  std::unique_ptr<emu::EmuDevice> emu;
+};
+
 class RtDevice : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -83,18 +101,12 @@ TEST_F(RtDevice, RunsAKernelOnTwoShiresAsTheEmulatorDoes) {
   const std::vector<ProfileRecord> recs = d.profiler_stop();
   const std::vector<float> got = read(d, p.dst.addr, x.size());
 
-  emu::EmuConfig ec;
-  ec.shires = 2;
-  ec.memory_bytes = 64ull << 20;
-  ec.lock_dir = (fs::temp_directory_path() / ("hart-rt-test-" + std::to_string(getpid()))).string();
-  fs::create_directories(ec.lock_dir);
   {
-    auto emu = emu::open_emulator(ec);
-    const et_scale_params q = scale_case(*emu, x, 0.375f, -1.5f);
-    ASSERT_FALSE(launch(*emu, "scale", &q, sizeof q, 0x3).has_value());
-    EXPECT_EQ(got, read(*emu, q.dst.addr, x.size()));
+    Reference ref(2);
+    const et_scale_params q = scale_case(*ref.emu, x, 0.375f, -1.5f);
+    ASSERT_FALSE(launch(*ref.emu, "scale", &q, sizeof q, 0x3).has_value());
+    EXPECT_EQ(got, read(*ref.emu, q.dst.addr, x.size()));
   }
-  fs::remove_all(ec.lock_dir);
   EXPECT_EQ(got[5], 5 * 0.25f * 0.375f - 7.0f * 0.375f - 1.5f);
   size_t launches = 0;
   for (const ProfileRecord& r : recs) {
@@ -104,8 +116,23 @@ TEST_F(RtDevice, RunsAKernelOnTwoShiresAsTheEmulatorDoes) {
     EXPECT_EQ(r.shire_mask, 0x3u);
     EXPECT_GT(r.flops, 0u);  // the harts' counters came back
     EXPECT_GT(r.device_s, 0.0);
+    ASSERT_TRUE(r.sysemu_cycles.has_value());  // the firmware's count of the launch, in sysemu's cycles
+    EXPECT_GT(*r.sysemu_cycles, 100u);
   }
   EXPECT_EQ(launches, 1u);
+}
+
+// The tensor instructions from U-mode (minion/et_tensor_chip.h) under the firmware: a tile whose
+// 16 minions add their partial C by TensorReduce gives the emulator's result bit for bit.
+TEST_F(RtDevice, TheMatrixEngineGivesTheEmulatorsResult) {
+  Device& d = *device_;
+  const et_mul_mat_params p = engine_tile_case(d, 256);
+  ASSERT_FALSE(launch(d, "mul_mat_f32_matrix_engine", &p, sizeof p, 0x1).has_value());
+  const std::vector<float> got = read(d, p.dst.addr, 256);
+  Reference ref(1);
+  const et_mul_mat_params q = engine_tile_case(*ref.emu, 256);
+  ASSERT_FALSE(launch(*ref.emu, "mul_mat_f32_matrix_engine", &q, sizeof q, 0x1).has_value());
+  EXPECT_EQ(got, read(*ref.emu, q.dst.addr, 256));
 }
 
 // The launch barrier between an uberkernel's sub-kernels (L1 and L2 evictions, shires meeting

@@ -12,12 +12,14 @@
  * A trap is the firmware's (a U-mode exception ends that hart with the exception on the stream);
  * harts waiting for it at a barrier then wait for the firmware's kernel timeout. */
 #include "../minion/et_chip.h"
+#include "../minion/et_tensor_chip.h"
 #include "et_rt.h"
 
 typedef struct rt_state {
   et_chip_barriers barriers; /* counter and abort flag: this launch's sync line */
   const et_rt_args* args;
   et_minion_status* status;
+  et_chip_tensor tensor;
 } rt_state;
 
 static inline int64_t et_rt_syscall(uint64_t number, uint64_t arg1, uint64_t arg2) {
@@ -75,12 +77,14 @@ static void rt_barrier(const et_env* env, int scope) {
   if (!et_chip_barrier(env, scope)) rt_fail(env, "unknown barrier scope");
 }
 
-/* The matrix engine's instructions are not issued by this runtime (as in the bare-metal program:
- * the backend does not choose the *_matrix_engine kernels on et-rt). */
+/* The matrix engine (minion/et_tensor_chip.h; the firmware leaves the L1 in split + scratchpad
+ * mode for a kernel): a malformed instruction, or one the tensor unit rejects, fails the launch. */
 static void rt_tensor(const et_env* env, const et_tensor_insn* insn) {
-  (void)insn;
-  et_copy_message(((const rt_state*)env->runtime)->status->message,
-                  "tensor instructions are not issued by the kernels' runtime (et-rt)");
+  rt_state* rt = (rt_state*)env->runtime;
+  const char* err = et_tensor_check(insn, env->hart_in_minion, env->minion_id);
+  if (!err) err = et_chip_tensor_run(env, &rt->tensor, insn);
+  if (!err) return;
+  et_copy_message(rt->status->message, err);
   abort_launch(env, ET_MINION_BAD_TENSOR);
 }
 
@@ -93,7 +97,11 @@ int et_rt_run(const et_rt_args* args, et_kernel_fn kernel) {
   for (uint32_t i = 0; i < sizeof *status / 8; i++) slot[i] = 0;
   status->hart = (uint32_t)hart;
   volatile uint64_t* sync = (volatile uint64_t*)args->sync;
-  rt_state rt = {{sync, sync + 1, 0, et_popcount64(args->shire_mask), evict_l1, evict_l2, leave_aborted}, args, status};
+  rt_state rt; /* field by field: a whole-struct initializer would call memset (no libc here) */
+  const et_chip_barriers barriers = {sync, sync + 1, 0, et_popcount64(args->shire_mask), evict_l1, evict_l2, leave_aborted};
+  rt.barriers = barriers;
+  rt.args = args;
+  rt.status = status;
   et_env env = {0};
   et_env_ids(&env, hart, args->shire_mask);
   env.counters = &status->counters;

@@ -1,6 +1,6 @@
 // The et-sysemu device on the vendor's simulator: a kernel's results read back and equal to the
-// built-in emulator's, sysemu's counts in the profile, and every way a launch ends badly (a bad
-// access, a kernel's own failure, a tensor instruction, a hang past -max_cycles) an error on the
+// built-in emulator's (the matrix engine's too), sysemu's counts in the profile, and every way a
+// launch ends badly (a bad access, a kernel's own failure, a hang past -max_cycles) an error on the
 // launch's stream; a missing simulator is a one-line error naming it. Skips when no sys_emu is
 // found (scripts/build-sysemu).
 #include "backend/et/sysemu/sysemu_device.h"
@@ -132,26 +132,32 @@ TEST_F(SysemuDevice, AKernelRejectingItsParametersIsAStreamError) {
   EXPECT_NE(err->find("failed: "), std::string::npos) << *err;
 }
 
-TEST_F(SysemuDevice, ATensorInstructionIsAStreamError) {
+// The matrix engine on the chip (minion/et_tensor_chip.h): one 16 x 16 tile of K 256 on one shire,
+// its 16 chunks split over 16 minions that add their partial C by a TensorReduce tree, gives the
+// emulator's memory bit for bit, and the launch reports the engine's flops.
+TEST_F(SysemuDevice, TheMatrixEngineGivesTheEmulatorsResult) {
   auto sys = open_sysemu(config(1));
-  const uint64_t k = 16, m = 16, n = 16;
-  et_mul_mat_params p{};
-  const auto tensor = [&](et_tensor& t, int64_t ne0, int64_t ne1) {
-    t.addr = sys->malloc(uint64_t(ne0 * ne1 * 4));
-    t.type = ET_TYPE_F32;
-    t.ne[0] = ne0;
-    t.ne[1] = ne1;
-    t.ne[2] = t.ne[3] = 1;
-    t.nb[0] = 4;
-    t.nb[1] = ne0 * 4;
-    t.nb[2] = t.nb[3] = ne0 * ne1 * 4;
-  };
-  tensor(p.src0, k, m);
-  tensor(p.src1, k, n);
-  tensor(p.dst, m, n);
+  emu::EmuConfig ec = config(1);
+  ec.name = "emu-ref";
+  ec.memory_base = ET_MINION_HEAP;
+  auto emu = emu::open_emulator(ec);
+  const int64_t k = 256, m = 16, n = 16;
+  const et_mul_mat_params p = engine_tile_case(*sys, k), q = engine_tile_case(*emu, k);
+  ASSERT_EQ(p.dst.addr, q.dst.addr);
+  sys->profiler_start();
   const auto err = launch(*sys, "mul_mat_f32_matrix_engine", p, 0x1);
-  ASSERT_TRUE(err.has_value());
-  EXPECT_NE(err->find("tensor instructions"), std::string::npos) << *err;
+  const std::vector<ProfileRecord> recs = sys->profiler_stop();
+  ASSERT_FALSE(err.has_value()) << *err;
+  ASSERT_FALSE(launch(*emu, "mul_mat_f32_matrix_engine", q, 0x1).has_value());
+  std::vector<float> got(size_t(m * n)), want(got.size());
+  sys->memcpy_d2h(got.data(), p.dst.addr, got.size() * 4);
+  emu->memcpy_d2h(want.data(), q.dst.addr, want.size() * 4);
+  EXPECT_EQ(got, want);
+  for (const ProfileRecord& r : recs) {
+    if (r.kind == ProfileRecord::Kind::Launch) {
+      EXPECT_GE(r.flops, uint64_t(2 * k * m * n));
+    }
+  }
 }
 
 TEST_F(SysemuDevice, AHangPastMaxCyclesIsAStreamError) {

@@ -2,7 +2,7 @@
 // widening (no Zvfbf*): a bf16 is the top half of an f32, so widening is vzext + shift, exact.
 #include <cstring>
 
-#include "backend/cpu/arch/riscv/rvv_panels.h"
+#include "backend/cpu/arch/riscv/rvv_panels_wide.h"
 #include "backend/cpu/arch/riscv/rvv_sets.h"
 #include "backend/cpu/repack.h"
 
@@ -31,7 +31,8 @@ struct Bf16Weights {
 }  // namespace
 
 void fill_rvv_panels_bf16(Kernels& k) {
-  k.panel[uint32_t(Type::BF16)] = {kPanelRows, pack_panel_16bit, gemm_panels<Bf16Weights>};
+  k.panel[uint32_t(Type::BF16)] = {kPanelRows, pack_panel_16bit, gemm_float_panels<Bf16Weights>, wide_scratch_bytes,
+                                   wide_tile_rows()};
 }
 
 }  // namespace hart::cpu::riscv

@@ -14,6 +14,7 @@
 //   auto W::widen<kRegs>(const uint16_t* columns, size_t n)  n weights (an e16 LMUL kRegs load,
 //                                                             1, 2 or 4) -> f32 at twice the LMUL, exact
 //   static float W::act(const std::byte* x_row, int64_t k)           element k of an X row
+//   static constexpr size_t W::kActBytes                             bytes of one X row element
 #pragma once
 
 #include <riscv_vector.h>

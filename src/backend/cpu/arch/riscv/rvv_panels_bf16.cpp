@@ -20,6 +20,7 @@ struct Bf16Weights {
     else
       return __riscv_vreinterpret_v_u32m8_f32m8(bits(__riscv_vle16_v_u16m4(columns, n)));
   }
+  static constexpr size_t kActBytes = sizeof(uint16_t);
   static float act(const std::byte* x, int64_t k) {
     const uint32_t bits = uint32_t(reinterpret_cast<const uint16_t*>(x)[k]) << 16;  // BF16 rows: 2-byte aligned
     float f;

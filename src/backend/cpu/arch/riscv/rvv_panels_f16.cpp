@@ -18,6 +18,7 @@ struct F16Weights {
     else
       return __riscv_vfwcvt_f(__riscv_vle16_v_f16m4(h, n), n);
   }
+  static constexpr size_t kActBytes = sizeof(float);
   static float act(const std::byte* x, int64_t k) { return reinterpret_cast<const float*>(x)[k]; }
 };
 

@@ -1,4 +1,5 @@
-// F16 / BF16 weights in 32-row panels (rvv_panels.h), Q8_0 / Q4_0 / Q5_0 / IQ4_NL ones
+// F16 / BF16 weights in 32-row panels (rvv_panels.h; from 3 X rows rvv_panels_wide.h's widened
+// groups, tested at 1, 3 and 9 panels: one, several and a part group), Q8_0 / Q4_0 / Q5_0 / IQ4_NL ones
 // (rvv_panels_q.h), Q2_K / Q3_K / IQ4_XS ones (rvv_panels_levels.h), Q4_K / Q5_K ones
 // (rvv_panels_q4_k.h) and Q6_K ones (rvv_panels_q6_k.h): the panel GEMV (1 X row) and GEMM
 // (2..17 X rows: every remainder of a strip's 4 and several strips) against a double-precision

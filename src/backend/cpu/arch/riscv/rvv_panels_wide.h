@@ -76,24 +76,26 @@ inline void wide_mac(vfloat32m8_t& a0, vfloat32m8_t& a1, vfloat32m8_t& a2, vfloa
     asm("" : "+vr"(a0), "+vr"(a1), "+vr"(a2));
 }
 
-// y[t * y_stride + i] (+)= sum_{c < kb} wide[c * g + i] * x_t[k0 + c] for i < g, t < T: the
-// first block stores, later ones add.
+// y[t * y_stride + i] (+)= sum_{c < kb} wide[c * g + i] * x_t[c] for i < g, t < T (x: the X
+// rows at the block's first column): the first block stores, later ones add. Not inlined: in the
+// caller's loops clang-19 hoists the 32 activation offsets out of the loop over X rows and spills
+// them (a stack load per column).
 template <class W, int T>
-void wide_strip(const float* wide, size_t g, int64_t k0, int64_t kb, const std::byte* x, size_t x_stride, float* y,
-                size_t y_stride, bool first) {
+__attribute__((noinline)) void wide_strip(const float* wide, size_t g, int64_t kb, const std::byte* x,
+                                          size_t x_stride, float* y, size_t y_stride, bool first) {
   static_assert(T >= 1 && T <= 3);
   const vfloat32m8_t w0 = __riscv_vle32_v_f32m8(wide, g);
-  vfloat32m8_t a0 = __riscv_vfmul(w0, W::act(x, k0), g), a1 = a0, a2 = a0;
-  if constexpr (T > 1) a1 = __riscv_vfmul(w0, W::act(x + x_stride, k0), g);
-  if constexpr (T > 2) a2 = __riscv_vfmul(w0, W::act(x + 2 * x_stride, k0), g);
+  vfloat32m8_t a0 = __riscv_vfmul(w0, W::act(x, 0), g), a1 = a0, a2 = a0;
+  if constexpr (T > 1) a1 = __riscv_vfmul(w0, W::act(x + x_stride, 0), g);
+  if constexpr (T > 2) a2 = __riscv_vfmul(w0, W::act(x + 2 * x_stride, 0), g);
+  const float* w = wide + g;
   if (kb == kBlock) {  // unrolled: the activations at immediate offsets
 #pragma clang loop unroll(full)
-    for (int64_t c = 1; c < kBlock; c++)
-      wide_mac<W, T>(a0, a1, a2, __riscv_vle32_v_f32m8(wide + size_t(c) * g, g), x, x_stride, k0 + c, g);
+    for (int64_t c = 1; c < kBlock; c++, w += g)
+      wide_mac<W, T>(a0, a1, a2, __riscv_vle32_v_f32m8(w, g), x, x_stride, c, g);
   } else {
 #pragma clang loop unroll(disable)
-    for (int64_t c = 1; c < kb; c++)
-      wide_mac<W, T>(a0, a1, a2, __riscv_vle32_v_f32m8(wide + size_t(c) * g, g), x, x_stride, k0 + c, g);
+    for (int64_t c = 1; c < kb; c++, w += g) wide_mac<W, T>(a0, a1, a2, __riscv_vle32_v_f32m8(w, g), x, x_stride, c, g);
   }
   const auto put = [&](float* yt, vfloat32m8_t a) {
     if (!first) a = __riscv_vfadd(a, __riscv_vle32_v_f32m8(yt, g), g);
@@ -122,13 +124,15 @@ void gemm_wide(int64_t n, int64_t n_panels, int64_t nx, const void* panels, size
     for (int64_t k0 = 0; k0 < n; k0 += kBlock) {
       const int64_t kb = std::min(kBlock, n - k0);
       widen_block<W>(gp, panel_stride, np, k0, kb, wide);
+      const std::byte* xk = xb + size_t(k0) * W::kActBytes;
+      const bool first = k0 == 0;
       int64_t j = 0;
       for (; j + 3 <= nx; j += 3)
-        wide_strip<W, 3>(wide, g, k0, kb, xb + size_t(j) * x_stride, x_stride, yg + size_t(j) * y_stride, y_stride, k0 == 0);
+        wide_strip<W, 3>(wide, g, kb, xk + size_t(j) * x_stride, x_stride, yg + size_t(j) * y_stride, y_stride, first);
       if (nx - j == 2)
-        wide_strip<W, 2>(wide, g, k0, kb, xb + size_t(j) * x_stride, x_stride, yg + size_t(j) * y_stride, y_stride, k0 == 0);
+        wide_strip<W, 2>(wide, g, kb, xk + size_t(j) * x_stride, x_stride, yg + size_t(j) * y_stride, y_stride, first);
       else if (nx - j == 1)
-        wide_strip<W, 1>(wide, g, k0, kb, xb + size_t(j) * x_stride, x_stride, yg + size_t(j) * y_stride, y_stride, k0 == 0);
+        wide_strip<W, 1>(wide, g, kb, xk + size_t(j) * x_stride, x_stride, yg + size_t(j) * y_stride, y_stride, first);
     }
   }
 }

@@ -74,6 +74,9 @@ struct PanelKernel {
   PackFn pack = nullptr;
   PanelGemmFn gemm = nullptr;  // nx == 1 is the decode GEMV
   PanelScratchFn scratch = nullptr;  // the bytes gemm needs for nx X rows of n elements; nullptr: none
+  // W rows per MUL_MAT tile the GEMM of several X rows works best with (a multiple of rows, set
+  // for the core at fill time: RVV F16 groups as many panels as one register holds); 0: any.
+  int tile_rows = 0;
 
   size_t scratch_bytes(int64_t n, int64_t nx) const { return scratch ? scratch(n, nx) : 0; }
 };

@@ -16,10 +16,17 @@ constexpr int64_t kTilesPerThread = 8;  // and about this many tiles per thread 
 static_assert(kTileWMin % kMaxPanelRows == 0);
 
 // W rows per tile for n W rows when x_tiles tiles of X rows share them: enough tiles for
-// balance, in multiples of kTileWMin (so tiles are whole panels).
-inline int64_t tile_rows_w(int64_t n, int nth, int64_t x_tiles) {
+// balance, in multiples of `unit` (a multiple of kTileWMin, so tiles are whole panels).
+inline int64_t tile_rows_w(int64_t n, int nth, int64_t x_tiles, int64_t unit = kTileWMin) {
   const int64_t want_w = std::max<int64_t>(1, nth * kTilesPerThread / std::max<int64_t>(1, x_tiles));
-  return std::max(kTileWMin, ((n + want_w - 1) / want_w + kTileWMin - 1) / kTileWMin * kTileWMin);
+  return std::max(unit, ((n + want_w - 1) / want_w + unit - 1) / unit * unit);
+}
+
+// The unit of tile_rows_w for tiles of several X rows against `packed` (nullptr: not repacked):
+// the panel GEMM's preferred W rows, else kTileWMin.
+inline int64_t tile_unit_w(const PackedWeight* packed, int64_t nx) {
+  const int rows = packed && nx > 1 ? packed->kernel->tile_rows : 0;
+  return rows > kTileWMin ? (rows + kTileWMin - 1) / kTileWMin * kTileWMin : kTileWMin;
 }
 
 inline size_t gather_bytes(int64_t k) { return align_up(size_t(k) * sizeof(float)); }

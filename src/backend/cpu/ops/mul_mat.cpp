@@ -83,7 +83,7 @@ void compute_mul_mat(const Tensor& node, const OpContext& ctx) {
   const int64_t tile_x = std::min(m, kTileX);
   const int64_t tiles_x = (m + tile_x - 1) / tile_x;
   const int64_t planes = x.ne[2] * x.ne[3];
-  const int64_t tile_w = tile_rows_w(n, ctx.nth, tiles_x * planes);
+  const int64_t tile_w = tile_rows_w(n, ctx.nth, tiles_x * planes, tile_unit_w(packed, tile_x));
   const int64_t tiles_w = (n + tile_w - 1) / tile_w;
   const int64_t tiles_per_plane = tiles_w * tiles_x;
   const int64_t n_tiles = tiles_per_plane * planes;

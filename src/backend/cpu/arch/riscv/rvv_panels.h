@@ -2,7 +2,8 @@
 // element k of panel row r at [k * 32 + r]) with FP32 accumulation. Column k of a panel is 32
 // adjacent weights, one per row: widened to f32 and multiplied by the scalar x[k] it updates the
 // 32 row sums lane by lane, so no horizontal reduction is needed, and each widened column serves
-// up to 4 X rows (prefill GEMM; one X row is the decode GEMV). Vector-length agnostic: the 32
+// up to 4 X rows (the decode GEMV is one X row; from 3, rvv_panels_wide.h's prompt GEMM widens
+// each column once per call instead, and gemm_panels serves 1 and 2). Vector-length agnostic: the 32
 // lanes are strip-mined with vsetvl at e32 LMUL 4 (one strip at VLEN >= 256, two at VLEN 128),
 // which leaves room for 4 accumulators, 2 widened columns and a 16-bit load (26 registers); at
 // VLEN 512, where a panel's 32 lanes are half of LMUL 4's, one load and widening serve 4 columns
@@ -13,6 +14,7 @@
 //   auto W::widen<kRegs>(const uint16_t* columns, size_t n)  n weights (an e16 LMUL kRegs load,
 //                                                             1, 2 or 4) -> f32 at twice the LMUL, exact
 //   static float W::act(const std::byte* x_row, int64_t k)           element k of an X row
+//   static constexpr size_t W::kActBytes                             bytes of one X row element
 #pragma once
 
 #include <riscv_vector.h>

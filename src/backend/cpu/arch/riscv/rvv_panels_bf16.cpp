@@ -2,7 +2,7 @@
 // widening (no Zvfbf*): a bf16 is the top half of an f32, so widening is vzext + shift, exact.
 #include <cstring>
 
-#include "backend/cpu/arch/riscv/rvv_panels.h"
+#include "backend/cpu/arch/riscv/rvv_panels_wide.h"
 #include "backend/cpu/arch/riscv/rvv_sets.h"
 #include "backend/cpu/repack.h"
 
@@ -20,6 +20,7 @@ struct Bf16Weights {
     else
       return __riscv_vreinterpret_v_u32m8_f32m8(bits(__riscv_vle16_v_u16m4(columns, n)));
   }
+  static constexpr size_t kActBytes = sizeof(uint16_t);
   static float act(const std::byte* x, int64_t k) {
     const uint32_t bits = uint32_t(reinterpret_cast<const uint16_t*>(x)[k]) << 16;  // BF16 rows: 2-byte aligned
     float f;
@@ -31,7 +32,8 @@ struct Bf16Weights {
 }  // namespace
 
 void fill_rvv_panels_bf16(Kernels& k) {
-  k.panel[uint32_t(Type::BF16)] = {kPanelRows, pack_panel_16bit, gemm_panels<Bf16Weights>};
+  k.panel[uint32_t(Type::BF16)] = {kPanelRows, pack_panel_16bit, gemm_float_panels<Bf16Weights>, wide_scratch_bytes,
+                                   wide_tile_rows()};
 }
 
 }  // namespace hart::cpu::riscv

@@ -1,4 +1,5 @@
-// F16 / BF16 weights in 32-row panels (rvv_panels.h), Q8_0 / Q4_0 / Q5_0 / IQ4_NL ones
+// F16 / BF16 weights in 32-row panels (rvv_panels.h; from 3 X rows rvv_panels_wide.h's widened
+// groups, tested at 1, 3 and 9 panels: one, several and a part group), Q8_0 / Q4_0 / Q5_0 / IQ4_NL ones
 // (rvv_panels_q.h), Q2_K / Q3_K / IQ4_XS ones (rvv_panels_levels.h), Q4_K / Q5_K ones
 // (rvv_panels_q4_k.h) and Q6_K ones (rvv_panels_q6_k.h): the panel GEMV (1 X row) and GEMM
 // (2..17 X rows: every remainder of a strip's 4 and several strips) against a double-precision
@@ -129,7 +130,11 @@ TEST(RvvPanels, GemmMatchesReferenceAndRowMajorDots) {
   types.insert(types.end(), std::begin(kSuperBlockTypes), std::end(kSuperBlockTypes));
   for (Type t : types) {
     for (int64_t k : lengths(t)) {
-      for (int64_t n_panels : {1, 3}) {
+      // 9 panels for the 16-bit floats: past the 8 of a widened group (rvv_panels_wide.h) at VLEN
+      // 1024, two whole groups and a tail at 512, four at 256.
+      const std::vector<int64_t> panel_counts =
+          type_info(t).block_size == 1 ? std::vector<int64_t>{1, 3, 9} : std::vector<int64_t>{1, 3};
+      for (int64_t n_panels : panel_counts) {
         // One weight for every set (all RISC-V panels have 32 rows, SetsHaveTheirLayouts):
         // quantizing random weights is much of this test's time under QEMU.
         const int64_t n = n_panels * 32;

@@ -9,9 +9,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import { model, startServer } from './harness.mjs';
+import { startServer } from './harness.mjs';
 
-const adapter = fileURLToPath(new URL('../golden/lora/stories260K-lora.gguf', import.meta.url));
+// The repository's own files: the built-in stories260K and the test adapter (no shared test data).
+const repo = (f) => fileURLToPath(new URL(`../../${f}`, import.meta.url));
+const adapter = repo('tests/golden/lora/stories260K-lora.gguf');
 const golden = JSON.parse(fs.readFileSync(fileURLToPath(new URL('../golden/lora/stories260K-lora.json', import.meta.url))));
 const json = async (r) => ({ status: r.status, body: await r.json() });
 const prompt = golden.prompt;
@@ -19,7 +21,7 @@ const n_predict = golden.n_predict;
 
 describe('hart serve --lora', () => {
   let s;
-  before(async () => { s = await startServer(['-m', model('stories260K.gguf'), '-c', '256', '--lora', adapter]); });
+  before(async () => { s = await startServer(['-m', repo('models/stories260K.gguf'), '-c', '256', '--lora', adapter]); });
   after(async () => { await s.stop(); });
   const complete = async (extra = {}) => {
     const r = await json(await s.post('/completion', { prompt, n_predict, temperature: 0, ...extra }));
@@ -83,7 +85,7 @@ describe('hart serve --lora', () => {
       assert.equal(r.body.error.code, 400);  // llama-server's error shape
     }
     // The API key guards it as every route.
-    const keyed = await startServer(['-m', model('stories260K.gguf'), '-c', '256', '--lora', adapter, '--api-key', 'k']);
+    const keyed = await startServer(['-m', repo('models/stories260K.gguf'), '-c', '256', '--lora', adapter, '--api-key', 'k']);
     try {
       assert.equal((await fetch(`${keyed.base}/lora-adapters`)).status, 401);
       const ok = await fetch(`${keyed.base}/lora-adapters`, { headers: { Authorization: 'Bearer k' } });
@@ -101,7 +103,7 @@ describe('hart serve --lora', () => {
 describe('hart serve --lora-init-without-apply', () => {
   let s;
   before(async () => {
-    s = await startServer(['-m', model('stories260K.gguf'), '-c', '256', '--lora-scaled', `${adapter}:0.5`, '--lora-init-without-apply']);
+    s = await startServer(['-m', repo('models/stories260K.gguf'), '-c', '256', '--lora-scaled', `${adapter}:0.5`, '--lora-init-without-apply']);
   });
   after(async () => { await s.stop(); });
 
@@ -114,7 +116,7 @@ describe('hart serve --lora-init-without-apply', () => {
 });
 
 test('a server without adapters refuses a request that names one', async () => {
-  const s = await startServer(['-m', model('stories260K.gguf'), '-c', '256']);
+  const s = await startServer(['-m', repo('models/stories260K.gguf'), '-c', '256']);
   try {
     assert.deepEqual((await json(await fetch(`${s.base}/lora-adapters`))).body, []);
     const r = await json(await s.post('/completion', { prompt, n_predict: 2, lora: [{ id: 0, scale: 1 }] }));
@@ -128,7 +130,7 @@ test('a server without adapters refuses a request that names one', async () => {
 
 test('a slot saved under an adapter restores only beside the same adapter, and reuses its K/V', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hart-lora-slots-'));
-  const args = ['-m', model('stories260K.gguf'), '-c', '256', '-np', '1', '--slot-save-path', dir];
+  const args = ['-m', repo('models/stories260K.gguf'), '-c', '256', '-np', '1', '--slot-save-path', dir];
   const body = { prompt, n_predict, temperature: 0, lora: [{ id: 0, scale: 1 }], id_slot: 0 };
   try {
     const a = await startServer([...args, '--lora', adapter]);

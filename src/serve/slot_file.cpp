@@ -37,6 +37,13 @@ void put(std::vector<uint8_t>& out, T v) {
   append(out, &v, sizeof v);
 }
 
+// A u32 count, then the elements (Reader::get_array's).
+template <class T>
+void put_array(std::vector<uint8_t>& out, const std::vector<T>& v) {
+  put(out, uint32_t(v.size()));
+  append(out, v.data(), v.size() * sizeof(T));
+}
+
 struct Reader {
   std::span<const uint8_t> rest;
   const uint8_t* take(size_t n) {
@@ -44,6 +51,16 @@ struct Reader {
     const uint8_t* p = rest.data();
     rest = rest.subspan(n);
     return p;
+  }
+  // A u32 count, then that many T (the count checked against what is left before anything is allocated).
+  template <class T>
+  std::vector<T> get_array() {
+    const uint32_t n = get<uint32_t>();
+    if (rest.size() / sizeof(T) < n) throw SlotFileError("the slot file is cut short");
+    std::vector<T> v(n);
+    const uint8_t* p = take(size_t(n) * sizeof(T));
+    if (n > 0) std::memcpy(v.data(), p, size_t(n) * sizeof(T));  // an empty vector has no buffer to copy into
+    return v;
   }
   template <class T>
   T get() {
@@ -113,10 +130,8 @@ std::vector<uint8_t> encode_slot_file(const SlotModel& model, const SlotContents
   append(out, model.fingerprint.data(), kHex);
   put(out, uint32_t(model.description.size()));
   append(out, model.description.data(), model.description.size());
-  put(out, uint32_t(c.tokens.size()));
-  append(out, c.tokens.data(), c.tokens.size() * sizeof(int32_t));
-  put(out, uint32_t(c.lora.size()));
-  append(out, c.lora.data(), c.lora.size() * sizeof(float));
+  put_array(out, c.tokens);
+  put_array(out, c.lora);
   put(out, uint64_t(c.state.size()));
   append(out, c.state.data(), c.state.size());
   const std::string sum = digest(out);
@@ -141,16 +156,8 @@ SlotContents decode_slot_file(std::span<const uint8_t> bytes, const SlotModel& m
   if (fingerprint != model.fingerprint)
     throw SlotFileError("the slot file was saved by another model (" + description + "; this server runs " + model.description + ")");
   SlotContents c;
-  const uint32_t n_tokens = r.get<uint32_t>();
-  if (r.rest.size() / sizeof(int32_t) < n_tokens) throw SlotFileError("the slot file is cut short");
-  c.tokens.resize(n_tokens);
-  const uint8_t* token_bytes = r.take(size_t(n_tokens) * sizeof(int32_t));
-  if (n_tokens > 0) std::memcpy(c.tokens.data(), token_bytes, size_t(n_tokens) * sizeof(int32_t));  // an empty slot has no buffer to copy into
-  const uint32_t n_lora = r.get<uint32_t>();
-  if (r.rest.size() / sizeof(float) < n_lora) throw SlotFileError("the slot file is cut short");
-  c.lora.resize(n_lora);
-  const uint8_t* lora_bytes = r.take(size_t(n_lora) * sizeof(float));
-  if (n_lora > 0) std::memcpy(c.lora.data(), lora_bytes, size_t(n_lora) * sizeof(float));
+  c.tokens = r.get_array<int32_t>();
+  c.lora = r.get_array<float>();
   const uint64_t n_state = r.get<uint64_t>();
   if (n_state != r.rest.size()) throw SlotFileError("the slot file's state has " + std::to_string(r.rest.size()) +
                                                     " bytes where its header says " + std::to_string(n_state));
